@@ -1,0 +1,123 @@
+// gslbd: the authoritative GSLB DNS server. A thin main (STYLE.md 9): parse the command line, build the first
+// snapshot, open the listeners, run the control loop (signals, reloads) until SIGTERM.
+#include <CLI/CLI.hpp>
+#include <event2/event.h>
+#include <event2/thread.h>
+
+#include <csignal>
+#include <memory>
+#include <vector>
+
+#include "server/log.hpp"
+#include "server/snapshot.hpp"
+#include "server/worker.hpp"
+
+using namespace gslb;
+using namespace gslb::server;
+
+namespace {
+
+struct Daemon {
+    std::string configPath;
+    Shared shared;
+    std::vector<std::unique_ptr<Worker>> workers;
+    event_base* base = nullptr;
+
+    // SIGHUP: build a whole new snapshot; publish it only if everything loaded (STYLE.md 3).
+    void reload() {
+        std::string error;
+        auto s = buildSnapshot(configPath, error);
+        if (!s) {
+            log::error("reload failed, still serving the previous configuration: {}", error);
+            return;
+        }
+        auto old = shared.holder.get();
+        if (old && !sameListeners(old->config, s->config))
+            log::warn("reload: listen addresses changed; they take effect at the next restart");
+        size_t records = 0;
+        for (const auto& z : s->db.zones()) records += z->recordCount();
+        shared.holder.publish(std::move(s));
+        log::info("reloaded {}: {} zone(s), {} records", configPath, shared.holder.get()->db.zones().size(),
+                  records);
+    }
+
+    static bool sameListeners(const Config& a, const Config& b) {
+        if (a.server.listen.size() != b.server.listen.size()) return false;
+        for (size_t i = 0; i < a.server.listen.size(); ++i)
+            if (a.server.listen[i].text != b.server.listen[i].text) return false;
+        return true;
+    }
+};
+
+void onSignal(evutil_socket_t sig, short, void* arg) {
+    auto* d = static_cast<Daemon*>(arg);
+    if (sig == SIGHUP) {
+        d->reload();
+    } else {
+        log::info("signal {}: stopping", int(sig));
+        event_base_loopbreak(d->base);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"gslbd: authoritative DNS server with global server load balancing"};
+    std::string config;
+    bool check = false;
+    app.add_option("-c,--config", config, "configuration file (TOML)")->required();
+    app.add_flag("--check", check,
+                 "load the configuration and every zone, report, exit 0 (ok) or 1 (problems)");
+    app.set_version_flag("--version", "gslbd 0.1.0");
+    CLI11_PARSE(app, argc, argv);
+
+    std::string error;
+    auto snap = buildSnapshot(config, error);
+    if (!snap) {
+        log::error("{}", error);
+        return 1;
+    }
+    if (check) {
+        size_t records = 0;
+        for (const auto& z : snap->db.zones()) records += z->recordCount();
+        fmt::print("{}: ok: {} zone(s), {} records\n", config, snap->db.zones().size(), records);
+        return 0;
+    }
+
+    evthread_use_pthreads();
+    signal(SIGPIPE, SIG_IGN);
+    Daemon d;
+    d.configPath = config;
+    const ServerConf sc = snap->config.server;
+    d.shared.holder.publish(std::move(snap));
+
+    for (int i = 0; i < sc.workers; ++i) {
+        auto w = std::make_unique<Worker>(i, d.shared);
+        if (!w->open(sc.listen, error)) {
+            log::error("cannot listen: {}", error);
+            return 1;
+        }
+        d.workers.push_back(std::move(w));
+    }
+    d.base = event_base_new();
+    std::vector<event*> sigs;
+    for (int s : {SIGHUP, SIGTERM, SIGINT}) {
+        event* e = evsignal_new(d.base, s, onSignal, &d);
+        event_add(e, nullptr);
+        sigs.push_back(e);
+    }
+    for (auto& w : d.workers) w->start();
+    std::string addrs;
+    for (const auto& l : sc.listen) addrs += (addrs.empty() ? "" : ", ") + l.text;
+    log::info("serving {} zone(s) on {} with {} worker(s)", d.shared.holder.get()->db.zones().size(), addrs,
+              sc.workers);
+
+    event_base_dispatch(d.base);
+
+    for (auto& w : d.workers) w->stop();
+    d.workers.clear();
+    for (auto* e : sigs) event_free(e);
+    event_base_free(d.base);
+    log::info("stopped");
+    return 0;
+}

@@ -1,0 +1,54 @@
+// What the query path reads: config + compiled zones, immutable once published, swapped whole on reload
+// (STYLE.md 3). Workers check a generation counter (one atomic load per batch) and take the mutex only when
+// it moved, so the hot path has no lock; an old snapshot is freed when the last worker lets go of it.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "server/config.hpp"
+#include "zones/answer.hpp"
+#include "zones/zonedb.hpp"
+
+namespace gslb::server {
+
+struct Snapshot {
+    Config config;
+    zones::ZoneDb db;
+    zones::AnswerOptions answer;
+};
+
+/// Loads the config at `path` and every zone it names, and checks them together. nullptr and `error`
+/// ("file:line: message") when anything is wrong; nothing half-built escapes.
+std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, std::string& error);
+
+class SnapshotHolder {
+  public:
+    void publish(std::shared_ptr<const Snapshot> s) {
+        std::lock_guard<std::mutex> g(m_);
+        cur_ = std::move(s);
+        gen_.fetch_add(1, std::memory_order_release);
+    }
+    std::shared_ptr<const Snapshot> get() const {
+        std::lock_guard<std::mutex> g(m_);
+        return cur_;
+    }
+    uint64_t generation() const { return gen_.load(std::memory_order_acquire); }
+
+    /// Refreshes a worker's private copy when a new snapshot was published. Cheap when nothing changed.
+    void refresh(std::shared_ptr<const Snapshot>& local, uint64_t& localGen) const {
+        uint64_t g = generation();
+        if (g == localGen) return;
+        std::lock_guard<std::mutex> lk(m_);
+        local = cur_;
+        localGen = gen_.load(std::memory_order_relaxed);
+    }
+
+  private:
+    mutable std::mutex m_;
+    std::shared_ptr<const Snapshot> cur_;
+    std::atomic<uint64_t> gen_{0};
+};
+
+}  // namespace gslb::server

@@ -1,0 +1,297 @@
+#include "server/worker.hpp"
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "server/log.hpp"
+
+namespace gslb::server {
+namespace {
+
+constexpr int kBatch = 32;          // datagrams per recvmmsg/sendmmsg
+constexpr size_t kRecvSize = 4096;  // a query larger than this is truncated by the kernel, then FORMERR
+constexpr size_t kSendSize = 65536;
+constexpr size_t kTcpOutHigh = 1 << 20;  // stop reading a TCP client that does not read its answers
+constexpr int kCmsgSpace = 64;
+
+}  // namespace
+
+struct Worker::UdpSocket {
+    Worker* worker;
+    int fd = -1;
+    bool wildcard = false;
+    int family = AF_INET;
+    event* ev = nullptr;
+};
+
+struct Worker::TcpConn {
+    Worker* worker;
+    ::bufferevent* bev;
+    sockaddr_storage peer;
+    bool closing = false;
+};
+
+Worker::Worker(int id, Shared& shared) : id_(id), shared_(shared) {
+    base_ = event_base_new();
+    recvBuf_.resize(size_t(kBatch) * kRecvSize);
+    sendBuf_.resize(size_t(kBatch) * kSendSize);
+    tcpBuf_.resize(65536);
+}
+
+Worker::~Worker() {
+    for (auto& u : udp_) {
+        if (u->ev) event_free(u->ev);
+        if (u->fd >= 0) close(u->fd);
+    }
+    for (auto* l : tcp_) evconnlistener_free(l);
+    if (base_) event_base_free(base_);
+}
+
+const Snapshot& Worker::snapshot() {
+    shared_.holder.refresh(snap_, gen_);
+    return *snap_;
+}
+
+bool Worker::open(const std::vector<ListenAddr>& listen, std::string& error) {
+    for (const auto& a : listen) {
+        int fam = a.addr.ss_family;
+        int fd = socket(fam, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            error = fmt::format("{}: udp socket: {}", a.text, strerror(errno));
+            return false;
+        }
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+        if (fam == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+        if (a.wildcard) {
+            // On a wildcard address the reply must leave from the address the query came to.
+            if (fam == AF_INET)
+                setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof one);
+            else
+                setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof one);
+        }
+        if (bind(fd, reinterpret_cast<const sockaddr*>(&a.addr), a.len) != 0) {
+            error = fmt::format("{}: udp bind: {}", a.text, strerror(errno));
+            close(fd);
+            return false;
+        }
+        auto u = std::make_unique<UdpSocket>();
+        u->worker = this;
+        u->fd = fd;
+        u->wildcard = a.wildcard;
+        u->family = fam;
+        u->ev = event_new(base_, fd, EV_READ | EV_PERSIST, onUdp, u.get());
+        event_add(u->ev, nullptr);
+        udp_.push_back(std::move(u));
+
+        unsigned flags =
+            LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE | LEV_OPT_REUSEABLE_PORT;
+        if (fam == AF_INET6) flags |= LEV_OPT_BIND_IPV6ONLY;
+        evconnlistener* l = evconnlistener_new_bind(base_, onAccept, this, flags, 256,
+                                                    reinterpret_cast<const sockaddr*>(&a.addr), int(a.len));
+        if (!l) {
+            error = fmt::format("{}: tcp bind: {}", a.text, strerror(errno));
+            return false;
+        }
+        tcp_.push_back(l);
+    }
+    return true;
+}
+
+void Worker::start() {
+    thread_ = std::thread([this] { event_base_dispatch(base_); });
+}
+
+void Worker::stop() {
+    if (base_) event_base_loopbreak(base_);
+    if (thread_.joinable()) thread_.join();
+}
+
+void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
+    auto* u = static_cast<UdpSocket*>(arg);
+    Worker* w = u->worker;
+    const Snapshot& snap = w->snapshot();
+    mmsghdr in[kBatch], out[kBatch];
+    iovec iin[kBatch], iout[kBatch];
+    sockaddr_storage peers[kBatch];
+    alignas(cmsghdr) uint8_t cin[kBatch][kCmsgSpace];
+    alignas(cmsghdr) uint8_t cout[kBatch][kCmsgSpace];
+    // A few batches per wake-up, then back to the loop so TCP and other sockets get their turn.
+    for (int round = 0; round < 8; ++round) {
+        for (int i = 0; i < kBatch; ++i) {
+            iin[i] = {w->recvBuf_.data() + size_t(i) * kRecvSize, kRecvSize};
+            std::memset(&in[i].msg_hdr, 0, sizeof(msghdr));
+            in[i].msg_hdr.msg_name = &peers[i];
+            in[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
+            in[i].msg_hdr.msg_iov = &iin[i];
+            in[i].msg_hdr.msg_iovlen = 1;
+            if (u->wildcard) {
+                in[i].msg_hdr.msg_control = cin[i];
+                in[i].msg_hdr.msg_controllen = kCmsgSpace;
+            }
+        }
+        int n = recvmmsg(fd, in, kBatch, MSG_DONTWAIT, nullptr);
+        if (n <= 0) return;
+        int m = 0;
+        for (int i = 0; i < n; ++i) {
+            uint8_t* obuf = w->sendBuf_.data() + size_t(m) * kSendSize;
+            auto res = zones::answer(snap.db, snap.answer,
+                                     {reinterpret_cast<uint8_t*>(iin[i].iov_base), in[i].msg_len}, false,
+                                     {obuf, kSendSize}, w->shared_.hook);
+            w->queries.fetch_add(1, std::memory_order_relaxed);
+            if (res.action != zones::Action::Send || res.len == 0) continue;
+            iout[m] = {obuf, res.len};
+            std::memset(&out[m].msg_hdr, 0, sizeof(msghdr));
+            out[m].msg_hdr.msg_name = &peers[i];
+            out[m].msg_hdr.msg_namelen = in[i].msg_hdr.msg_namelen;
+            out[m].msg_hdr.msg_iov = &iout[m];
+            out[m].msg_hdr.msg_iovlen = 1;
+            if (u->wildcard) {
+                // Echo the destination address back as the source (IP_PKTINFO / IPV6_PKTINFO).
+                for (cmsghdr* c = CMSG_FIRSTHDR(&in[i].msg_hdr); c; c = CMSG_NXTHDR(&in[i].msg_hdr, c)) {
+                    if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+                        in_pktinfo pi;
+                        std::memcpy(&pi, CMSG_DATA(c), sizeof pi);
+                        pi.ipi_spec_dst = pi.ipi_addr;
+                        out[m].msg_hdr.msg_control = cout[m];
+                        out[m].msg_hdr.msg_controllen = CMSG_SPACE(sizeof pi);
+                        cmsghdr* oc = CMSG_FIRSTHDR(&out[m].msg_hdr);
+                        oc->cmsg_level = IPPROTO_IP;
+                        oc->cmsg_type = IP_PKTINFO;
+                        oc->cmsg_len = CMSG_LEN(sizeof pi);
+                        std::memcpy(CMSG_DATA(oc), &pi, sizeof pi);
+                    } else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+                        in6_pktinfo pi;
+                        std::memcpy(&pi, CMSG_DATA(c), sizeof pi);
+                        out[m].msg_hdr.msg_control = cout[m];
+                        out[m].msg_hdr.msg_controllen = CMSG_SPACE(sizeof pi);
+                        cmsghdr* oc = CMSG_FIRSTHDR(&out[m].msg_hdr);
+                        oc->cmsg_level = IPPROTO_IPV6;
+                        oc->cmsg_type = IPV6_PKTINFO;
+                        oc->cmsg_len = CMSG_LEN(sizeof pi);
+                        std::memcpy(CMSG_DATA(oc), &pi, sizeof pi);
+                    }
+                }
+            }
+            ++m;
+        }
+        for (int sent = 0; sent < m;) {
+            int r = sendmmsg(fd, out + sent, unsigned(m - sent), MSG_DONTWAIT);
+            if (r <= 0) {
+                if (r < 0 && errno == EINTR) continue;
+                ++sent;  // drop the datagram that failed (a full socket buffer or an unreachable peer)
+                continue;
+            }
+            sent += r;
+        }
+        if (n < kBatch) return;
+    }
+}
+
+void Worker::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* sa, int len, void* arg) {
+    auto* w = static_cast<Worker*>(arg);
+    const Snapshot& snap = w->snapshot();
+    if (w->shared_.tcpConnections.fetch_add(1) >= snap.config.server.tcpMaxConnections) {
+        // Over the limit: close at once rather than queue (an idle client must not hold a slot it never got).
+        w->shared_.tcpConnections.fetch_sub(1);
+        close(fd);
+        return;
+    }
+    auto* c = new TcpConn{w, nullptr, {}, false};
+    std::memcpy(&c->peer, sa, std::min<size_t>(size_t(len), sizeof c->peer));
+    c->bev = bufferevent_socket_new(w->base_, fd, BEV_OPT_CLOSE_ON_FREE);
+    timeval idle{snap.config.server.tcpIdleTimeout, 0};
+    bufferevent_set_timeouts(c->bev, &idle, &idle);
+    bufferevent_setcb(c->bev, onTcpRead, onTcpWrite, onTcpEvent, c);
+    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+void Worker::closeConn(TcpConn* c) {
+    bufferevent_free(c->bev);
+    shared_.tcpConnections.fetch_sub(1);
+    delete c;
+}
+
+void Worker::onTcpRead(bufferevent* bev, void* arg) {
+    auto* c = static_cast<TcpConn*>(arg);
+    Worker* w = c->worker;
+    const Snapshot& snap = w->snapshot();
+    evbuffer* in = bufferevent_get_input(bev);
+    evbuffer* outb = bufferevent_get_output(bev);
+    uint8_t query[65535];
+    // RFC 1035 §4.2.2 / RFC 7766 §6.2.1: two-octet length, then the message; any number of messages may be
+    // pipelined in one segment, and one message may arrive in many.
+    while (evbuffer_get_length(in) >= 2) {
+        uint8_t lb[2];
+        evbuffer_copyout(in, lb, 2);
+        size_t len = size_t(lb[0]) << 8 | lb[1];
+        if (evbuffer_get_length(in) < 2 + len) break;
+        evbuffer_drain(in, 2);
+        evbuffer_remove(in, query, len);
+        w->queries.fetch_add(1, std::memory_order_relaxed);
+        auto res = zones::answer(snap.db, snap.answer, {query, len}, true,
+                                 {w->tcpBuf_.data(), w->tcpBuf_.size()}, w->shared_.hook);
+        size_t outLen = res.len;
+        if (res.action == zones::Action::Axfr) {
+            bool allowed = false;
+            for (const auto& p : snap.config.server.axfrAllow)
+                allowed |= p.matches(reinterpret_cast<const sockaddr*>(&c->peer));
+            if (allowed) {
+                zones::writeAxfr(*res.zone, {query, len}, 65535, [&](std::span<const uint8_t> msg) {
+                    uint8_t l2[2] = {uint8_t(msg.size() >> 8), uint8_t(msg.size())};
+                    evbuffer_add(outb, l2, 2);
+                    evbuffer_add(outb, msg.data(), msg.size());
+                });
+                outLen = 0;
+            } else {
+                outLen = zones::refuse({query, len}, {w->tcpBuf_.data(), w->tcpBuf_.size()});
+            }
+        } else if (res.action == zones::Action::Drop) {
+            outLen = 0;
+        }
+        if (outLen) {
+            uint8_t l2[2] = {uint8_t(outLen >> 8), uint8_t(outLen)};
+            evbuffer_add(outb, l2, 2);
+            evbuffer_add(outb, w->tcpBuf_.data(), outLen);
+        }
+        if (evbuffer_get_length(outb) > kTcpOutHigh) {
+            bufferevent_disable(bev, EV_READ);  // resumed in onTcpWrite once the client has read
+            break;
+        }
+    }
+}
+
+void Worker::onTcpWrite(bufferevent* bev, void* arg) {
+    auto* c = static_cast<TcpConn*>(arg);
+    if (evbuffer_get_length(bufferevent_get_output(bev)) != 0) return;
+    if (c->closing) {
+        c->worker->closeConn(c);
+        return;
+    }
+    if (!(bufferevent_get_enabled(bev) & EV_READ)) {
+        bufferevent_enable(bev, EV_READ);
+        onTcpRead(bev, arg);  // messages already buffered
+    }
+}
+
+void Worker::onTcpEvent(bufferevent* bev, short what, void* arg) {
+    auto* c = static_cast<TcpConn*>(arg);
+    if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) &&
+        evbuffer_get_length(bufferevent_get_output(bev)) > 0) {
+        // The client closed its side after its last query: finish writing the answers, then close.
+        c->closing = true;
+        bufferevent_disable(bev, EV_READ);
+        return;
+    }
+    c->worker->closeConn(c);
+}
+
+}  // namespace gslb::server

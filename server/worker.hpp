@@ -1,0 +1,66 @@
+// A DNS worker thread: its own libevent base, its own SO_REUSEPORT UDP and TCP sockets on every listen
+// address (the kernel spreads queries across workers), its own buffers. Nothing is shared with other workers
+// on the query path but the snapshot holder's generation counter and the TCP connection count.
+#pragma once
+#include <event2/event.h>
+#include <event2/bufferevent.h>
+#include <event2/listener.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/snapshot.hpp"
+#include "zones/answer.hpp"
+
+namespace gslb::server {
+
+/// State every worker shares.
+struct Shared {
+    SnapshotHolder holder;
+    std::atomic<int> tcpConnections{0};
+    zones::DynamicHook* hook = nullptr;  // GSLB selection (set before workers start)
+};
+
+class Worker {
+  public:
+    Worker(int id, Shared& shared);
+    ~Worker();
+    Worker(const Worker&) = delete;
+    Worker& operator=(const Worker&) = delete;
+
+    /// Opens the UDP and TCP sockets of every address in `listen`. False and `error` when one cannot be
+    /// bound.
+    bool open(const std::vector<ListenAddr>& listen, std::string& error);
+    void start();
+    /// Asks the worker's loop to end (thread-safe), then joins it.
+    void stop();
+
+    // Per-worker counters, read by the control thread (relaxed: statistics only).
+    std::atomic<uint64_t> queries{0};
+
+  private:
+    struct UdpSocket;
+    struct TcpConn;
+    static void onUdp(evutil_socket_t fd, short what, void* arg);
+    static void onAccept(evconnlistener* l, evutil_socket_t fd, sockaddr* sa, int len, void* arg);
+    static void onTcpRead(struct bufferevent* bev, void* arg);
+    static void onTcpWrite(struct bufferevent* bev, void* arg);
+    static void onTcpEvent(struct bufferevent* bev, short what, void* arg);
+    void closeConn(TcpConn* c);
+    const Snapshot& snapshot();
+
+    int id_;
+    Shared& shared_;
+    event_base* base_ = nullptr;
+    std::vector<std::unique_ptr<UdpSocket>> udp_;
+    std::vector<evconnlistener*> tcp_;
+    std::shared_ptr<const Snapshot> snap_;
+    uint64_t gen_ = 0;
+    std::vector<uint8_t> recvBuf_, sendBuf_, tcpBuf_;
+    std::thread thread_;
+};
+
+}  // namespace gslb::server

@@ -1,0 +1,148 @@
+// Zone loading (zones/loader.cpp, zones/zone.cpp): directives, and each rejection naming file and line.
+#include <doctest/doctest.h>
+
+#include "helpers.hpp"
+#include "zones/rrtype.hpp"
+
+using namespace gslb::zones;
+using testutil::writeFile;
+
+namespace {
+
+const char* kSoa = "@ 300 IN SOA ns1 host 1 3600 600 86400 60\n@ NS ns1\nns1 A 192.0.2.1\n";
+
+std::string loadError(const std::string& file, const std::string& text,
+                      const std::string& origin = "t.test.") {
+    std::string err;
+    auto z = loadZone(writeFile(file, text), origin, err);
+    CHECK(z == nullptr);
+    return err;
+}
+
+}  // namespace
+
+TEST_CASE("directives: $ORIGIN, $TTL, relative names, multi-line records, escapes, TYPEnnn") {
+    std::string text =
+        "$ORIGIN t.test.\n"
+        "$TTL 120\n"
+        "@ IN SOA ns1 host (\n  7 ; serial\n  3600 600 86400 60 )\n"
+        "  NS ns1\n"
+        "ns1 A 192.0.2.1\n"
+        "$ORIGIN sub.t.test.\n"
+        "www 60 A 192.0.2.2\n"
+        "a\\.b TXT \"x\\\"y\"\n"
+        "unk TYPE65534 \\# 3 010203\n";
+    std::string err;
+    auto z = loadZone(writeFile("d.zone", text), "t.test.", err);
+    REQUIRE_MESSAGE(z, err);
+    CHECK(z->serial() == 7);
+    WireName n;
+    REQUIRE(textToName("www.sub.t.test.", {}, n));
+    uint32_t idx = z->find(n);
+    REQUIRE(idx != kNone);
+    const RRset* a = z->rrset(z->node(idx), kTypeA);
+    REQUIRE(a);
+    CHECK(a->ttl == 60);
+    REQUIRE(textToName("ns1.t.test.", {}, n));
+    CHECK(z->rrset(z->node(z->find(n)), kTypeA)->ttl == 120);
+    // "a\.b" is one label holding a dot.
+    WireName esc = std::string("\3a.b\3sub\1t\4test\0", 16);
+    CHECK(z->find(esc) != kNone);
+    REQUIRE(textToName("unk.sub.t.test.", {}, n));
+    const RRset* u = z->rrset(z->node(z->find(n)), 65534);
+    REQUIRE(u);
+    CHECK(z->rdata(u->first).len == 3);
+    // sub.t.test. is an empty non-terminal: a node without RRsets.
+    REQUIRE(textToName("sub.t.test.", {}, n));
+    REQUIRE(z->find(n) != kNone);
+    CHECK(z->node(z->find(n)).setCount == 0);
+}
+
+TEST_CASE("without $TTL, records take the SOA MINIMUM (RFC 2308 §4)") {
+    std::string err;
+    auto z = loadZone(
+        writeFile("nottl.zone", "@ IN SOA ns1 host 1 3600 600 86400 77\n@ NS ns1\nns1 A 192.0.2.1\n"),
+        "t.test.", err);
+    REQUIRE_MESSAGE(z, err);
+    CHECK(z->soa().ttl == 77);
+    CHECK(z->negativeTtl() == 77);
+}
+
+TEST_CASE("negative TTL is min(SOA TTL, MINIMUM) (RFC 2308 §3)") {
+    std::string err;
+    auto z = loadZone(writeFile("neg.zone", "@ 30 IN SOA ns1 host 1 3600 600 86400 300\n@ 300 NS ns1\n"),
+                      "t.test.", err);
+    REQUIRE_MESSAGE(z, err);
+    CHECK(z->negativeTtl() == 30);
+}
+
+TEST_CASE("$INCLUDE with its own origin, which does not leak back (RFC 1035 §5.1)") {
+    writeFile("inc-child.zone", "host A 192.0.2.5\n");
+    std::string text = std::string(kSoa) + "$INCLUDE inc-child.zone sub.t.test.\nafter A 192.0.2.6\n";
+    std::string err;
+    auto z = loadZone(writeFile("inc-parent.zone", text), "t.test.", err);
+    REQUIRE_MESSAGE(z, err);
+    WireName n;
+    REQUIRE(textToName("host.sub.t.test.", {}, n));
+    CHECK(z->find(n) != kNone);
+    REQUIRE(textToName("after.t.test.", {}, n));
+    CHECK(z->find(n) != kNone);
+}
+
+TEST_CASE("$INCLUDE of a missing file and an include loop are errors with file and line") {
+    std::string err = loadError("inc-missing.zone", std::string(kSoa) + "$INCLUDE nothere.zone\n");
+    CHECK(err.find("inc-missing.zone:4") != std::string::npos);
+    CHECK(err.find("cannot open") != std::string::npos);
+    err = loadError("inc-loop.zone", std::string(kSoa) + "$INCLUDE inc-loop.zone\n");
+    CHECK(err.find("nested") != std::string::npos);
+}
+
+TEST_CASE("rejections name file and line") {
+    SUBCASE("no SOA") {
+        std::string err = loadError("nosoa.zone", "$TTL 60\n@ NS ns1\nns1 A 192.0.2.1\n");
+        CHECK(err.find("nosoa.zone:2: no SOA") != std::string::npos);
+    }
+    SUBCASE("two SOA records") {
+        std::string err =
+            loadError("twosoa.zone", std::string(kSoa) + "@ 300 IN SOA ns2 host 2 3600 600 86400 60\n");
+        CHECK(err.find("twosoa.zone:4: a second SOA") != std::string::npos);
+    }
+    SUBCASE("SOA owner not the apex") {
+        std::string err = loadError("soaowner.zone", "x 300 IN SOA ns1 host 1 3600 600 86400 60\n@ NS ns1\n");
+        CHECK(err.find("soaowner.zone:1: SOA owner x.t.test. is not the zone apex") != std::string::npos);
+    }
+    SUBCASE("no NS at the apex") {
+        std::string err =
+            loadError("nons.zone", "@ 300 IN SOA ns1 host 1 3600 600 86400 60\nns1 A 192.0.2.1\n");
+        CHECK(err.find("nons.zone:1: no NS records at the apex") != std::string::npos);
+    }
+    SUBCASE("CNAME beside other data") {
+        std::string err = loadError("cname.zone", std::string(kSoa) + "www CNAME ns1\nwww A 192.0.2.9\n");
+        CHECK(err.find("cname.zone:5: CNAME beside other data at www.t.test.") != std::string::npos);
+    }
+    SUBCASE("record outside the zone") {
+        std::string err = loadError("outside.zone", std::string(kSoa) + "www.other.test. A 192.0.2.9\n");
+        CHECK(err.find("outside.zone:4: www.other.test. is outside the zone t.test.") != std::string::npos);
+    }
+    SUBCASE("a name that only shares a suffix is outside (label boundary)") {
+        std::string err = loadError("suffix.zone", std::string(kSoa) + "xt.test. A 192.0.2.9\n");
+        CHECK(err.find("suffix.zone:4:") != std::string::npos);
+    }
+    SUBCASE("syntax error") {
+        std::string err = loadError("syntax.zone", std::string(kSoa) + "www A 999.1.1.1\n");
+        CHECK(err.find("syntax.zone:4:") != std::string::npos);
+    }
+}
+
+TEST_CASE("duplicate records are one; differing TTLs in an RRset become the lowest (RFC 2181 §5)") {
+    std::string err;
+    auto z = loadZone(
+        writeFile("dup.zone", std::string(kSoa) + "w 100 A 192.0.2.7\nw 50 A 192.0.2.7\nw 70 A 192.0.2.8\n"),
+        "t.test.", err);
+    REQUIRE_MESSAGE(z, err);
+    WireName n;
+    REQUIRE(textToName("w.t.test.", {}, n));
+    const RRset* a = z->rrset(z->node(z->find(n)), kTypeA);
+    CHECK(a->count == 2);
+    CHECK(a->ttl == 50);
+}

@@ -1,0 +1,480 @@
+#include "zones/answer.hpp"
+
+#include <cstring>
+
+#include "zones/rrtype.hpp"
+#include "zones/writer.hpp"
+
+namespace gslb::zones {
+namespace {
+
+constexpr size_t kHeader = 12;
+constexpr size_t kOptSize = 11;   // root owner, type, class, TTL, RDLENGTH 0 (RFC 6891 §6.1.2)
+constexpr int kMaxChase = 16;     // CNAME hops followed inside our zones before we stop
+constexpr size_t kMaxExtra = 32;  // distinct names considered for additional-section processing
+
+inline const uint8_t* u8(std::string_view s) {
+    return reinterpret_cast<const uint8_t*>(s.data());
+}
+
+size_t wireLen(const uint8_t* p, size_t max) {
+    size_t i = 0;
+    while (i < max) {
+        if (p[i] == 0) return i + 1;
+        if (p[i] > kMaxLabelLen) return 0;
+        i += size_t(p[i]) + 1;
+    }
+    return 0;
+}
+
+// Writes the header of a response to `q` at the start of `buf` (ID, opcode, RD and CD copied).
+void putHeader(uint8_t* buf, uint16_t id, uint8_t opcode, bool rd, bool cd, bool aa, bool tc, uint8_t rcode,
+               uint16_t qd, const Writer& w) {
+    buf[0] = uint8_t(id >> 8);
+    buf[1] = uint8_t(id);
+    buf[2] = uint8_t(0x80 | (opcode << 3) | (aa ? 0x04 : 0) | (tc ? 0x02 : 0) | (rd ? 0x01 : 0));
+    buf[3] = uint8_t((cd ? 0x10 : 0) | (rcode & 0x0F));
+    buf[4] = 0;
+    buf[5] = uint8_t(qd);
+    buf[6] = uint8_t(w.count(kAnswer) >> 8);
+    buf[7] = uint8_t(w.count(kAnswer));
+    buf[8] = uint8_t(w.count(kAuthority) >> 8);
+    buf[9] = uint8_t(w.count(kAuthority));
+    buf[10] = uint8_t(w.count(kAdditional) >> 8);
+    buf[11] = uint8_t(w.count(kAdditional));
+}
+
+struct Ctx {
+    Ctx(const ZoneDb& d, const AnswerOptions& o, const Query& qq, Writer& ww, DynamicHook* h, bool t)
+        : db(d), opt(o), q(qq), w(ww), hook(h), tcp(t) {}
+    const ZoneDb& db;
+    const AnswerOptions& opt;
+    const Query& q;
+    Writer& w;
+    DynamicHook* hook;
+    bool tcp;
+    bool aa = true;
+    bool tc = false;
+    uint8_t rcode = kRcodeNoError;
+
+    // Names that become owners during a CNAME chase; the Writer keeps pointers to them for compression.
+    uint8_t chase[kMaxChase + 1][kMaxNameLen];
+    uint8_t wildcard[kMaxNameLen];
+    struct Extra {
+        const Zone* zone;
+        uint32_t node;
+        bool glue;      // NS targets: glue below a cut is wanted (RFC 1034 §4.3.2 step 3b)
+        bool required;  // in-domain glue of a referral (RFC 9471 §3)
+    };
+    Extra extra[kMaxExtra];
+    size_t nextra = 0;
+    struct Seen {
+        const Zone* zone;
+        uint32_t node;
+    };
+    Seen seen[kMaxChase + 1];
+    size_t nseen = 0;
+
+    // Writes one RRset into `s`, all or nothing.
+    bool addSet(Section s, const Zone& z, const uint8_t* owner, size_t olen, const RRset& set, uint32_t ttl) {
+        auto m = w.mark();
+        for (uint32_t i = set.first; i < set.first + set.count; ++i) {
+            const Rdata& rd = z.rdata(i);
+            if (!w.rr(s, owner, olen, set.type, ttl, z.bytes(rd), rd.len)) {
+                w.rollback(m);
+                return false;
+            }
+        }
+        return true;
+    }
+    // A record that must be there: when it does not fit, the message is truncated (RFC 2181 §9).
+    bool must(Section s, const Zone& z, const uint8_t* owner, size_t olen, const RRset& set, uint32_t ttl) {
+        if (tc) return false;
+        if (!addSet(s, z, owner, olen, set, ttl)) {
+            tc = true;
+            return false;
+        }
+        return true;
+    }
+
+    void noteTargets(const Zone& z, const RRset& set, bool glue, std::string_view requiredUnder = {}) {
+        for (uint32_t i = set.first; i < set.first + set.count; ++i) {
+            uint32_t t = z.rdata(i).target;
+            if (t == kNone) continue;
+            bool dup = false;
+            for (size_t k = 0; k < nextra && !dup; ++k) dup = extra[k].zone == &z && extra[k].node == t;
+            if (dup || nextra == kMaxExtra) continue;
+            bool req = !requiredUnder.empty() && isSubdomain(z.nodeName(z.node(t)), requiredUnder);
+            extra[nextra++] = Extra{&z, t, glue, req};
+        }
+    }
+
+    // RRsets already in the answer section are not repeated in the additional section (NSD and BIND alike).
+    struct Written {
+        const Zone* zone;
+        uint32_t node;
+        uint16_t type;
+    };
+    Written answered[kMaxChase + 2];
+    size_t nanswered = 0;
+    void noteAnswered(const Zone& z, uint32_t node, uint16_t type) {
+        if (nanswered < kMaxChase + 2) answered[nanswered++] = Written{&z, node, type};
+    }
+    bool inAnswer(const Zone* z, uint32_t node, uint16_t type) const {
+        for (size_t i = 0; i < nanswered; ++i)
+            if (answered[i].zone == z && answered[i].node == node && answered[i].type == type) return true;
+        return false;
+    }
+
+    void writeExtra() {
+        // A records of every target first, then AAAA: the order NSD uses, and the one that keeps the most
+        // useful addresses when space runs short.
+        for (uint16_t type : {uint16_t(kTypeA), uint16_t(kTypeAAAA)}) {
+            for (size_t k = 0; k < nextra; ++k) {
+                const Zone& z = *extra[k].zone;
+                const Node& n = z.node(extra[k].node);
+                if ((n.flags & kNodeOccluded) && !extra[k].glue) continue;
+                if (n.dynamic >= 0) continue;  // a GSLB name: its address is chosen per query, not here
+                const RRset* s = z.rrset(n, type);
+                if (!s || inAnswer(&z, extra[k].node, type)) continue;
+                std::string_view nm = z.nodeName(n);
+                if (!addSet(kAdditional, z, u8(nm), nm.size(), *s, s->ttl) && extra[k].required) tc = true;
+            }
+        }
+    }
+
+    void writeSoa(const Zone& z) {
+        std::string_view apex = z.apex();
+        must(kAuthority, z, u8(apex), apex.size(), z.soa(), z.negativeTtl());
+    }
+
+    void writeReferral(const Zone& z, uint32_t cut) {
+        const Node& n = z.node(cut);
+        std::string_view nm = z.nodeName(n);
+        const RRset* ns = z.rrset(n, kTypeNS);
+        if (!must(kAuthority, z, u8(nm), nm.size(), *ns, ns->ttl)) return;
+        noteTargets(z, *ns, true, nm);
+    }
+
+    // Positive answers carry the zone's NS RRset in authority when it fits (NSD and BIND do; it is optional).
+    void apexNs(const Zone& z) {
+        const Node& apex = z.node(z.apexNode());
+        const RRset* ns = z.rrset(apex, kTypeNS);
+        std::string_view nm = z.apex();
+        if (ns && !tc && addSet(kAuthority, z, u8(nm), nm.size(), *ns, ns->ttl)) noteTargets(z, *ns, true);
+    }
+
+    bool dynamicAnswer(const Zone& z, const Node& n, const uint8_t* owner, size_t olen) {
+        DynAnswer da;
+        hook->select(n.dynamic, q.qtype, z, z.rrset(n, q.qtype), da);
+        if (da.count == 0) return false;
+        auto m = w.mark();
+        for (uint16_t i = 0; i < da.count; ++i)
+            if (!w.rr(kAnswer, owner, olen, q.qtype, da.ttl, da.recs[i].data, da.recs[i].len)) {
+                w.rollback(m);
+                tc = true;
+                return true;
+            }
+        return true;
+    }
+
+    enum class Kind { Exact, Wildcard, NxDomain, Referral };
+
+    // RFC 1034 §4.3.2 step 3 with RFC 4592 §3.3.1: walk down from the apex; the first zone cut met is a
+    // referral (except a DS query for the cut itself, answered from this, the parent, side: RFC 4035
+    // §3.1.4.1); otherwise an exact match, or the source of synthesis *.<closest encloser>, or NXDOMAIN.
+    Kind lookup(const Zone& z, const uint8_t* name, size_t len, uint32_t& node) {
+        uint8_t off[kMaxLabels];
+        size_t n = 0;
+        for (size_t p = 0; p < len && name[p] != 0; p += size_t(name[p]) + 1) off[n++] = uint8_t(p);
+        size_t apexLabels = n - labelCount(z.apex());
+        uint32_t cur = z.apexNode();
+        for (size_t i = apexLabels; i-- > 0;) {
+            uint32_t idx = z.find({reinterpret_cast<const char*>(name) + off[i], len - off[i]});
+            if (idx == kNone) {
+                // cur is the closest encloser; its wildcard child, if any, is the source of synthesis.
+                std::string_view ce = z.nodeName(z.node(cur));
+                wildcard[0] = 1;
+                wildcard[1] = '*';
+                if (ce.size() + 2 > kMaxNameLen) return Kind::NxDomain;
+                std::memcpy(wildcard + 2, ce.data(), ce.size());
+                uint32_t wc = z.find({reinterpret_cast<const char*>(wildcard), ce.size() + 2});
+                if (wc == kNone) return Kind::NxDomain;
+                node = wc;
+                return Kind::Wildcard;
+            }
+            cur = idx;
+            if ((z.node(cur).flags & kNodeDelegation) && !(i == 0 && q.qtype == kTypeDS)) {
+                node = cur;
+                return Kind::Referral;
+            }
+        }
+        node = cur;
+        return Kind::Exact;
+    }
+
+    void writeAny(const Zone& z, const Node& n, const uint8_t* owner, size_t olen) {
+        if (n.setCount == 0) {
+            writeSoa(z);
+            return;
+        }
+        // RFC 8482 §4.1: one RRset of the name answers ANY, on every transport. The SOA at an apex (as NSD),
+        // else the first RRset by type.
+        const RRset* s = z.rrset(n, kTypeSOA);
+        if (!s) s = z.rrsetsBegin(n);
+        must(kAnswer, z, owner, olen, *s, s->ttl);
+    }
+
+    void resolve() {
+        const uint8_t* name = q.lower;
+        size_t len = q.qnameLen;
+        const Zone* z = db.findZone(q.lower, q.qnameLen, q.labelOff, q.labels);
+        if (z && q.qtype == kTypeDS && len == z->apex().size() && len > 1) {
+            // DS lives on the parent side of a cut (RFC 4035 §2.4): answer from the parent if we serve it.
+            const Zone* parent =
+                db.findZone({reinterpret_cast<const char*>(name) + name[0] + 1, len - name[0] - 1});
+            if (parent) z = parent;
+        }
+        if (!z) {
+            aa = false;
+            rcode = kRcodeRefused;
+            return;
+        }
+        for (int hop = 0;; ++hop) {
+            uint32_t node = kNone;
+            Kind k = lookup(*z, name, len, node);
+            if (k == Kind::Referral) {
+                if (hop == 0) aa = false;
+                writeReferral(*z, node);
+                writeExtra();
+                return;
+            }
+            if (k == Kind::NxDomain) {
+                rcode = kRcodeNxDomain;  // also at the end of a CNAME chain (RFC 6604 §3)
+                writeSoa(*z);
+                return;
+            }
+            const Node& n = z->node(node);
+            if (q.qtype == kTypeANY) {
+                writeAny(*z, n, name, len);
+                return;
+            }
+            const RRset* cname = z->rrset(n, kTypeCNAME);
+            if (cname && q.qtype != kTypeCNAME) {
+                for (size_t i = 0; i < nseen; ++i)
+                    if (seen[i].zone == z && seen[i].node == node) return;  // a loop: every RR once
+                seen[nseen++] = Seen{z, node};
+                if (!must(kAnswer, *z, name, len, *cname, cname->ttl)) return;
+                if (hop == kMaxChase) return;
+                const Rdata& rd = z->rdata(cname->first);
+                size_t tl = wireLen(z->bytes(rd), rd.len);
+                if (!tl) return;
+                std::memcpy(chase[hop], z->bytes(rd), tl);
+                lowerName(chase[hop], tl);
+                name = chase[hop];
+                len = tl;
+                const Zone* next = db.findZone({reinterpret_cast<const char*>(name), len});
+                if (!next) return;  // leaves our zones: the resolver follows it
+                z = next;
+                continue;
+            }
+            bool answered = false;
+            if (n.dynamic >= 0 && hook && (q.qtype == kTypeA || q.qtype == kTypeAAAA)) {
+                answered = dynamicAnswer(*z, n, name, len);
+            } else if (const RRset* s = z->rrset(n, q.qtype)) {
+                if (!must(kAnswer, *z, name, len, *s, s->ttl)) return;
+                noteAnswered(*z, node, q.qtype);
+                // RFC 1034 §3.6 / RFC 2782: additional processing for NS, MX and SRV targets (not CNAME).
+                if (q.qtype == kTypeNS || q.qtype == kTypeMX || q.qtype == kTypeSRV)
+                    noteTargets(*z, *s, q.qtype == kTypeNS);
+                answered = true;
+            }
+            if (!answered) {
+                writeSoa(*z);  // NODATA (RFC 2308 §2.2), also for empty non-terminals
+                return;
+            }
+            if (tc) return;
+            // The zone's NS RRset goes in authority, except when it is the answer, or for DS (which belongs
+            // to the parent side of a cut, where the child's NS would mislead; NSD does the same).
+            if (!(q.qtype == kTypeNS && node == z->apexNode()) && q.qtype != kTypeDS) apexNs(*z);
+            writeExtra();
+            return;
+        }
+    }
+
+    // CH class: the RFC 4892 identity names and the version.bind convention, when configured.
+    void chaos() {
+        static const uint8_t kVersionBind[] = "\7version\4bind";
+        static const uint8_t kVersionServer[] = "\7version\6server";
+        static const uint8_t kIdServer[] = "\2id\6server";
+        static const uint8_t kHostnameBind[] = "\10hostname\4bind";
+        auto is = [&](const uint8_t* n, size_t sz) {
+            return q.qnameLen == sz && std::memcmp(q.lower, n, sz) == 0;
+        };
+        const std::string* text = nullptr;
+        if (is(kVersionBind, sizeof kVersionBind) || is(kVersionServer, sizeof kVersionServer))
+            text = &opt.version;
+        else if (is(kIdServer, sizeof kIdServer) || is(kHostnameBind, sizeof kHostnameBind))
+            text = &opt.identity;
+        if (!text || text->empty()) {
+            aa = false;
+            rcode = kRcodeRefused;
+            return;
+        }
+        if (q.qtype != kTypeTXT && q.qtype != kTypeANY) return;  // NODATA
+        uint8_t rd[256];
+        size_t l = std::min<size_t>(text->size(), 255);
+        rd[0] = uint8_t(l);
+        std::memcpy(rd + 1, text->data(), l);
+        if (!w.rr(kAnswer, q.lower, q.qnameLen, kTypeTXT, 0, rd, l + 1, kClassCH)) tc = true;
+    }
+};
+
+}  // namespace
+
+size_t refuse(std::span<const uint8_t> query, std::span<uint8_t> out) noexcept {
+    Query q;
+    if (parseQuery(query, q) == ParseStatus::Drop || !q.questionOk) return 0;
+    Writer w(out.data(), out.size());
+    w.bytes(query.data(), q.questionEnd);
+    putHeader(out.data(), q.id, q.opcode, q.rd, q.cd, false, false, kRcodeRefused, 1, w);
+    return w.size();
+}
+
+AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const uint8_t> query, bool tcp,
+                    std::span<uint8_t> out, DynamicHook* hook) noexcept {
+    AnswerResult res;
+    Query q;
+    ParseStatus st = parseQuery(query, q);
+    if (st == ParseStatus::Drop) {
+        res.action = Action::Drop;
+        return res;
+    }
+    res.qtype = q.qtype;
+    Writer w(out.data(), out.size());
+    uint8_t zero[kHeader] = {};
+    w.bytes(zero, kHeader);
+    if (st == ParseStatus::FormErr) {
+        // Echo the question only when it parsed; nothing else of a malformed message is trusted.
+        if (q.questionOk) w.bytes(query.data() + kHeader, q.questionEnd - kHeader);
+        putHeader(out.data(), q.id, q.opcode, q.rd, q.cd, false, false, kRcodeFormErr, q.questionOk ? 1 : 0,
+                  w);
+        res.len = w.size();
+        res.rcode = kRcodeFormErr;
+        return res;
+    }
+    w.bytes(query.data() + kHeader, q.questionEnd - kHeader);
+    w.remember(q.qname, q.qnameLen, kHeader);
+
+    Ctx c(db, opt, q, w, hook, tcp);
+    if (st == ParseStatus::NotImp) {
+        c.aa = false;
+        c.rcode = kRcodeNotImp;
+    } else if (q.edns && q.ednsVersion > 0) {
+        c.aa = false;
+        c.rcode = kRcodeBadVers;  // RFC 6891 §6.1.3: no answer, OPT with our version 0
+    } else {
+        size_t limit = 65535;
+        if (!tcp) {
+            limit = 512;
+            if (q.edns) limit = std::max<size_t>(512, std::min<size_t>(q.ednsSize, opt.udpPayloadMax));
+        }
+        limit = std::min(limit, out.size());
+        w.setLimit(limit - (q.edns ? kOptSize : 0));
+        if (q.qclass == kClassCH) {
+            c.chaos();
+        } else if (q.qclass != kClassIN) {
+            c.aa = false;
+            c.rcode = kRcodeRefused;
+        } else if (q.qtype == kTypeAXFR || q.qtype == kTypeIXFR) {
+            const Zone* z = db.zone({reinterpret_cast<const char*>(q.lower), q.qnameLen});
+            if (!z) {
+                // Not a zone apex of ours (RFC 5936 §2.2.1).
+                c.aa = false;
+                c.rcode =
+                    db.findZone(q.lower, q.qnameLen, q.labelOff, q.labels) ? kRcodeNotAuth : kRcodeRefused;
+            } else if (tcp) {
+                res.action = Action::Axfr;
+                res.zone = z;
+                res.rcode = kRcodeNoError;
+                return res;
+            } else if (q.qtype == kTypeIXFR) {
+                // RFC 1995 §2: over UDP a server may answer with its SOA alone, telling the client to use
+                // TCP.
+                std::string_view apex = z->apex();
+                c.must(kAnswer, *z, reinterpret_cast<const uint8_t*>(apex.data()), apex.size(), z->soa(),
+                       z->soa().ttl);
+            } else {
+                c.aa = false;
+                c.rcode = kRcodeNotImp;  // AXFR is a TCP-only exchange (RFC 5936 §4.2)
+            }
+        } else {
+            c.resolve();
+        }
+    }
+    if (q.edns) {
+        w.setLimit(out.size());
+        uint8_t o[kOptSize] = {0,
+                               0,
+                               kTypeOPT,
+                               uint8_t(opt.udpPayloadMax >> 8),
+                               uint8_t(opt.udpPayloadMax),
+                               uint8_t(c.rcode >> 4),
+                               0,
+                               uint8_t(q.ednsDo ? 0x80 : 0),
+                               0,
+                               0,
+                               0};
+        w.bytes(o, kOptSize);
+        w.addCount(kAdditional);
+    }
+    putHeader(out.data(), q.id, q.opcode, q.rd, q.cd, c.aa && c.rcode != kRcodeRefused, c.tc, c.rcode, 1, w);
+    res.len = w.size();
+    res.rcode = c.rcode;
+    return res;
+}
+
+void writeAxfr(const Zone& z, std::span<const uint8_t> query, size_t msgMax,
+               const std::function<void(std::span<const uint8_t>)>& emit) {
+    Query q;
+    if (parseQuery(query, q) != ParseStatus::Ok) return;
+    std::vector<uint8_t> buf(msgMax);
+    bool first = true;
+    std::unique_ptr<Writer> w;
+    auto start = [&]() {
+        w = std::make_unique<Writer>(buf.data(), msgMax);
+        uint8_t zero[kHeader] = {};
+        w->bytes(zero, kHeader);
+        if (first) {
+            w->bytes(query.data() + kHeader, q.questionEnd - kHeader);
+            w->remember(q.qname, q.qnameLen, kHeader);
+        }
+    };
+    auto flush = [&]() {
+        putHeader(buf.data(), q.id, q.opcode, q.rd, q.cd, true, false, kRcodeNoError, first ? 1 : 0, *w);
+        emit({buf.data(), w->size()});
+        first = false;
+    };
+    auto put = [&](std::string_view owner, uint16_t type, uint32_t ttl, const Rdata& rd) {
+        for (int attempt = 0; attempt < 2; ++attempt) {
+            if (w->rr(kAnswer, u8(owner), owner.size(), type, ttl, z.bytes(rd), rd.len)) return;
+            flush();
+            start();
+        }
+    };
+    start();
+    const RRset& soa = z.soa();
+    put(z.apex(), kTypeSOA, soa.ttl, z.rdata(soa.first));
+    for (uint32_t i = 0; i < z.nodeCount(); ++i) {
+        const Node& n = z.node(i);
+        std::string_view nm = z.nodeName(n);
+        for (const RRset* s = z.rrsetsBegin(n); s != z.rrsetsEnd(n); ++s) {
+            if (s->type == kTypeSOA) continue;
+            for (uint32_t r = s->first; r < s->first + s->count; ++r) put(nm, s->type, s->ttl, z.rdata(r));
+        }
+    }
+    put(z.apex(), kTypeSOA, soa.ttl, z.rdata(soa.first));
+    flush();
+}
+
+}  // namespace gslb::zones

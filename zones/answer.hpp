@@ -1,0 +1,74 @@
+// The socket-free entry point of the DNS core (STYLE.md 1): query bytes in, response bytes out.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+
+#include "zones/packet.hpp"
+#include "zones/zonedb.hpp"
+
+namespace gslb::zones {
+
+/// What the answer path knows of the server's configuration.
+struct AnswerOptions {
+    uint16_t udpPayloadMax = 1232;  // octets: the EDNS0 size we offer and our UDP cap (RFC 6891 §6.2.5)
+    std::string identity;           // CH TXT id.server / hostname.bind (RFC 4892); empty: REFUSED
+    std::string version;            // CH TXT version.bind / version.server; empty: REFUSED
+};
+
+/// One record chosen by a dynamic (GSLB) answer: its rdata, which must stay valid during the call.
+struct DynRecord {
+    const uint8_t* data;
+    uint16_t len;
+};
+inline constexpr size_t kMaxDynRecords = 64;
+
+struct DynAnswer {
+    uint32_t ttl = 0;
+    uint16_t count = 0;  // 0: NODATA (the hostname's `fallback = "none"`)
+    DynRecord recs[kMaxDynRecords];
+};
+
+/// Chooses the records of a GSLB hostname. Called on the query path for A and AAAA queries at a node whose
+/// `dynamic` id is set: must not block, allocate or throw. `set` is the name's static RRset of `qtype` in the
+/// zone (nullptr when it has none).
+class DynamicHook {
+  public:
+    virtual ~DynamicHook() = default;
+    virtual void select(int32_t dynamic, uint16_t qtype, const Zone& zone, const RRset* set,
+                        DynAnswer& out) noexcept = 0;
+};
+
+enum class Action : uint8_t {
+    Send,  // send `len` octets of the output
+    Drop,  // send nothing (a response, or a runt)
+    Axfr,  // a zone transfer over TCP: the server checks its ACL, then calls writeAxfr or refuse
+};
+
+struct AnswerResult {
+    size_t len = 0;
+    Action action = Action::Send;
+    uint8_t rcode = 0;  // RCODE sent (extended RCODEs in full, e.g. 16 for BADVERS)
+    uint16_t qtype = 0;
+    const Zone* zone = nullptr;  // for Axfr
+};
+
+/// Answers one query. `tcp` selects the size limit: 65535 over TCP; over UDP 512 without EDNS0, else the
+/// requestor's size (at least 512, RFC 6891 §6.2.5) capped by options.udpPayloadMax. `out` must hold 65535
+/// octets. Never throws; malformed input yields FORMERR or Drop (see parseQuery). The rules followed are
+/// RFC 1034 §4.3.2 (with RFC 4592 wildcards, RFC 2308 negative answers, RFC 6672-free CNAME chasing), RFC
+/// 6891, RFC 8482 (minimal ANY over UDP) and RFC 9471 (in-domain glue is required: TC when it does not fit).
+AnswerResult answer(const ZoneDb& db, const AnswerOptions& options, std::span<const uint8_t> query, bool tcp,
+                    std::span<uint8_t> out, DynamicHook* hook) noexcept;
+
+/// A REFUSED response to `query` (for an AXFR from a source outside axfr_allow). Returns its length.
+size_t refuse(std::span<const uint8_t> query, std::span<uint8_t> out) noexcept;
+
+/// Writes the AXFR of `zone` (RFC 5936) as a sequence of messages of at most `msgMax` octets, each passed to
+/// `emit`: SOA first, every RRset, SOA last. The question is echoed in the first message.
+void writeAxfr(const Zone& zone, std::span<const uint8_t> query, size_t msgMax,
+               const std::function<void(std::span<const uint8_t>)>& emit);
+
+}  // namespace gslb::zones

@@ -1,0 +1,258 @@
+#include "zones/loader.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "zones/ldns.hpp"
+#include "zones/rrtype.hpp"
+
+namespace gslb::zones {
+namespace {
+
+// A TTL no record can carry on purpose: marks "no TTL written and no $TTL yet", replaced by the SOA MINIMUM
+// once the SOA is known (RFC 2308 §4). Values above 2^31-1 are not valid TTLs (RFC 2181 §8).
+constexpr uint32_t kNoTtl = 0xFFFFFFFFu;
+constexpr int kMaxIncludeDepth = 16;
+
+struct LdnsRdf {
+    ldns_rdf* p = nullptr;
+    ~LdnsRdf() {
+        if (p) ldns_rdf_deep_free(p);
+    }
+};
+
+std::string dirOf(const std::string& path) {
+    auto slash = path.rfind('/');
+    return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+class Reader {
+  public:
+    Reader(std::vector<SourceRecord>& out, std::string& error) : out_(out), error_(error) {}
+
+    // Reads one file with `origin` (an absolute ldns dname) as its starting origin and `ttl` as its default
+    // TTL.
+    bool readFile(const std::string& path, const ldns_rdf* origin, uint32_t ttl, int depth,
+                  const std::string& from) {
+        if (depth > kMaxIncludeDepth) {
+            error_ = fmt::format("{}: $INCLUDE nested more than {} levels (an include loop?)", from,
+                                 kMaxIncludeDepth);
+            return false;
+        }
+        std::ifstream in(path, std::ios::binary);
+        if (!in) {
+            error_ = fmt::format("{}: cannot open zone file {}", from.empty() ? path : from, path);
+            return false;
+        }
+        std::stringstream ss;
+        ss << in.rdbuf();
+        const std::string text = ss.str();
+
+        LdnsRdf cur;  // the origin in force in this file; $INCLUDE does not change it (RFC 1035 §5.1)
+        cur.p = ldns_rdf_clone(origin);
+        LdnsRdf prev;  // previous owner, for lines that start with blanks
+        uint32_t defTtl = ttl;
+
+        // Split the file at top-level $INCLUDE lines: ldns parses the pieces in between, keeping origin, TTL
+        // and previous owner from one piece to the next.
+        size_t segStart = 0;
+        int segLine = 1;
+        int line = 1;
+        int depthParen = 0;
+        bool inQuote = false;
+        size_t i = 0;
+        while (i <= text.size()) {
+            size_t eol = text.find('\n', i);
+            if (eol == std::string::npos) eol = text.size();
+            std::string_view l(text.data() + i, eol - i);
+            if (depthParen == 0 && !inQuote && l.size() >= 8 && strncasecmp(l.data(), "$INCLUDE", 8) == 0 &&
+                (l.size() == 8 || l[8] == ' ' || l[8] == '\t')) {
+                if (!parseSegment(path, std::string_view(text).substr(segStart, i - segStart), segLine, cur,
+                                  prev, defTtl))
+                    return false;
+                if (!include(path, line, l.substr(8), cur.p, defTtl, depth)) return false;
+                segStart = eol + 1;
+                segLine = line + 1;
+            } else {
+                scanLine(l, depthParen, inQuote);
+            }
+            ++line;
+            i = eol + 1;
+        }
+        if (segStart < text.size())
+            return parseSegment(path, std::string_view(text).substr(segStart), segLine, cur, prev, defTtl);
+        return true;
+    }
+
+  private:
+    // Tracks parentheses (multi-line records) and quotes so that "$INCLUDE" inside a record is not taken as
+    // a directive. Comments run from an unquoted ';' to the end of the line.
+    static void scanLine(std::string_view l, int& depth, bool& inQuote) {
+        for (size_t k = 0; k < l.size(); ++k) {
+            char c = l[k];
+            if (c == '\\') {
+                ++k;
+                continue;
+            }
+            if (inQuote) {
+                if (c == '"') inQuote = false;
+                continue;
+            }
+            if (c == '"')
+                inQuote = true;
+            else if (c == ';')
+                return;
+            else if (c == '(')
+                ++depth;
+            else if (c == ')' && depth > 0)
+                --depth;
+        }
+    }
+
+    bool include(const std::string& path, int line, std::string_view args, const ldns_rdf* cur,
+                 uint32_t defTtl, int depth) {
+        std::string where = fmt::format("{}:{}", path, line);
+        std::istringstream as{std::string(args)};
+        std::string file, originText;
+        as >> file >> originText;
+        if (file.empty()) {
+            error_ = where + ": $INCLUDE without a file name";
+            return false;
+        }
+        if (!originText.empty() && originText[0] == ';') originText.clear();
+        if (file.front() != '/') file = dirOf(path) + "/" + file;
+        LdnsRdf org;
+        if (!originText.empty()) {
+            if (ldns_str2rdf_dname(&org.p, originText.c_str()) != LDNS_STATUS_OK) {
+                error_ = fmt::format("{}: $INCLUDE origin \"{}\" is not a domain name", where, originText);
+                return false;
+            }
+            if (originText.back() != '.') {
+                // Relative origin: relative to the current one.
+                ldns_rdf* abs = ldns_dname_cat_clone(org.p, cur);
+                ldns_rdf_deep_free(org.p);
+                org.p = abs;
+                if (!abs) {
+                    error_ = fmt::format("{}: $INCLUDE origin \"{}\" is too long", where, originText);
+                    return false;
+                }
+            }
+        }
+        return readFile(file, org.p ? org.p : cur, defTtl, depth + 1, where);
+    }
+
+    bool parseSegment(const std::string& path, std::string_view seg, int firstLine, LdnsRdf& origin,
+                      LdnsRdf& prev, uint32_t& defTtl) {
+        if (seg.empty()) return true;
+        std::string copy(seg);
+        if (copy.back() != '\n') copy += '\n';  // ldns wants a line end after the last record
+        FILE* fp = fmemopen(copy.data(), copy.size(), "r");
+        if (!fp) {
+            error_ = fmt::format("{}: out of memory", path);
+            return false;
+        }
+        int lineNr = firstLine - 1;
+        bool ok = true;
+        ldns_buffer* buf = ldns_buffer_new(1024);
+        while (!feof(fp)) {
+            ldns_rr* rr = nullptr;
+            int before = lineNr;
+            ldns_status s = ldns_rr_new_frm_fp_l(&rr, fp, &defTtl, &origin.p, &prev.p, &lineNr);
+            if (s == LDNS_STATUS_SYNTAX_EMPTY || s == LDNS_STATUS_SYNTAX_TTL ||
+                s == LDNS_STATUS_SYNTAX_ORIGIN)
+                continue;
+            if (s != LDNS_STATUS_OK) {
+                if (feof(fp) && s == LDNS_STATUS_SYNTAX_ERR && lineNr == before) break;  // trailing blanks
+                error_ = fmt::format("{}:{}: {}", path, lineNr < firstLine ? firstLine : lineNr,
+                                     ldns_get_errorstr_by_id(s));
+                ok = false;
+                break;
+            }
+            if (!addRecord(path, lineNr < firstLine ? firstLine : lineNr, rr, buf)) ok = false;
+            ldns_rr_free(rr);
+            if (!ok) break;
+        }
+        ldns_buffer_free(buf);
+        fclose(fp);
+        return ok;
+    }
+
+    bool addRecord(const std::string& path, int line, ldns_rr* rr, ldns_buffer* buf) {
+        if (ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN) {
+            error_ = fmt::format("{}:{}: only class IN is served", path, line);
+            return false;
+        }
+        SourceRecord r;
+        const ldns_rdf* owner = ldns_rr_owner(rr);
+        r.owner.assign(reinterpret_cast<const char*>(ldns_rdf_data(owner)), ldns_rdf_size(owner));
+        lowerName(reinterpret_cast<uint8_t*>(r.owner.data()), r.owner.size());
+        r.type = uint16_t(ldns_rr_get_type(rr));
+        if (isMetaType(r.type)) {
+            error_ = fmt::format("{}:{}: type {} cannot be zone data", path, line, r.type);
+            return false;
+        }
+        r.ttl = ldns_rr_ttl(rr);
+        ldns_buffer_clear(buf);
+        if (ldns_rr_rdata2buffer_wire(buf, rr) != LDNS_STATUS_OK) {
+            error_ = fmt::format("{}:{}: cannot encode rdata", path, line);
+            return false;
+        }
+        if (ldns_buffer_position(buf) > 65535) {
+            error_ = fmt::format("{}:{}: rdata longer than 65535 octets", path, line);
+            return false;
+        }
+        r.rdata.assign(reinterpret_cast<const char*>(ldns_buffer_begin(buf)), ldns_buffer_position(buf));
+        r.file = path;
+        r.line = line;
+        out_.push_back(std::move(r));
+        return true;
+    }
+
+    std::vector<SourceRecord>& out_;
+    std::string& error_;
+};
+
+}  // namespace
+
+bool readZoneFile(const std::string& path, const std::string& origin, std::vector<SourceRecord>& out,
+                  std::string& error) {
+    LdnsRdf org;
+    std::string o = origin;
+    if (o.empty() || o.back() != '.') o += '.';
+    if (ldns_str2rdf_dname(&org.p, o.c_str()) != LDNS_STATUS_OK) {
+        error = fmt::format("{}: zone name \"{}\" is not a domain name", path, origin);
+        return false;
+    }
+    Reader r(out, error);
+    if (!r.readFile(path, org.p, kNoTtl, 0, "")) return false;
+
+    // RFC 2308 §4: without $TTL, a record's TTL defaults to the SOA MINIMUM field.
+    uint32_t minimum = 0;
+    for (const auto& rec : out)
+        if (rec.type == kTypeSOA && rec.rdata.size() >= 4) {
+            const auto* p = reinterpret_cast<const uint8_t*>(rec.rdata.data()) + rec.rdata.size() - 4;
+            minimum = (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+            break;
+        }
+    for (auto& rec : out)
+        if (rec.ttl == kNoTtl) rec.ttl = minimum;
+    return true;
+}
+
+std::unique_ptr<Zone> loadZone(const std::string& path, const std::string& origin, std::string& error) {
+    std::vector<SourceRecord> recs;
+    if (!readZoneFile(path, origin, recs, error)) return nullptr;
+    WireName apex;
+    std::string o = origin;
+    if (o.empty() || o.back() != '.') o += '.';
+    if (!textToName(o, {}, apex)) {
+        error = fmt::format("{}: zone name \"{}\" is not a domain name", path, origin);
+        return nullptr;
+    }
+    return Zone::compile(apex, std::move(recs), path, error);
+}
+
+}  // namespace gslb::zones

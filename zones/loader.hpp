@@ -1,0 +1,23 @@
+// Reading RFC 1035 master files (§5) with ldns into SourceRecords, and from them a compiled Zone.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "zones/zone.hpp"
+
+namespace gslb::zones {
+
+/// Reads `path` as the master file of zone `origin` (presentation form, e.g. "gslb.example.com.").
+/// Handles $ORIGIN, $TTL, $INCLUDE (ldns' reader does not: done here, the included file getting its own
+/// $ORIGIN scope as RFC 1035 §5.1 says), relative names, multi-line records, escapes, every type ldns knows
+/// and RFC 3597 TYPEnnn / \# rdata. Records without a TTL and no $TTL before them get the SOA MINIMUM (RFC
+/// 2308 §4, BIND's behaviour). $INCLUDE nesting is limited to 16 levels (an include loop is an error).
+/// Returns false with `error` = "file:line: message" on the first problem.
+bool readZoneFile(const std::string& path, const std::string& origin, std::vector<SourceRecord>& out,
+                  std::string& error);
+
+/// readZoneFile + Zone::compile. nullptr and `error` on failure.
+std::unique_ptr<Zone> loadZone(const std::string& path, const std::string& origin, std::string& error);
+
+}  // namespace gslb::zones

@@ -1,0 +1,45 @@
+// Parsing a DNS query message (RFC 1035 §4.1) with bounded work, for the answer path.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "zones/name.hpp"
+
+namespace gslb::zones {
+
+/// A parsed query. Everything points into the caller's packet or lives inline: no allocation.
+struct Query {
+    uint16_t id = 0;
+    uint8_t opcode = 0;
+    bool rd = false;  // copied into the response (RFC 1035 §4.1.1)
+    bool cd = false;  // copied into the response (RFC 4035 §3.1.6)
+    uint16_t qtype = 0;
+    uint16_t qclass = 0;
+    const uint8_t* qname = nullptr;  // the QNAME as it came, case preserved (RFC 1035 §7.1 / RFC 4343 §4.1)
+    uint8_t qnameLen = 0;            // octets, root label included
+    uint8_t labels = 0;              // labels before the root
+    uint8_t labelOff[kMaxLabels]{};  // offset of each label in the name, leftmost first
+    uint8_t lower[kMaxNameLen]{};    // lower-cased copy of the QNAME
+    size_t questionEnd = 0;          // offset just after the question
+    bool questionOk = false;         // the question parsed (it can be echoed in an error response)
+    bool edns = false;               // an OPT record came (RFC 6891 §6.1.1)
+    uint16_t ednsSize = 0;           // requestor's UDP payload size, as sent
+    uint8_t ednsVersion = 0;
+    bool ednsDo = false;  // DNSSEC OK (RFC 3225)
+};
+
+enum class ParseStatus {
+    Ok,
+    Drop,     // not a query we answer at all: too short for a header, or QR=1 (a response)
+    FormErr,  // RFC 1035 §4.1.1 format error: QDCOUNT != 1, bad name, truncated, bad or misplaced OPT
+    NotImp,   // an opcode other than QUERY (RFC 1035 §4.1.1)
+};
+
+/// Parses `pkt`. Names are checked for labels > 63 octets, names > 255 octets, pointers past the end or not
+/// strictly backwards (which also rules out loops); the QNAME must not be compressed (nothing precedes it).
+/// Records in the answer and authority sections are skipped; the additional section is scanned for OPT
+/// (RFC 6891 §6.1.1: at most one, owner root, additional section only). Work is O(packet size).
+ParseStatus parseQuery(std::span<const uint8_t> pkt, Query& q) noexcept;
+
+}  // namespace gslb::zones

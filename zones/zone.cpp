@@ -1,0 +1,318 @@
+#include "zones/zone.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+
+#include "zones/rrtype.hpp"
+
+namespace gslb::zones {
+
+int targetNameOffset(uint16_t type) {
+    switch (type) {
+        case kTypeNS:
+        case kTypeCNAME:
+            return 0;
+        case kTypeMX:
+            return 2;
+        case kTypeSRV:
+            return 6;
+        default:
+            return -1;
+    }
+}
+
+namespace {
+
+// FNV-1a over the lower-case wire name: short keys, and good enough spread for an open-addressing table that
+// stays at most half full.
+inline uint32_t fnv1a(std::string_view s) {
+    uint32_t h = 2166136261u;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= 16777619u;
+    }
+    return h;
+}
+
+// Length of the wire name at the start of `p` (at most `max` octets), or 0 when it is not a valid
+// uncompressed name.
+size_t wireNameLen(const uint8_t* p, size_t max) {
+    size_t i = 0;
+    while (i < max) {
+        uint8_t l = p[i];
+        if (l == 0) return i + 1;
+        if (l > kMaxLabelLen) return 0;
+        i += size_t(l) + 1;
+    }
+    return 0;
+}
+
+std::string_view parentOf(std::string_view name) {
+    if (name.empty() || name[0] == 0) return {};
+    return name.substr(size_t(uint8_t(name[0])) + 1);
+}
+
+}  // namespace
+
+uint32_t Zone::hashOf(std::string_view s) const {
+    return fnv1a(s);
+}
+
+uint32_t Zone::find(std::string_view lowerWire) const {
+    uint32_t h = fnv1a(lowerWire) & mask_;
+    for (;;) {
+        uint32_t idx = index_[h];
+        if (idx == kNone) return kNone;
+        const Node& n = nodes_[idx];
+        if (n.nameLen == lowerWire.size() &&
+            std::memcmp(bytes_.data() + n.nameOff, lowerWire.data(), lowerWire.size()) == 0)
+            return idx;
+        h = (h + 1) & mask_;
+    }
+}
+
+const RRset* Zone::rrset(const Node& n, uint16_t type) const {
+    for (uint32_t i = n.firstSet; i < n.firstSet + n.setCount; ++i)
+        if (rrsets_[i].type == type) return &rrsets_[i];
+    return nullptr;
+}
+
+uint32_t Zone::addBytes(std::string_view b) {
+    uint32_t off = uint32_t(bytes_.size());
+    bytes_.insert(bytes_.end(), b.begin(), b.end());
+    return off;
+}
+
+void Zone::buildIndex() {
+    size_t cap = 16;
+    while (cap < nodes_.size() * 2) cap <<= 1;
+    index_.assign(cap, kNone);
+    mask_ = uint32_t(cap - 1);
+    for (uint32_t i = 0; i < nodes_.size(); ++i) {
+        uint32_t h = fnv1a(nodeName(nodes_[i])) & mask_;
+        while (index_[h] != kNone) h = (h + 1) & mask_;
+        index_[h] = i;
+    }
+}
+
+std::unique_ptr<Zone> Zone::compile(const WireName& apex, std::vector<SourceRecord>&& recs,
+                                    const std::string& file, std::string& error) {
+    auto z = std::make_unique<Zone>();
+    z->apex_ = apex;
+    z->nameText_ = nameToText(apex);
+    z->file_ = file;
+    auto where = [&](const SourceRecord& r) { return fmt::format("{}:{}", r.file, r.line); };
+
+    const SourceRecord* soa = nullptr;
+    for (const auto& r : recs) {
+        if (!isSubdomain(r.owner, apex)) {
+            error = fmt::format("{}: {} is outside the zone {}", where(r), nameToText(r.owner), z->nameText_);
+            return nullptr;
+        }
+        if (r.type == kTypeSOA) {
+            if (r.owner != apex) {
+                error = fmt::format("{}: SOA owner {} is not the zone apex {}", where(r), nameToText(r.owner),
+                                    z->nameText_);
+                return nullptr;
+            }
+            if (soa) {
+                error =
+                    fmt::format("{}: a second SOA record (the first is at line {}); a zone has exactly one",
+                                where(r), soa->line);
+                return nullptr;
+            }
+            soa = &r;
+        }
+    }
+    if (!soa) {
+        error = fmt::format("{}:{}: no SOA record at the apex {}", file, recs.empty() ? 1 : recs.front().line,
+                            z->nameText_);
+        return nullptr;
+    }
+    int soaLine = soa->line;
+    std::string soaFile = soa->file;
+
+    // Group by (owner, type), keeping file order inside an RRset.
+    std::vector<uint32_t> order(recs.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        if (recs[a].owner != recs[b].owner) return recs[a].owner < recs[b].owner;
+        return recs[a].type < recs[b].type;
+    });
+
+    // Nodes: every owner, every empty non-terminal between an owner and the apex (RFC 4592 §2.2.2).
+    std::unordered_map<std::string, uint32_t> byName;
+    std::vector<std::string> names;
+    auto addNode = [&](std::string_view n) -> uint32_t {
+        auto it = byName.find(std::string(n));
+        if (it != byName.end()) return it->second;
+        uint32_t idx = uint32_t(names.size());
+        names.emplace_back(n);
+        byName.emplace(std::string(n), idx);
+        return idx;
+    };
+    addNode(apex);
+    for (uint32_t i : order) {
+        std::string_view n = recs[i].owner;
+        if (byName.count(std::string(n))) continue;
+        std::vector<std::string_view> chain;
+        for (std::string_view p = n; p.size() > apex.size(); p = parentOf(p)) chain.push_back(p);
+        for (auto it = chain.rbegin(); it != chain.rend(); ++it) addNode(*it);
+    }
+
+    z->nodes_.resize(names.size());
+    for (uint32_t i = 0; i < names.size(); ++i) {
+        Node& nd = z->nodes_[i];
+        nd.nameOff = z->addBytes(names[i]);
+        nd.nameLen = uint16_t(names[i].size());
+        nd.flags = 0;
+        nd.firstSet = 0;
+        nd.setCount = 0;
+        nd.dynamic = -1;
+    }
+    z->apexNode_ = 0;
+    z->nodes_[0].flags |= kNodeApex;
+
+    // RRsets, node by node in the order of `order` (owners sorted). Nodes get contiguous RRset ranges because
+    // records of one owner are adjacent in `order`.
+    size_t k = 0;
+    std::vector<RRset> sets;
+    std::vector<Rdata> rds;
+    std::vector<uint32_t> nodeFirst(names.size(), kNone), nodeCount(names.size(), 0);
+    while (k < order.size()) {
+        const SourceRecord& first = recs[order[k]];
+        uint32_t nodeIdx = byName.at(first.owner);
+        size_t e = k;
+        while (e < order.size() && recs[order[e]].owner == first.owner) ++e;
+        // [k, e) is one owner. CNAME beside other data (RFC 1034 §3.6.2; RRSIG/NSEC may coexist, RFC 4035
+        // §2.5).
+        const SourceRecord* cname = nullptr;
+        const SourceRecord* other = nullptr;
+        int cnameCount = 0;
+        for (size_t j = k; j < e; ++j) {
+            const auto& r = recs[order[j]];
+            if (r.type == kTypeCNAME) {
+                ++cnameCount;
+                if (!cname || r.line > cname->line) cname = &r;
+            } else if (r.type != kTypeRRSIG && r.type != kTypeNSEC) {
+                if (!other || r.line > other->line) other = &r;
+            }
+        }
+        if (cname && other) {
+            const SourceRecord& later =
+                (other->file == cname->file && other->line > cname->line) ? *other : *cname;
+            error = fmt::format("{}: CNAME beside other data at {} (RFC 1034 §3.6.2)", where(later),
+                                nameToText(first.owner));
+            return nullptr;
+        }
+        if (cnameCount > 1) {
+            // Identical duplicates are dropped below; two different CNAMEs are an error (RFC 2181 §10.1).
+            std::string firstRd;
+            for (size_t j = k; j < e; ++j) {
+                const auto& r = recs[order[j]];
+                if (r.type != kTypeCNAME) continue;
+                if (firstRd.empty())
+                    firstRd = r.rdata;
+                else if (r.rdata.size() != firstRd.size() ||
+                         strncasecmp(r.rdata.data(), firstRd.data(), firstRd.size()) != 0) {
+                    error = fmt::format("{}: more than one CNAME at {} (RFC 2181 §10.1)", where(r),
+                                        nameToText(first.owner));
+                    return nullptr;
+                }
+            }
+        }
+        if (first.owner == apex) {
+            bool hasNs = false;
+            for (size_t j = k; j < e; ++j) hasNs |= recs[order[j]].type == kTypeNS;
+            if (!hasNs) {
+                error = fmt::format("{}:{}: no NS records at the apex {}", soaFile, soaLine, z->nameText_);
+                return nullptr;
+            }
+        }
+        nodeFirst[nodeIdx] = uint32_t(sets.size());
+        for (size_t j = k; j < e;) {
+            uint16_t type = recs[order[j]].type;
+            size_t te = j;
+            while (te < e && recs[order[te]].type == type) ++te;
+            RRset s{type, UINT32_MAX, uint32_t(rds.size()), 0};
+            for (size_t m = j; m < te; ++m) {
+                const auto& r = recs[order[m]];
+                // RFC 2181 §5: duplicate records are one record. §5.2: differing TTLs in an RRset are treated
+                // as the lowest of them.
+                bool dup = false;
+                for (uint32_t q = s.first; q < s.first + s.count && !dup; ++q)
+                    dup = rds[q].len == r.rdata.size() &&
+                          std::memcmp(z->bytes_.data() + rds[q].offset, r.rdata.data(), r.rdata.size()) == 0;
+                s.ttl = std::min(s.ttl, r.ttl);
+                if (dup) continue;
+                rds.push_back(Rdata{z->addBytes(r.rdata), uint16_t(r.rdata.size()), kNone});
+                ++s.count;
+            }
+            sets.push_back(s);
+            ++nodeCount[nodeIdx];
+            j = te;
+        }
+        k = e;
+    }
+    if (!byName.count(apex) || nodeCount[0] == 0) {
+        error = fmt::format("{}:{}: no NS records at the apex {}", soaFile, soaLine, z->nameText_);
+        return nullptr;
+    }
+    z->rrsets_ = std::move(sets);
+    z->rdatas_ = std::move(rds);
+    for (uint32_t i = 0; i < names.size(); ++i) {
+        if (nodeFirst[i] != kNone) {
+            z->nodes_[i].firstSet = nodeFirst[i];
+            z->nodes_[i].setCount = nodeCount[i];
+        } else {
+            z->nodes_[i].firstSet = 0;
+            z->nodes_[i].setCount = 0;
+        }
+    }
+    z->buildIndex();
+
+    // Zone cuts and what they occlude.
+    for (uint32_t i = 1; i < z->nodes_.size(); ++i)
+        if (z->rrset(z->nodes_[i], kTypeNS)) z->nodes_[i].flags |= kNodeDelegation;
+    for (uint32_t i = 1; i < z->nodes_.size(); ++i) {
+        std::string_view n = z->nodeName(z->nodes_[i]);
+        for (std::string_view p = parentOf(n); p.size() > apex.size(); p = parentOf(p)) {
+            uint32_t a = z->find(p);
+            if (a != kNone && (z->nodes_[a].flags & kNodeDelegation)) {
+                z->nodes_[i].flags |= kNodeOccluded;
+                break;
+            }
+        }
+    }
+
+    // Resolve the names inside NS/MX/SRV/CNAME rdata to nodes of this zone.
+    uint8_t lower[kMaxNameLen];
+    for (const RRset& s : z->rrsets_) {
+        int off = targetNameOffset(s.type);
+        if (off < 0) continue;
+        for (uint32_t q = s.first; q < s.first + s.count; ++q) {
+            Rdata& rd = z->rdatas_[q];
+            if (rd.len <= off) continue;
+            size_t len = wireNameLen(z->bytes_.data() + rd.offset + off, rd.len - off);
+            if (len == 0 || len > kMaxNameLen) continue;
+            std::memcpy(lower, z->bytes_.data() + rd.offset + off, len);
+            lowerName(lower, len);
+            rd.target = z->find({reinterpret_cast<const char*>(lower), len});
+        }
+    }
+
+    z->soa_ = z->rrset(z->nodes_[0], kTypeSOA);
+    const Rdata& sr = z->rdatas_[z->soa_->first];
+    const uint8_t* p = z->bytes_.data() + sr.offset + sr.len - 20;
+    auto be32 = [](const uint8_t* b) {
+        return (uint32_t(b[0]) << 24) | (uint32_t(b[1]) << 16) | (uint32_t(b[2]) << 8) | b[3];
+    };
+    z->serial_ = be32(p);
+    z->negTtl_ = std::min(z->soa_->ttl, be32(p + 16));
+    return z;
+}
+
+}  // namespace gslb::zones

@@ -1,0 +1,122 @@
+// A compiled, immutable, lookup-ready zone (STYLE.md 2): every owner name lower-cased in wire form, rdata as
+// uncompressed wire bytes, empty non-terminals materialised as nodes, delegation points and the names they
+// occlude marked, and the names inside NS/MX/SRV/CNAME rdata resolved to nodes of this zone. The query path
+// only hashes and compares bytes here; the zone parser (ldns) runs at load time only.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zones/name.hpp"
+
+namespace gslb::zones {
+
+inline constexpr uint32_t kNone = UINT32_MAX;
+
+/// One record's data: bytes [offset, offset+len) of Zone::bytes_. `target` is the node (in this zone) that
+/// the domain name inside the rdata names, for NS, MX, SRV and CNAME; kNone otherwise or when not in this
+/// zone.
+struct Rdata {
+    uint32_t offset;
+    uint16_t len;
+    uint32_t target;
+};
+
+/// All records of one (owner, type): rdatas_[first, first+count). One TTL per RRset (RFC 2181 §5.2).
+struct RRset {
+    uint16_t type;
+    uint32_t ttl;
+    uint32_t first;
+    uint32_t count;
+};
+
+enum NodeFlags : uint16_t {
+    kNodeApex = 1,
+    kNodeDelegation = 2,  // NS below the apex: a zone cut (RFC 1034 §4.2.1)
+    kNodeOccluded = 4,    // strictly below a zone cut: glue or occluded data, never authoritative
+};
+
+/// One owner name (or empty non-terminal). rrsets_[firstSet, firstSet+setCount), sorted by type.
+struct Node {
+    uint32_t nameOff;  // into bytes_: lower-case wire name
+    uint16_t nameLen;
+    uint16_t flags;
+    uint32_t firstSet;
+    uint32_t setCount;
+    int32_t dynamic;  // GSLB hostname id assigned by the server (-1: a static name)
+};
+
+/// One record as read from a master file, before compilation. Names are lower-cased wire; rdata is
+/// uncompressed wire with the names in the case the file wrote them.
+struct SourceRecord {
+    WireName owner;
+    uint16_t type;
+    uint32_t ttl;
+    std::string rdata;
+    std::string file;
+    int line;
+};
+
+class Zone {
+  public:
+    /// Name of the zone (lower-case wire) and its presentation form.
+    std::string_view apex() const { return apex_; }
+    const std::string& name() const { return nameText_; }
+    const std::string& file() const { return file_; }
+
+    /// Exact lookup of a lower-case wire name. Returns the node index or kNone. O(1), no allocation.
+    uint32_t find(std::string_view lowerWire) const;
+
+    const Node& node(uint32_t i) const { return nodes_[i]; }
+    Node& mutableNode(uint32_t i) { return nodes_[i]; }  // only while building a snapshot (GSLB binding)
+    uint32_t nodeCount() const { return uint32_t(nodes_.size()); }
+    std::string_view nodeName(const Node& n) const {
+        return {reinterpret_cast<const char*>(bytes_.data()) + n.nameOff, n.nameLen};
+    }
+    /// The RRset of `type` at node `n`, or nullptr.
+    const RRset* rrset(const Node& n, uint16_t type) const;
+    const RRset* rrsetsBegin(const Node& n) const { return rrsets_.data() + n.firstSet; }
+    const RRset* rrsetsEnd(const Node& n) const { return rrsets_.data() + n.firstSet + n.setCount; }
+    const Rdata& rdata(uint32_t i) const { return rdatas_[i]; }
+    const uint8_t* bytes(const Rdata& r) const { return bytes_.data() + r.offset; }
+
+    uint32_t apexNode() const { return apexNode_; }
+    const RRset& soa() const { return *soa_; }
+    /// TTL of the SOA in negative answers: min(SOA TTL, SOA MINIMUM) (RFC 2308 §3).
+    uint32_t negativeTtl() const { return negTtl_; }
+    uint32_t serial() const { return serial_; }
+    size_t recordCount() const { return rdatas_.size(); }
+
+    /// Builds a zone from parsed records, applying the checks of issue 2 / RFC 1034 / RFC 2181: exactly one
+    /// SOA at the apex, NS at the apex, no CNAME beside other data (RFC 1034 §3.6.2, RFC 2181 §10.1), no
+    /// records outside the zone. On failure returns nullptr and sets `error` to "file:line: message".
+    static std::unique_ptr<Zone> compile(const WireName& apex, std::vector<SourceRecord>&& records,
+                                         const std::string& file, std::string& error);
+
+  private:
+    uint32_t addBytes(std::string_view b);
+    void buildIndex();
+    uint32_t hashOf(std::string_view s) const;
+
+    std::string apex_;
+    std::string nameText_;
+    std::string file_;
+    std::vector<uint8_t> bytes_;
+    std::vector<Node> nodes_;
+    std::vector<RRset> rrsets_;
+    std::vector<Rdata> rdatas_;
+    std::vector<uint32_t> index_;  // open addressing, power-of-two size, node indices or kNone
+    uint32_t mask_ = 0;
+    uint32_t apexNode_ = kNone;
+    const RRset* soa_ = nullptr;
+    uint32_t negTtl_ = 0;
+    uint32_t serial_ = 0;
+};
+
+/// Offset of the domain name within the rdata of `type` that additional-section processing or CNAME chasing
+/// follows (NS, CNAME: 0; MX: 2; SRV: 6), or -1.
+int targetNameOffset(uint16_t type);
+
+}  // namespace gslb::zones

@@ -1,0 +1,39 @@
+// The set of zones one server serves: an immutable snapshot once built (STYLE.md 3).
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "zones/zone.hpp"
+
+namespace gslb::zones {
+
+class ZoneDb {
+  public:
+    /// Adds a zone; false when a zone of that name is already there.
+    bool add(std::unique_ptr<Zone> z);
+
+    /// The most specific zone that holds `lower` (lower-case wire, labels at `labelOff`), on label
+    /// boundaries; nullptr when none does (the server then answers REFUSED). O(labels) hash look-ups, no
+    /// allocation.
+    const Zone* findZone(const uint8_t* lower, size_t len, const uint8_t* labelOff, size_t labels) const;
+    /// Same for a name given as a wire string (build time, tools).
+    const Zone* findZone(std::string_view lowerWire) const;
+    /// The zone whose apex is exactly `lowerWire`, or nullptr.
+    const Zone* zone(std::string_view lowerWire) const;
+
+    const std::vector<std::unique_ptr<Zone>>& zones() const { return zones_; }
+    std::vector<std::unique_ptr<Zone>>& zones() { return zones_; }
+
+  private:
+    struct Hash {
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+    std::vector<std::unique_ptr<Zone>> zones_;
+    std::unordered_map<std::string, const Zone*, Hash, std::equal_to<>> byApex_;
+};
+
+}  // namespace gslb::zones
