@@ -72,6 +72,33 @@ std::string resolvePath(const std::string& base, const std::string& p) {
     return dirOf(base) + "/" + p;
 }
 
+// Reads the policy keys of [defaults] or of one [hostname."…"], each defaulting to `base`.
+PolicyConf readPolicy(TableReader& t, const PolicyConf& base) {
+    PolicyConf p;
+    p.ttl = uint32_t(t.getInt("ttl", base.ttl, 0, 2147483647));
+    p.answers = uint16_t(t.getInt("answers", base.answers, 1, 64));
+    p.fallback = t.getString("fallback", base.fallback);
+    if (p.fallback != "all" && p.fallback != "none") {
+        uint8_t buf[16];
+        if (inet_pton(AF_INET, p.fallback.c_str(), buf) != 1 &&
+            inet_pton(AF_INET6, p.fallback.c_str(), buf) != 1)
+            t.fail(t.raw("fallback"), "fallback",
+                   fmt::format("\"{}\" is not all, none or an IPv4/IPv6 address", p.fallback));
+    }
+    p.policy = t.getStrings("policy", base.policy);
+    p.sessionThreshold = t.getNumber("session_threshold", base.sessionThreshold, 0, 100);
+    p.sessionTolerance = t.getNumber("session_tolerance", base.sessionTolerance, 0, 100);
+    p.flashbackTolerance = t.getNumber("flashback_tolerance", base.flashbackTolerance, 0, 100);
+    p.factor = t.getNumber("factor", base.factor, 0, 1000);
+    p.maxAge = int(t.getInt("max_age", base.maxAge, 0, 86400 * 365));
+    return p;
+}
+
+bool validAddress(const std::string& a) {
+    uint8_t buf[16];
+    return inet_pton(AF_INET, a.c_str(), buf) == 1 || inet_pton(AF_INET6, a.c_str(), buf) == 1;
+}
+
 }  // namespace
 
 bool parseListen(const std::string& text, ListenAddr& out) {
@@ -139,7 +166,7 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                        fmt::format("\"{}\" is not ADDRESS:PORT or [ADDRESS]:PORT", l));
             out.server.listen.push_back(a);
         }
-        out.server.workers = int(s.getInt("workers", 2, 1, 64));
+        out.server.workers = int(s.getInt("workers", 2, 1, kMaxWorkers));
         out.server.udpPayloadMax = uint16_t(s.getInt("udp_payload_max", 1232, 512, 65535));
         out.server.tcpIdleTimeout = int(s.getInt("tcp_idle_timeout", 10, 1, 3600));
         out.server.tcpMaxConnections = int(s.getInt("tcp_max_connections", 1024, 1, 1000000));
@@ -192,6 +219,153 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
             }
         }
         if (out.zones.empty()) top.fail(nullptr, "zone", "no [[zone]] configured: nothing to serve");
+
+        // [defaults]
+        {
+            const toml::table* dt = top.getTable("defaults");
+            TableReader d(dt ? *dt : empty, path, "[defaults]");
+            out.defaults = readPolicy(d, PolicyConf{});
+            d.finish();
+        }
+
+        // [check.NAME]
+        if (const toml::table* cts = top.getTable("check")) {
+            for (const auto& [k, v] : *cts) {
+                std::string name(k.str());
+                const toml::table* ct = v.as_table();
+                if (!ct) top.fail(&v, "check", fmt::format("check.{} must be a table", name));
+                TableReader c(*ct, path, fmt::format("[check.{}]", name));
+                CheckConf cc;
+                cc.name = name;
+                cc.line = c.line();
+                cc.type = c.getString("type", "tcp");
+                if (cc.type != "tcp" && cc.type != "http" && cc.type != "none")
+                    c.fail(c.raw("type"), "type", fmt::format("\"{}\" is not tcp, http or none", cc.type));
+                cc.port = int(c.getInt("port", 80, 1, 65535));
+                cc.path = c.getString("path", "/");
+                if (cc.path.empty() || cc.path[0] != '/') c.fail(c.raw("path"), "path", "must start with /");
+                cc.host = c.getString("host", "");
+                cc.expectStatus.clear();
+                if (const toml::node* es = c.raw("expect_status")) {
+                    const toml::array* a = es->as_array();
+                    if (!a || a->empty())
+                        c.fail(es, "expect_status", "must be a non-empty array of HTTP status codes");
+                    for (const auto& e : *a) {
+                        auto v2 = e.value<int64_t>();
+                        if (!e.is_integer() || !v2 || *v2 < 100 || *v2 > 599)
+                            c.fail(&e, "expect_status", "must hold HTTP status codes (100..599)");
+                        cc.expectStatus.push_back(int(*v2));
+                    }
+                } else {
+                    cc.expectStatus = {200};
+                }
+                cc.expectBody = c.getString("expect_body", "");
+                cc.interval = c.getNumber("interval", 5, 0.05, 86400);
+                cc.timeout = c.getNumber("timeout", 2, 0.01, 3600);
+                if (cc.timeout > cc.interval)
+                    c.fail(c.raw("timeout"), "timeout",
+                           fmt::format("{} s is longer than the interval ({} s)", cc.timeout, cc.interval));
+                cc.rise = int(c.getInt("rise", 2, 1, 100));
+                cc.fall = int(c.getInt("fall", 3, 1, 100));
+                c.finish();
+                out.checks.emplace(name, cc);
+            }
+        }
+
+        // [site.NAME]
+        if (const toml::table* sts = top.getTable("site")) {
+            for (const auto& [k, v] : *sts) {
+                std::string name(k.str());
+                const toml::table* stt = v.as_table();
+                if (!stt) top.fail(&v, "site", fmt::format("site.{} must be a table", name));
+                TableReader si(*stt, path, fmt::format("[site.{}]", name));
+                SiteConf sc;
+                sc.name = name;
+                sc.line = si.line();
+                sc.preference = int(si.getInt("preference", 128, 0, 255));
+                si.finish();
+                out.sites.push_back(sc);
+            }
+        }
+
+        // [load]: mod_cluster load metrics
+        if (const toml::table* lt = top.getTable("load")) {
+            TableReader l(*lt, path, "[load]");
+            out.load.decay = l.getNumber("decay", 2, 1, 1000);
+            out.load.history = int(l.getInt("history", 9, 0, 64));
+            if (const toml::table* mt = l.getTable("metric")) {
+                for (const auto& [k, v] : *mt) {
+                    const toml::table* m = v.as_table();
+                    if (!m) l.fail(&v, "metric", fmt::format("metric.{} must be a table", k.str()));
+                    TableReader mr(*m, path, fmt::format("[load.metric.{}]", k.str()));
+                    LoadMetricConf lm;
+                    lm.name = std::string(k.str());
+                    lm.weight = mr.getNumber("weight", 1, 0, 1e6);
+                    lm.capacity = mr.getNumber("capacity", 1, 1e-9, 1e18);
+                    mr.finish();
+                    out.load.metrics.push_back(lm);
+                }
+            }
+            l.finish();
+        }
+
+        // [hostname."NAME"] and its [[hostname."NAME".service]]
+        if (const toml::table* hts = top.getTable("hostname")) {
+            for (const auto& [k, v] : *hts) {
+                std::string name(k.str());
+                const toml::table* ht = v.as_table();
+                std::string hp = fmt::format("hostname \"{}\"", name);
+                if (!ht) top.fail(&v, "hostname", fmt::format("{} must be a table", hp));
+                TableReader h(*ht, path, hp);
+                HostnameConf hc;
+                hc.name = name;
+                hc.line = h.line();
+                hc.policy = readPolicy(h, out.defaults);
+                const toml::node* sn = h.raw("service");
+                if (!sn)
+                    h.fail(nullptr, "service", "has no [[hostname.\"…\".service]]: nothing to choose from");
+                const toml::array* sa = sn->as_array();
+                if (!sa) h.fail(sn, "service", "must be an array of tables");
+                int i = 0;
+                for (const auto& e : *sa) {
+                    ++i;
+                    const toml::table* st2 = e.as_table();
+                    if (!st2) h.fail(&e, "service", "must be an array of tables");
+                    TableReader sr(*st2, path, fmt::format("{} service {}", hp, i));
+                    ServiceConf sc;
+                    sc.line = sr.line();
+                    sc.address = sr.getString("address", "");
+                    if (!validAddress(sc.address))
+                        sr.fail(sr.raw("address"), "address",
+                                fmt::format("\"{}\" is not an IPv4 or IPv6 address", sc.address));
+                    sc.site = sr.getString("site", "");
+                    if (sc.site.empty()) sr.fail(nullptr, "site", "is required");
+                    bool known = false;
+                    for (const auto& si : out.sites) known |= si.name == sc.site;
+                    if (!known)
+                        sr.fail(sr.raw("site"), "site",
+                                fmt::format("unknown site \"{}\" (no [site.{}])", sc.site, sc.site));
+                    sc.weight = sr.getNumber("weight", 1, 0, 1e6);
+                    sc.capacity = sr.getNumber("capacity", 0, 0, 1e12);
+                    sc.check = sr.getString("check", "");
+                    if (!sc.check.empty() && !out.checks.count(sc.check))
+                        sr.fail(sr.raw("check"), "check",
+                                fmt::format("unknown check \"{}\" (no [check.{}])", sc.check, sc.check));
+                    sc.checkAddress = sr.getString("check_address", "");
+                    if (!sc.checkAddress.empty() && !validAddress(sc.checkAddress))
+                        sr.fail(sr.raw("check_address"), "check_address", "is not an IPv4 or IPv6 address");
+                    sc.port = int(sr.getInt("port", 0, 0, 65535));
+                    for (const auto& other : hc.services)
+                        if (other.address == sc.address)
+                            sr.fail(sr.raw("address"), "address",
+                                    fmt::format("{} is described twice", sc.address));
+                    sr.finish();
+                    hc.services.push_back(sc);
+                }
+                h.finish();
+                out.hostnames.push_back(std::move(hc));
+            }
+        }
         top.finish();
     } catch (const ConfigError& e) {
         error = e.what();

@@ -12,6 +12,8 @@
 
 namespace gslb::server {
 
+inline constexpr int kMaxWorkers = 64;  // [server] workers upper bound; answer counters keep one row each
+
 /// An address and port to listen on ("127.0.0.1:5353", "[::1]:5353", "0.0.0.0:53").
 struct ListenAddr {
     std::string text;
@@ -50,11 +52,81 @@ struct ZoneConf {
     std::string file;  // path, resolved against the config file's directory
 };
 
+/// Per-hostname behaviour; [defaults] gives every key's default, each [hostname."…"] may override it.
+struct PolicyConf {
+    uint32_t ttl = 30;                // s
+    uint16_t answers = 1;             // records per answer (distinct services)
+    std::string fallback = "all";     // all | none | an address (when `health` leaves nothing)
+    std::vector<std::string> policy;  // stage names; empty: the default policy
+    double sessionThreshold = 90;     // percent of the session table used
+    double sessionTolerance = 10;     // percent
+    double flashbackTolerance = 10;   // percent
+    double factor = 0;  // close-enough factor (least-connections, cpu): value <= best * (1 + factor)
+    int maxAge = 60;    // s: older reports count as unknown
+};
+
+/// A named health check ([check.NAME]); the checks themselves run in the control thread (issue 4).
+struct CheckConf {
+    std::string name;
+    std::string type = "tcp";  // tcp | http | none
+    int port = 80;
+    std::string path = "/";  // http
+    std::string host;        // http Host header; default: the hostname checked
+    std::vector<int> expectStatus = {200};
+    std::string expectBody;  // http: substring the body must hold; empty: any body
+    double interval = 5;     // s
+    double timeout = 2;      // s
+    int rise = 2;            // consecutive successes to go up
+    int fall = 3;            // consecutive failures to go down
+    int line = 0;
+};
+
+struct SiteConf {
+    std::string name;
+    int preference = 128;  // 0..255; 0 takes the site out (Brocade ADX)
+    int line = 0;
+};
+
+struct ServiceConf {
+    std::string address;  // one of the hostname's A/AAAA records
+    std::string site;
+    double weight = 1;
+    double capacity = 0;       // informational (sessions/connections the service can take); 0: unknown
+    std::string check;         // a [check.NAME]; empty: no health check (counts as up)
+    std::string checkAddress;  // check this address instead of `address` (a VIP checked through another)
+    int port = 0;              // check this port instead of the check's
+    int line = 0;
+};
+
+struct HostnameConf {
+    std::string name;  // absolute, as written
+    PolicyConf policy;
+    std::vector<ServiceConf> services;
+    int line = 0;
+};
+
+/// mod_cluster load metrics reported by sites ("loads": {"busy": 0.3}) for the `load-factor` chooser.
+struct LoadMetricConf {
+    std::string name;
+    double weight = 1;
+    double capacity = 1;
+};
+struct LoadConf {
+    double decay = 2;  // D
+    int history = 9;   // H
+    std::vector<LoadMetricConf> metrics;
+};
+
 struct Config {
     std::string path;
     ServerConf server;
     ControlConf control;
     std::vector<ZoneConf> zones;
+    PolicyConf defaults;
+    std::map<std::string, CheckConf> checks;
+    std::vector<SiteConf> sites;
+    std::vector<HostnameConf> hostnames;
+    LoadConf load;
 };
 
 /// Reads and checks `path`. On failure returns false and sets `error` to "file:line: path: message".

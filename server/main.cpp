@@ -26,12 +26,12 @@ struct Daemon {
     // SIGHUP: build a whole new snapshot; publish it only if everything loaded (STYLE.md 3).
     void reload() {
         std::string error;
-        auto s = buildSnapshot(configPath, error);
+        auto old = shared.holder.get();
+        auto s = buildSnapshot(configPath, old.get(), error);
         if (!s) {
             log::error("reload failed, still serving the previous configuration: {}", error);
             return;
         }
-        auto old = shared.holder.get();
         if (old && !sameListeners(old->config, s->config))
             log::warn("reload: listen addresses changed; they take effect at the next restart");
         size_t records = 0;
@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
 
     std::string error;
-    auto snap = buildSnapshot(config, error);
+    auto snap = buildSnapshot(config, nullptr, error);
     if (!snap) {
         log::error("{}", error);
         return 1;

@@ -6,7 +6,8 @@
 
 namespace gslb::server {
 
-std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, std::string& error) {
+std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot* previous,
+                                        std::string& error) {
     auto s = std::make_shared<Snapshot>();
     if (!loadConfig(path, s->config, error)) return nullptr;
     for (const auto& zc : s->config.zones) {
@@ -17,6 +18,8 @@ std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, std::string& er
             return nullptr;
         }
     }
+    if (!buildGslb(s->config, s->db, previous ? &previous->gslb : nullptr, kMaxWorkers, s->gslb, error))
+        return nullptr;
     s->answer.udpPayloadMax = s->config.server.udpPayloadMax;
     s->answer.identity = s->config.server.identity;
     s->answer.version = s->config.server.version;

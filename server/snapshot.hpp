@@ -8,6 +8,7 @@
 #include <string>
 
 #include "server/config.hpp"
+#include "server/gslb.hpp"
 #include "zones/answer.hpp"
 #include "zones/zonedb.hpp"
 
@@ -17,11 +18,15 @@ struct Snapshot {
     Config config;
     zones::ZoneDb db;
     zones::AnswerOptions answer;
+    Gslb gslb;
 };
 
-/// Loads the config at `path` and every zone it names, and checks them together. nullptr and `error`
-/// ("file:line: message") when anything is wrong; nothing half-built escapes.
-std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, std::string& error);
+/// Loads the config at `path` and every zone it names, binds the GSLB hostnames, and checks them together.
+/// `previous` (may be null) lends its service state (health, drain, reports) to the (site, address) pairs
+/// that are still there. nullptr and `error` ("file:line: message") when anything is wrong; nothing
+/// half-built escapes.
+std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot* previous,
+                                        std::string& error);
 
 class SnapshotHolder {
   public:

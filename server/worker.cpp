@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <random>
 
 #include "server/log.hpp"
 
@@ -38,7 +39,8 @@ struct Worker::TcpConn {
     bool closing = false;
 };
 
-Worker::Worker(int id, Shared& shared) : id_(id), shared_(shared) {
+Worker::Worker(int id, Shared& shared)
+    : id_(id), shared_(shared), selector_(size_t(id), uint64_t(std::random_device{}()) << 32 | uint64_t(id)) {
     base_ = event_base_new();
     recvBuf_.resize(size_t(kBatch) * kRecvSize);
     sendBuf_.resize(size_t(kBatch) * kSendSize);
@@ -55,7 +57,9 @@ Worker::~Worker() {
 }
 
 const Snapshot& Worker::snapshot() {
+    uint64_t before = gen_;
     shared_.holder.refresh(snap_, gen_);
+    if (gen_ != before) selector_.rebind(&snap_->gslb);
     return *snap_;
 }
 
@@ -145,9 +149,15 @@ void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
             uint8_t* obuf = w->sendBuf_.data() + size_t(m) * kSendSize;
             auto res = zones::answer(snap.db, snap.answer,
                                      {reinterpret_cast<uint8_t*>(iin[i].iov_base), in[i].msg_len}, false,
-                                     {obuf, kSendSize}, w->shared_.hook);
-            w->queries.fetch_add(1, std::memory_order_relaxed);
-            if (res.action != zones::Action::Send || res.len == 0) continue;
+                                     {obuf, kSendSize}, &w->selector_);
+            WorkerStats& st = w->shared_.stats[w->id_];
+            st.udp.fetch_add(1, std::memory_order_relaxed);
+            if (res.action != zones::Action::Send || res.len == 0) {
+                st.dropped.fetch_add(1, std::memory_order_relaxed);
+                continue;
+            }
+            st.count(res.qtype, res.rcode);
+            if (obuf[2] & 0x02) st.truncated.fetch_add(1, std::memory_order_relaxed);
             iout[m] = {obuf, res.len};
             std::memset(&out[m].msg_hdr, 0, sizeof(msghdr));
             out[m].msg_hdr.msg_name = &peers[i];
@@ -236,9 +246,10 @@ void Worker::onTcpRead(bufferevent* bev, void* arg) {
         if (evbuffer_get_length(in) < 2 + len) break;
         evbuffer_drain(in, 2);
         evbuffer_remove(in, query, len);
-        w->queries.fetch_add(1, std::memory_order_relaxed);
+        WorkerStats& st = w->shared_.stats[w->id_];
+        st.tcp.fetch_add(1, std::memory_order_relaxed);
         auto res = zones::answer(snap.db, snap.answer, {query, len}, true,
-                                 {w->tcpBuf_.data(), w->tcpBuf_.size()}, w->shared_.hook);
+                                 {w->tcpBuf_.data(), w->tcpBuf_.size()}, &w->selector_);
         size_t outLen = res.len;
         if (res.action == zones::Action::Axfr) {
             bool allowed = false;
@@ -256,7 +267,10 @@ void Worker::onTcpRead(bufferevent* bev, void* arg) {
             }
         } else if (res.action == zones::Action::Drop) {
             outLen = 0;
+            st.dropped.fetch_add(1, std::memory_order_relaxed);
         }
+        if (res.action != zones::Action::Drop)
+            st.count(res.qtype, res.action == zones::Action::Axfr && outLen ? 5 : res.rcode);
         if (outLen) {
             uint8_t l2[2] = {uint8_t(outLen >> 8), uint8_t(outLen)};
             evbuffer_add(outb, l2, 2);

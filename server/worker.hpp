@@ -12,7 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include "server/gslb.hpp"
 #include "server/snapshot.hpp"
+#include "server/stats.hpp"
 #include "zones/answer.hpp"
 
 namespace gslb::server {
@@ -21,7 +23,7 @@ namespace gslb::server {
 struct Shared {
     SnapshotHolder holder;
     std::atomic<int> tcpConnections{0};
-    zones::DynamicHook* hook = nullptr;  // GSLB selection (set before workers start)
+    WorkerStats stats[kMaxWorkers];  // [worker id]; read by the control API
 };
 
 class Worker {
@@ -37,9 +39,6 @@ class Worker {
     void start();
     /// Asks the worker's loop to end (thread-safe), then joins it.
     void stop();
-
-    // Per-worker counters, read by the control thread (relaxed: statistics only).
-    std::atomic<uint64_t> queries{0};
 
   private:
     struct UdpSocket;
@@ -59,6 +58,7 @@ class Worker {
     std::vector<evconnlistener*> tcp_;
     std::shared_ptr<const Snapshot> snap_;
     uint64_t gen_ = 0;
+    Selector selector_;
     std::vector<uint8_t> recvBuf_, sendBuf_, tcpBuf_;
     std::thread thread_;
 };

@@ -1,0 +1,42 @@
+#pragma once
+// One candidate of a GSLB hostname on the query path: a plain value the server fills per query from the
+// StateTable (see fillCandidate in state_table.hpp) and the selection pipeline filters in place.
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+namespace gslb::metrics {
+
+// Most services one hostname may have. Choosers keep per-service state in fixed arrays of this size (no heap
+// on the query path, STYLE.md 7) and `select` tracks answered services in a 64-bit mask, so the config
+// loader must refuse a hostname with more services than this.
+inline constexpr std::size_t kMaxServices = 64;
+
+// Health of a service as its checks see it. Unknown = the first check has not finished yet, or the service
+// has no check (`check = "none"` or absent).
+enum class Health : std::uint8_t { Unknown = 0, Up = 1, Down = 2 };
+
+// NaN: the value of every metric that is unknown (never reported, or reported longer ago than max_age —
+// DESIGN.md "Stale metrics": stale counts as unknown, never as zero).
+inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+
+struct Candidate {
+    std::uint16_t index =
+        0;  // position in the hostname's service list, < kMaxServices; what select() returns
+    Health health = Health::Unknown;
+    bool enabled = true;             // admin state of the service (false = drained)
+    bool siteUp = true;              // the site is up
+    bool siteEnabled = true;         // admin state of the site (false = drained)
+    std::uint8_t preference = 128;   // site admin preference 0..255, higher wins; 0 takes the site out
+    double connections = kUnknown;   // reported connections of the service (count)
+    double cpu = kUnknown;           // site load balancer CPU, percent 0..100
+    double sessionsUsed = kUnknown;  // site session table entries in use (count)
+    double sessionsMax = kUnknown;   // site session table size (count)
+    double l7Ms = kUnknown;          // FlashBack L7 (application) time, ms; slowest application if several
+    double l4Ms = kUnknown;          // FlashBack L4 (TCP connect) time, ms; slowest if several
+    double weight = 1.0;             // configured service weight (weighted choosers), >= 0
+    double loadFactor = kUnknown;    // mod_cluster load balance factor 0..100, higher = less loaded
+};
+
+}  // namespace gslb::metrics

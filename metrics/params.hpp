@@ -1,0 +1,17 @@
+#pragma once
+// Per-hostname policy parameters (the TOML keys session_threshold, session_tolerance, flashback_tolerance,
+// factor, answers; DESIGN.md "The config file"). Ranges are checked by Policy::compile.
+
+#include <cstdint>
+
+namespace gslb::metrics {
+
+struct Params {
+    double sessionThreshold = 90.0;    // percent of the session table in use, 0..100 (session-threshold)
+    double sessionTolerance = 10.0;    // percent, 0..100 (session-capacity), Brocade tolerance rule
+    double flashbackTolerance = 10.0;  // percent, 0..100 (flashback), Brocade tolerance rule
+    double factor = 0.0;               // >= 0, HP close-enough factor (least-connections, cpu)
+    std::uint16_t answers = 1;         // records per answer, 1..kMaxServices
+};
+
+}  // namespace gslb::metrics

@@ -1,0 +1,89 @@
+#include "metrics/policy.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace gslb::metrics {
+namespace {
+
+std::string choosersList() {
+    std::string out;
+    for (const auto& s : allStages()) {
+        if (!s.isChooser) continue;
+        if (!out.empty()) out += ", ";
+        out += s.name;
+    }
+    return out;
+}
+
+// NaN fails both comparisons, so it is refused too.
+bool inRange(double v, double lo, double hi) {
+    return v >= lo && v <= hi;
+}
+
+}  // namespace
+
+const std::vector<std::string>& Policy::defaultStageNames() {
+    static const std::vector<std::string> names{"health",    "session-threshold", "session-capacity",
+                                                "flashback", "least-connections", "random"};
+    return names;
+}
+
+Policy Policy::defaultPolicy() {
+    return std::move(compile(defaultStageNames(), Params{})).value();
+}
+
+Result<Policy> Policy::compile(const std::vector<std::string>& stageNames, const Params& params) {
+    const auto fail = [](std::string msg) { return Result<Policy>::failure(std::move(msg)); };
+
+    if (!inRange(params.sessionThreshold, 0, 100))
+        return fail(
+            fmt::format("session_threshold = {} is out of range 0..100 (percent)", params.sessionThreshold));
+    if (!inRange(params.sessionTolerance, 0, 100))
+        return fail(
+            fmt::format("session_tolerance = {} is out of range 0..100 (percent)", params.sessionTolerance));
+    if (!inRange(params.flashbackTolerance, 0, 100))
+        return fail(fmt::format("flashback_tolerance = {} is out of range 0..100 (percent)",
+                                params.flashbackTolerance));
+    if (!(params.factor >= 0) || !std::isfinite(params.factor))
+        return fail(fmt::format("factor = {} is out of range (a finite number >= 0)", params.factor));
+    if (params.answers < 1 || params.answers > kMaxServices)
+        return fail(fmt::format("answers = {} is out of range 1..{}", params.answers, kMaxServices));
+
+    Policy p;
+    p.params_ = params;
+    bool seen[kStageCount] = {};
+    for (std::size_t i = 0; i < stageNames.size(); ++i) {
+        const StageInfo* s = findStage(stageNames[i]);
+        if (s == nullptr)
+            return fail(fmt::format("unknown stage \"{}\" (known: {})", stageNames[i], knownStageNames()));
+        auto& was = seen[static_cast<std::size_t>(s->kind)];
+        if (was) return fail(fmt::format("stage \"{}\" appears twice", s->name));
+        was = true;
+        if (s->isChooser) {
+            if (p.chooser_ != nullptr)
+                return fail(fmt::format("policy has two choosers, \"{}\" and \"{}\": exactly one, last",
+                                        p.chooser_->name, s->name));
+            if (i + 1 != stageNames.size())
+                return fail(fmt::format("chooser \"{}\" must be the last stage", s->name));
+            p.chooser_ = s;
+        } else {
+            p.filters_[p.filterCount_++] = s;
+        }
+    }
+    if (p.chooser_ == nullptr)
+        return fail(fmt::format("policy must end with exactly one chooser (one of: {})", choosersList()));
+    return Result<Policy>::success(p);
+}
+
+std::string Policy::describe() const {
+    std::string out;
+    for (const StageInfo* s : filters()) {
+        out += s->name;
+        out += ", ";
+    }
+    if (chooser_ != nullptr) out += chooser_->name;
+    return out;
+}
+
+}  // namespace gslb::metrics

@@ -1,0 +1,14 @@
+// least-connections stage (HP SA9200, seed 001 "Least Connections" + "factor"). Rules in stages.hpp.
+#include "metrics/compare.hpp"
+#include "metrics/stages/filter_util.hpp"
+#include "metrics/stages/stages.hpp"
+
+namespace gslb::metrics {
+
+std::size_t filterLeastConnections(std::span<Candidate> in, const Params& params) {
+    return detail::keepBest(
+        in, [](const Candidate& c) { return c.connections; }, [](double a, double b) { return a < b; },
+        [&](double v, double best) { return withinFactor(v, best, params.factor); });
+}
+
+}  // namespace gslb::metrics

@@ -1,0 +1,111 @@
+#pragma once
+// Every selection stage, one file each in metrics/stages/ named after the stage (DESIGN.md "Selection: a
+// pipeline of stages"). Normally reached through the registry (stage_registry.hpp) and select(); declared
+// here so each can be tested alone.
+//
+// FILTER stages: (candidates, params) -> kept. They compact `in` in place, stable (kept candidates keep
+// their relative order), and return how many of the first elements are kept. Shared rules:
+//  * A metric that is unknown (NaN) for every candidate: all are kept (DESIGN.md).
+//  * Keep-the-best filters (session-capacity, flashback, least-connections, cpu): a candidate whose metric
+//    is unknown while another's is known is dropped — unknown never beats known. A site whose agent stopped
+//    reporting keeps its health-checked traffic only through the other stages' order, not by looking best.
+//  * Threshold filter (session-threshold): only what is known to be over the threshold is dropped; unknown
+//    is kept (the threshold can't say it is over).
+//  * Soft exclusion: a filter that would leave nothing keeps its whole input instead (Brocade falls through
+//    to the next metric when no site qualifies; answering nothing because every site is over 90 % is worse
+//    than answering one of them). Keep-the-best filters can't leave nothing anyway (the best is kept).
+//  * Hard exclusion: `health` and preference 0 are the operator's and the checks' "never answer this";
+//    they may leave nothing. select() reports that as AllDown / AllExcluded.
+//
+// CHOOSER stages: (active, taken, params, state, rng) -> position in `active` of the pick, or -1 for none.
+// `active` is every candidate that survived the filters (stateful choosers treat it as the active set);
+// `taken` is a mask of Candidate::index bits already answered in this response (answers > 1): those are
+// not picked again. Each pick advances the chooser's state as if it were one answer of its own.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "metrics/candidate.hpp"
+#include "metrics/chooser_state.hpp"
+#include "metrics/params.hpp"
+#include "metrics/rng.hpp"
+
+namespace gslb::metrics {
+
+using FilterFn = std::size_t (*)(std::span<Candidate> in, const Params& params);
+using ChooserFn = int (*)(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
+                          ChooserState& state, Rng& rng);
+
+// health (all seeds): keeps services whose health is Up or Unknown, that are enabled, and whose site is up
+// and enabled. Unknown counts as up: the server runs one round of checks before it answers (DESIGN.md
+// "Start-up"), so Unknown on the query path means "no check configured" or "service added by a reload and
+// not checked yet" — in both cases answering with it is what the operator configured. Hard: may keep 0.
+std::size_t filterHealth(std::span<Candidate> in, const Params& params);
+
+// session-threshold (Brocade): keeps sites whose sessionsUsed / sessionsMax * 100 <= sessionThreshold
+// (percent). Unknown use (NaN, or sessionsMax <= 0) is kept. If every site is over: keeps all (soft).
+std::size_t filterSessionThreshold(std::span<Candidate> in, const Params& params);
+
+// session-capacity (Brocade, seed 002): keeps sites whose available sessions (sessionsMax - sessionsUsed,
+// clamped at 0) are equal, within sessionTolerance percent of the larger, to the most available.
+std::size_t filterSessionCapacity(std::span<Candidate> in, const Params& params);
+
+// flashback (Brocade, seed 002): keeps services whose FlashBack time (ms, lower is better) is equal within
+// flashbackTolerance percent to the fastest. L7 is compared first when any candidate has an L7 time; if that
+// keeps more than one, L4 is compared among those kept (also when no one has L7).
+std::size_t filterFlashback(std::span<Candidate> in, const Params& params);
+
+// least-connections (HP SA9200, seed 001): keeps services with connections <= fewest * (1 + factor).
+std::size_t filterLeastConnections(std::span<Candidate> in, const Params& params);
+
+// cpu (HP SA9200, seed 001): keeps services whose site cpu (percent) <= lowest * (1 + factor).
+std::size_t filterCpu(std::span<Candidate> in, const Params& params);
+
+// preference (Brocade): drops sites with preference 0 (hard: even the only one), then keeps the highest.
+std::size_t filterPreference(std::span<Candidate> in, const Params& params);
+
+// random (HP, WebSphere seed 003): uniform among the untaken active candidates.
+int chooseRandom(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
+                 ChooserState& state, Rng& rng);
+
+// weighted-random (HP): probability proportional to Candidate::weight (NaN -> 1, negative -> 0); weight 0 is
+// never chosen unless every untaken candidate has weight 0, then uniform.
+int chooseWeightedRandom(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
+                         ChooserState& state, Rng& rng);
+
+// round-robin (WebSphere, Brocade): the first untaken active index after the last answered one, wrapping.
+// The first pick of a fresh state starts at a random active member (WebSphere), unless startAt() was used.
+int chooseRoundRobin(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
+                     ChooserState& state, Rng& rng);
+
+// weighted-round-robin (WebSphere plug-in, seed 003): round robin that skips members whose weight left in
+// this cycle is 0 and decrements the picked one's. Weight = round(Candidate::weight) (NaN -> 1); if every
+// active weight is 0 they all count as 1. When every active member is at 0 all weights are refilled and the
+// new cycle starts again at the cycle's first member (the random start), so each cycle repeats the same
+// order: 3/1 starting at A gives A B A A | A B A A. A member that (re)joins mid-cycle gets its full weight.
+// answers > 1 and only taken members have weight left: the next untaken member in turn is answered without
+// being charged (distinct records beat exact weights).
+int chooseWeightedRoundRobin(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
+                             ChooserState& state, Rng& rng);
+
+// least-selected (Brocade "least response selection"): the untaken active candidate answered least often by
+// this state; ties go to the lowest index (deterministic; equal counts then behave as round robin). A
+// member that joins the active set is raised to the lowest count of the others, so a service back from a
+// long outage does not take every answer until it has caught up.
+int chooseLeastSelected(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
+                        ChooserState& state, Rng& rng);
+
+// best-server (SiteMinder web agent, seed 000). See best_server.cpp for the table; response time per
+// candidate = l7Ms if any active candidate has an L7 time, else l4Ms, else all equal (1 ms); an unknown time
+// among known ones counts as the slowest known one.
+int chooseBestServer(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
+                     ChooserState& state, Rng& rng);
+
+// load-factor (mod_cluster, seed 004): probability proportional to Candidate::loadFactor (clamped to
+// 0..100). Unknown factors count as the lowest known one (unknown never beats known); all unknown or all 0
+// -> uniform.
+int chooseLoadFactor(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
+                     ChooserState& state, Rng& rng);
+
+}  // namespace gslb::metrics

@@ -1,0 +1,247 @@
+#include "server/gslb.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <ctime>
+#include <map>
+
+#include "metrics/select.hpp"
+#include "zones/rrtype.hpp"
+
+namespace gslb::server {
+
+int64_t monotonicMs() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+AnswerCounters::AnswerCounters(size_t workers, size_t slots)
+    : workers_(workers), slots_(slots), stride_((slots + 7) / 8 * 8 + 8) {
+    // Each worker's row starts on its own 64-octet line (8 counters) and a spare line separates rows.
+    rows_ = std::make_unique<std::atomic<uint64_t>[]>(workers_ * stride_);
+    for (size_t i = 0; i < workers_ * stride_; ++i) rows_[i].store(0, std::memory_order_relaxed);
+}
+
+uint64_t AnswerCounters::total(uint32_t slot) const {
+    uint64_t t = 0;
+    for (size_t w = 0; w < workers_; ++w) t += rows_[w * stride_ + slot].load(std::memory_order_relaxed);
+    return t;
+}
+
+void AnswerCounters::carryFrom(const AnswerCounters& old, const metrics::StateTable& oldTable,
+                               const metrics::StateTable& table) {
+    for (uint32_t s = 0; s < oldTable.serviceCount(); ++s) {
+        const auto& key = oldTable.serviceKey(s);
+        auto slot = table.findService(key.site, key.address);
+        if (slot) rows_[*slot].fetch_add(old.total(s), std::memory_order_relaxed);
+    }
+}
+
+namespace {
+
+bool parseAddress(const std::string& text, uint8_t* out, uint8_t& len) {
+    if (inet_pton(AF_INET, text.c_str(), out) == 1) {
+        len = 4;
+        return true;
+    }
+    if (inet_pton(AF_INET6, text.c_str(), out) == 1) {
+        len = 16;
+        return true;
+    }
+    return false;
+}
+
+std::string addressText(const uint8_t* rd, size_t len) {
+    char buf[INET6_ADDRSTRLEN];
+    inet_ntop(len == 4 ? AF_INET : AF_INET6, rd, buf, sizeof buf);
+    return buf;
+}
+
+}  // namespace
+
+bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_t workers, Gslb& out,
+               std::string& error) {
+    std::vector<std::string> sites;
+    for (const auto& s : cfg.sites) sites.push_back(s.name);
+    std::vector<metrics::ServiceKey> keys;
+    std::map<std::pair<std::string, std::string>, bool> seen;
+    for (const auto& h : cfg.hostnames)
+        for (const auto& s : h.services)
+            if (!seen[{s.site, s.address}]) {
+                seen[{s.site, s.address}] = true;
+                keys.push_back({s.site, s.address});
+            }
+    auto table = metrics::StateTable::build(sites, keys, previous ? previous->table.get() : nullptr);
+    if (!table.ok()) {
+        error = fmt::format("{}: {}", cfg.path, table.error());
+        return false;
+    }
+    out.table = table.value();
+    out.sites = sites;
+    for (const auto& s : cfg.sites)
+        out.table->setSitePreference(*out.table->findSite(s.name), uint8_t(s.preference));
+
+    for (const auto& hc : cfg.hostnames) {
+        auto fail = [&](int line, const std::string& msg) {
+            error = fmt::format("{}:{}: hostname \"{}\": {}", cfg.path, line, hc.name, msg);
+            return false;
+        };
+        GslbHost h;
+        h.name = hc.name;
+        h.conf = &hc;
+        std::string absolute = hc.name;
+        if (absolute.empty() || absolute.back() != '.') absolute += '.';
+        if (!zones::textToName(absolute, {}, h.wire)) return fail(hc.line, "not a domain name");
+        const zones::Zone* zc = db.findZone(h.wire);
+        if (!zc) return fail(hc.line, "is in none of the served zones");
+        zones::Zone* zone = nullptr;
+        for (auto& z : db.zones())
+            if (z.get() == zc) zone = z.get();
+        uint32_t node = zone->find(h.wire);
+        if (node == zones::kNone)
+            return fail(hc.line, fmt::format("has no records in zone {}", zone->name()));
+        const zones::Node& n = zone->node(node);
+        if (n.flags & (zones::kNodeOccluded | zones::kNodeDelegation))
+            return fail(hc.line, "is at or below a zone cut: its addresses are not authoritative");
+        if (n.dynamic >= 0) return fail(hc.line, "is configured twice");
+        const uint16_t types[2] = {zones::kTypeA, zones::kTypeAAAA};
+        std::vector<bool> used(hc.services.size(), false);
+        for (int f = 0; f < 2; ++f) {
+            const zones::RRset* set = zone->rrset(n, types[f]);
+            if (!set) continue;
+            for (uint32_t i = set->first; i < set->first + set->count; ++i) {
+                const zones::Rdata& rd = zone->rdata(i);
+                const uint8_t* bytes = zone->bytes(rd);
+                bool found = false;
+                for (size_t k = 0; k < hc.services.size() && !found; ++k) {
+                    GslbService s;
+                    if (!parseAddress(hc.services[k].address, s.rdata, s.rdlen)) continue;
+                    if (s.rdlen != rd.len || std::memcmp(s.rdata, bytes, rd.len) != 0) continue;
+                    found = true;
+                    used[k] = true;
+                    s.address = hc.services[k].address;
+                    s.slot = *out.table->findService(hc.services[k].site, hc.services[k].address);
+                    s.site = out.table->siteOf(s.slot);
+                    s.weight = hc.services[k].weight;
+                    s.conf = &hc.services[k];
+                    h.family[f].push_back(s);
+                    h.signature[f] += hc.services[k].site + "/" + s.address + ";";
+                }
+                if (!found)
+                    return fail(hc.line, fmt::format("the zone's address {} ({}:{}) has no [[service]]",
+                                                     addressText(bytes, rd.len), zone->file(), zone->name()));
+            }
+            if (h.family[f].size() > metrics::kMaxServices)
+                return fail(hc.line, fmt::format("more than {} services of one address family",
+                                                 metrics::kMaxServices));
+        }
+        for (size_t k = 0; k < hc.services.size(); ++k)
+            if (!used[k])
+                return fail(
+                    hc.services[k].line,
+                    fmt::format("service address {} is not among the A/AAAA records of the name in {}",
+                                hc.services[k].address, zone->file()));
+        if (h.family[0].empty() && h.family[1].empty())
+            return fail(hc.line, "has no A or AAAA records in its zone");
+
+        const PolicyConf& p = hc.policy;
+        metrics::Params params;
+        params.sessionThreshold = p.sessionThreshold;
+        params.sessionTolerance = p.sessionTolerance;
+        params.flashbackTolerance = p.flashbackTolerance;
+        params.factor = p.factor;
+        params.answers = p.answers;
+        auto policy = metrics::Policy::compile(
+            p.policy.empty() ? metrics::Policy::defaultStageNames() : p.policy, params);
+        if (!policy.ok()) return fail(hc.line, fmt::format("policy: {}", policy.error()));
+        h.policy = policy.value();
+        h.ttl = p.ttl;
+        h.answers = p.answers;
+        h.maxAgeMs = int64_t(p.maxAge) * 1000;
+        if (p.fallback == "all") {
+            h.fallback = Fallback::All;
+        } else if (p.fallback == "none") {
+            h.fallback = Fallback::None;
+        } else {
+            h.fallback = Fallback::Address;
+            parseAddress(p.fallback, h.fallbackRdata, h.fallbackLen);
+        }
+        zone->mutableNode(node).dynamic = int32_t(out.hosts.size());
+        out.hosts.push_back(std::move(h));
+    }
+    out.answers = std::make_shared<AnswerCounters>(workers, out.table->serviceCount());
+    if (previous && previous->answers && previous->table)
+        out.answers->carryFrom(*previous->answers, *previous->table, *out.table);
+    return true;
+}
+
+void Selector::rebind(const Gslb* g) {
+    std::vector<metrics::ChooserState> states;
+    std::vector<std::string> sigs, names;
+    if (g) {
+        for (const auto& h : g->hosts)
+            for (int f = 0; f < 2; ++f) {
+                std::string sig = h.signature[f];
+                bool kept = false;
+                for (size_t i = 0; i < names_.size(); ++i)
+                    if (names_[i] == h.name && signatures_[i] == sig && size_t(f) == i % 2) {
+                        states.push_back(
+                            states_[i]);  // same services: round robin etc. go on where they were
+                        kept = true;
+                        break;
+                    }
+                if (!kept) states.emplace_back(h.family[f].size());
+                sigs.push_back(sig);
+                names.push_back(h.name);
+            }
+    }
+    states_ = std::move(states);
+    signatures_ = std::move(sigs);
+    names_ = std::move(names);
+    gslb_ = g;
+}
+
+void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const zones::RRset*,
+                      zones::DynAnswer& out) noexcept {
+    const GslbHost& h = gslb_->hosts[size_t(dynamic)];
+    int f = qtype == zones::kTypeA ? 0 : 1;
+    const auto& svcs = h.family[f];
+    out.ttl = h.ttl;
+    out.count = 0;
+    if (svcs.empty()) return;  // no address of this family: NODATA, never the other type
+    metrics::Candidate c[metrics::kMaxServices];
+    int64_t now = monotonicMs();
+    for (size_t i = 0; i < svcs.size(); ++i) {
+        c[i] = metrics::fillCandidate(*gslb_->table, svcs[i].slot, svcs[i].site, svcs[i].weight, now,
+                                      h.maxAgeMs);
+        c[i].index = uint16_t(i);
+    }
+    uint16_t picked[metrics::kMaxServices];
+    auto r = metrics::select(h.policy, {c, svcs.size()}, states_[size_t(dynamic) * 2 + size_t(f)], rng_,
+                             {picked, h.answers});
+    if (r.status == metrics::SelectStatus::Ok && r.count > 0) {
+        for (size_t k = 0; k < r.count; ++k) {
+            const GslbService& s = svcs[picked[k]];
+            out.recs[k] = {s.rdata, s.rdlen};
+            gslb_->answers->add(worker_, s.slot);
+        }
+        out.count = uint16_t(r.count);
+        return;
+    }
+    // Nothing healthy (or every site taken out): the hostname's fallback decides (DESIGN.md "All down").
+    if (h.fallback == Fallback::None) return;
+    if (h.fallback == Fallback::Address && h.fallbackLen == svcs[0].rdlen) {
+        out.recs[0] = {h.fallbackRdata, h.fallbackLen};
+        out.count = 1;
+        return;
+    }
+    for (size_t i = 0; i < svcs.size() && i < zones::kMaxDynRecords; ++i) {
+        out.recs[i] = {svcs[i].rdata, svcs[i].rdlen};
+        gslb_->answers->add(worker_, svcs[i].slot);
+        out.count = uint16_t(i + 1);
+    }
+}
+
+}  // namespace gslb::server

@@ -1,0 +1,57 @@
+// Active health checks of every site service (issue 4), run on the control thread's libevent loop:
+// non-blocking TCP connects and HTTP GETs, rise/fall hysteresis, smoothed FlashBack times. Results are
+// written into the snapshot's lock-free StateTable (health, FlashBack l4/l7), which the query path reads.
+//
+// Contract with the rest of the server (server/main.cpp, server/api.cpp):
+// - constructed once with the control event_base;
+// - apply(snapshot) after every publish (start-up and each reload): starts checks for new (service slot,
+// check)
+//   pairs, keeps state and history of unchanged ones, stops removed ones;
+// - runInitialRound(): at start-up, before the listeners open, runs one round of every check and returns when
+// all
+//   finished or timed out (bounded by the largest timeout), so the first answer is not a guess;
+// - status(slot): what GET /v1/status and GET /metrics show for one service slot.
+#pragma once
+#include <event2/event.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gslb::server {
+
+struct Snapshot;
+
+/// What one service slot's checks look like now (control thread only).
+struct CheckStatus {
+    bool checked = false;           // a check is configured for this slot
+    std::string check;              // check name(s), comma-separated when several hostnames check the slot
+    std::string type;               // tcp | http
+    std::string target;             // "addr:port" actually checked
+    std::string state = "unknown";  // up | down | unknown
+    std::string lastError;  // last failure reason ("http 503", "connect: Connection refused", "timeout")
+    int64_t lastChangeUnixMs = 0;  // wall clock of the last up/down change (0: never)
+    uint64_t flaps = 0;            // state changes since start
+    uint64_t successes = 0, failures = 0;
+    double lastLatencyMs = -1;    // last check's time, -1 when none
+    double l4Ms = -1, l7Ms = -1;  // smoothed FlashBack times, -1 when unknown
+};
+
+class HealthMonitor {
+  public:
+    explicit HealthMonitor(event_base* base);
+    ~HealthMonitor();
+    HealthMonitor(const HealthMonitor&) = delete;
+    HealthMonitor& operator=(const HealthMonitor&) = delete;
+
+    void apply(const Snapshot& snap);
+    void runInitialRound();
+    CheckStatus status(uint32_t serviceSlot) const;
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gslb::server

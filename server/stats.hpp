@@ -1,0 +1,76 @@
+// Per-worker query counters: each worker writes only its own struct (relaxed atomics), the control thread
+// sums them for GET /metrics. One struct per worker keeps writers off each other's cache lines.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+namespace gslb::server {
+
+struct alignas(64) WorkerStats {
+    static constexpr int kRcodes = 24;  // 0..15 header RCODEs, 16 = BADVERS, the rest unused
+    /// QTYPE buckets exported by name; everything else counts as "other".
+    enum TypeBucket {
+        kA,
+        kAAAA,
+        kNS,
+        kCNAME,
+        kSOA,
+        kMX,
+        kTXT,
+        kSRV,
+        kPTR,
+        kDS,
+        kANY,
+        kAXFR,
+        kIXFR,
+        kOther,
+        kTypes
+    };
+    std::atomic<uint64_t> udp{0}, tcp{0}, dropped{0}, truncated{0};
+    std::atomic<uint64_t> rcode[kRcodes]{};
+    std::atomic<uint64_t> qtype[kTypes]{};
+
+    static TypeBucket bucket(uint16_t t) {
+        switch (t) {
+            case 1:
+                return kA;
+            case 28:
+                return kAAAA;
+            case 2:
+                return kNS;
+            case 5:
+                return kCNAME;
+            case 6:
+                return kSOA;
+            case 15:
+                return kMX;
+            case 16:
+                return kTXT;
+            case 33:
+                return kSRV;
+            case 12:
+                return kPTR;
+            case 43:
+                return kDS;
+            case 255:
+                return kANY;
+            case 252:
+                return kAXFR;
+            case 251:
+                return kIXFR;
+            default:
+                return kOther;
+        }
+    }
+    static const char* bucketName(int b) {
+        static const char* names[] = {"A",   "AAAA", "NS", "CNAME", "SOA",  "MX",   "TXT",
+                                      "SRV", "PTR",  "DS", "ANY",   "AXFR", "IXFR", "other"};
+        return names[b];
+    }
+    void count(uint16_t type, uint8_t rc) {
+        qtype[bucket(type)].fetch_add(1, std::memory_order_relaxed);
+        rcode[rc < kRcodes ? rc : kRcodes - 1].fetch_add(1, std::memory_order_relaxed);
+    }
+};
+
+}  // namespace gslb::server

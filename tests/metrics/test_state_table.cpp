@@ -1,0 +1,125 @@
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+#include "metrics/state_table.hpp"
+
+using namespace gslb::metrics;
+
+namespace {
+std::shared_ptr<StateTable> table(const StateTable* previous = nullptr) {
+    auto r = StateTable::build({"east", "west"},
+                               {{"east", "192.0.2.10"}, {"west", "198.51.100.20"}, {"east", "2001:db8::10"}},
+                               previous);
+    REQUIRE_MESSAGE(r.ok(), r.error());
+    return r.value();
+}
+}  // namespace
+
+TEST_CASE("state table: slots, lookups and defaults") {
+    auto t = table();
+    CHECK(t->serviceCount() == 3);
+    CHECK(t->siteCount() == 2);
+    CHECK(t->findSite("west") == 1u);
+    CHECK_FALSE(t->findSite("north").has_value());
+    CHECK(t->findService("east", "2001:db8::10") == 2u);
+    CHECK_FALSE(t->findService("west", "192.0.2.10").has_value());  // keyed by (site, address)
+    CHECK(t->siteOf(1) == 1u);
+    const Candidate c = fillCandidate(*t, 0, 0, 3.0, 1000, 60000);
+    CHECK(c.health == Health::Unknown);
+    CHECK(c.enabled);
+    CHECK(c.siteUp);
+    CHECK(c.siteEnabled);
+    CHECK(c.preference == 128);
+    CHECK(c.weight == 3.0);
+    CHECK(std::isnan(c.connections));
+    CHECK(std::isnan(c.cpu));
+    CHECK(std::isnan(c.l4Ms));
+}
+
+TEST_CASE("state table: build errors") {
+    CHECK_FALSE(StateTable::build({"east", "east"}, {}).ok());
+    const auto unknownSite = StateTable::build({"east"}, {{"west", "192.0.2.1"}});
+    REQUIRE_FALSE(unknownSite.ok());
+    CHECK(unknownSite.error().find("unknown site \"west\"") != std::string::npos);
+    CHECK_FALSE(StateTable::build({"east"}, {{"east", "192.0.2.1"}, {"east", "192.0.2.1"}}).ok());
+}
+
+TEST_CASE("state table: written values reach the candidate; stale reports read as unknown, never 0") {
+    auto t = table();
+    t->setHealth(0, Health::Up);
+    t->setServiceEnabled(0, false);
+    t->setFlashback(0, 2.5, 12.0);
+    t->reportConnections(0, 900, 10000);
+    t->reportSite(0, {35, 200000, 1000000, 70}, 10000);
+    t->setSitePreference(0, 200);
+    t->setSiteEnabled(0, false);
+    t->setSiteUp(0, false);
+
+    Candidate c = fillCandidate(*t, 0, 0, 1.0, 70000, 60000);  // exactly max_age old: fresh
+    CHECK(c.health == Health::Up);
+    CHECK_FALSE(c.enabled);
+    CHECK_FALSE(c.siteEnabled);
+    CHECK_FALSE(c.siteUp);
+    CHECK(c.preference == 200);
+    CHECK(c.l4Ms == 2.5);
+    CHECK(c.l7Ms == 12.0);
+    CHECK(c.connections == 900);
+    CHECK(c.cpu == 35);
+    CHECK(c.sessionsUsed == 200000);
+    CHECK(c.sessionsMax == 1000000);
+    CHECK(c.loadFactor == 70);
+
+    c = fillCandidate(*t, 0, 0, 1.0, 70001, 60000);  // 1 ms too old
+    CHECK(std::isnan(c.connections));
+    CHECK(std::isnan(c.cpu));
+    CHECK(std::isnan(c.sessionsUsed));
+    CHECK(std::isnan(c.loadFactor));
+    CHECK(c.l4Ms == 2.5);  // health-check times don't age
+    CHECK(c.health == Health::Up);
+
+    c = fillCandidate(*t, 0, 0, 1.0, 1000000000, 0);  // max age 0: no ageing
+    CHECK(c.cpu == 35);
+}
+
+TEST_CASE("state table: a reload carries over the (site, address) slots that still exist") {
+    auto old = table();
+    old->setHealth(1, Health::Down);
+    old->reportConnections(1, 42, 5000);
+    old->setSitePreference(1, 7);
+    old->setHealth(0, Health::Up);
+
+    auto r = StateTable::build({"west", "north"}, {{"north", "203.0.113.1"}, {"west", "198.51.100.20"}},
+                               old.get());
+    REQUIRE(r.ok());
+    const auto& t = *r.value();
+    CHECK(t.findService("west", "198.51.100.20") == 1u);
+    CHECK(t.health(1) == Health::Down);
+    CHECK(t.health(0) == Health::Unknown);  // new service: not checked yet
+    CHECK(t.sitePreference(0) == 7);        // west moved from slot 1 to slot 0, its state with it
+    CHECK(t.sitePreference(1) == 128);
+    CHECK(fillCandidate(t, 1, 0, 1.0, 6000, 60000).connections == 42);
+}
+
+TEST_CASE("state table: one writer, concurrent readers (run under TSan/ASan to see races)") {
+    auto t = table();
+    std::atomic<bool> stop{false};
+    std::thread writer([&] {
+        for (int i = 0; i < 20000; ++i) {
+            t->reportSite(0, {double(i % 100), double(i), double(i) + 1, 50}, i);
+            t->setHealth(0, i % 2 ? Health::Up : Health::Down);
+        }
+        stop = true;
+    });
+    long reads = 0;
+    while (!stop.load()) {
+        const Candidate c = fillCandidate(*t, 0, 0, 1.0, 20000, 0);
+        REQUIRE((std::isnan(c.cpu) || (c.cpu >= 0 && c.cpu < 100)));
+        ++reads;
+    }
+    writer.join();
+    CHECK(fillCandidate(*t, 0, 0, 1.0, 20000, 0).cpu == 99);
+    CHECK(reads >= 0);
+}
