@@ -117,6 +117,19 @@ void StateTable::setSitePreference(std::uint32_t s, std::uint8_t p) noexcept {
     sites_[s].preference.store(p, kRelaxed);
 }
 
+StateTable::ServiceView StateTable::serviceView(std::uint32_t s) const noexcept {
+    const ServiceState& v = services_[s];
+    return ServiceView{static_cast<Health>(v.health.load(kRelaxed)), v.enabled.load(kRelaxed),
+                       v.connections.load(kRelaxed),    v.connectionsAtMs.load(kRelaxed),
+                       v.l4Ms.load(kRelaxed),           v.l7Ms.load(kRelaxed)};
+}
+StateTable::SiteView StateTable::siteView(std::uint32_t s) const noexcept {
+    const SiteState& v = sites_[s];
+    return SiteView{v.cpu.load(kRelaxed),        v.sessionsUsed.load(kRelaxed), v.sessionsMax.load(kRelaxed),
+                    v.loadFactor.load(kRelaxed), v.reportAtMs.load(kRelaxed),   v.enabled.load(kRelaxed),
+                    v.up.load(kRelaxed),         v.preference.load(kRelaxed)};
+}
+
 Health StateTable::health(std::uint32_t s) const noexcept {
     return static_cast<Health>(services_[s].health.load(kRelaxed));
 }

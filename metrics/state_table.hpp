@@ -76,6 +76,23 @@ class StateTable {
     void setSitePreference(std::uint32_t site, std::uint8_t preference) noexcept;
 
     // ---- Readers: any thread. ----
+    /// Raw values as last written, for status pages (control thread); NaN = never reported.
+    struct ServiceView {
+        Health health;
+        bool enabled;
+        double connections;
+        std::int64_t connectionsAtMs;  // kNeverMs when never reported
+        double l4Ms, l7Ms;
+    };
+    struct SiteView {
+        double cpu, sessionsUsed, sessionsMax, loadFactor;
+        std::int64_t reportAtMs;  // kNeverMs when never reported
+        bool enabled, up;
+        std::uint8_t preference;
+    };
+    ServiceView serviceView(std::uint32_t service) const noexcept;
+    SiteView siteView(std::uint32_t site) const noexcept;
+
     Health health(std::uint32_t service) const noexcept;
     bool serviceEnabled(std::uint32_t service) const noexcept;
     bool siteEnabled(std::uint32_t site) const noexcept;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "server/api.hpp"
 #include "server/log.hpp"
 #include "server/snapshot.hpp"
 #include "server/worker.hpp"
@@ -23,22 +24,36 @@ struct Daemon {
     std::vector<std::unique_ptr<Worker>> workers;
     event_base* base = nullptr;
 
-    // SIGHUP: build a whole new snapshot; publish it only if everything loaded (STYLE.md 3).
-    void reload() {
+    std::unique_ptr<ControlApi> api;
+
+    // SIGHUP or POST /v1/reload: build a whole new snapshot; publish it only if everything loaded (STYLE.md
+    // 3). `message` gets the outcome either way.
+    bool reload(std::string& message) {
         std::string error;
         auto old = shared.holder.get();
         auto s = buildSnapshot(configPath, old.get(), error);
         if (!s) {
             log::error("reload failed, still serving the previous configuration: {}", error);
-            return;
+            message = error;
+            return false;
         }
         if (old && !sameListeners(old->config, s->config))
             log::warn("reload: listen addresses changed; they take effect at the next restart");
+        if (old && (old->config.control.enabled != s->config.control.enabled ||
+                    old->config.control.listen.text != s->config.control.listen.text))
+            log::warn("reload: the [control] listener changed; it takes effect at the next restart");
+        if (api && s->config.control.enabled) {
+            std::string terr;
+            if (!api->readToken(s->config.control.tokenFile, terr))
+                log::warn("reload: {} (the old token stays)", terr);
+        }
         size_t records = 0;
         for (const auto& z : s->db.zones()) records += z->recordCount();
+        size_t zones = s->db.zones().size();
         shared.holder.publish(std::move(s));
-        log::info("reloaded {}: {} zone(s), {} records", configPath, shared.holder.get()->db.zones().size(),
-                  records);
+        message = fmt::format("reloaded {}: {} zone(s), {} records", configPath, zones, records);
+        log::info("{}", message);
+        return true;
     }
 
     static bool sameListeners(const Config& a, const Config& b) {
@@ -52,7 +67,8 @@ struct Daemon {
 void onSignal(evutil_socket_t sig, short, void* arg) {
     auto* d = static_cast<Daemon*>(arg);
     if (sig == SIGHUP) {
-        d->reload();
+        std::string message;
+        d->reload(message);
     } else {
         log::info("signal {}: stopping", int(sig));
         event_base_loopbreak(d->base);
@@ -89,6 +105,7 @@ int main(int argc, char** argv) {
     Daemon d;
     d.configPath = config;
     const ServerConf sc = snap->config.server;
+    const ControlConf sc_control = snap->config.control;
     d.shared.holder.publish(std::move(snap));
 
     for (int i = 0; i < sc.workers; ++i) {
@@ -106,6 +123,14 @@ int main(int argc, char** argv) {
         event_add(e, nullptr);
         sigs.push_back(e);
     }
+    if (sc_control.enabled) {
+        d.api = std::make_unique<ControlApi>(
+            d.base, d.shared, [&d](std::string& m) { return d.reload(m); }, nullptr);
+        if (!d.api->start(sc_control, error)) {
+            log::error("{}", error);
+            return 1;
+        }
+    }
     for (auto& w : d.workers) w->start();
     std::string addrs;
     for (const auto& l : sc.listen) addrs += (addrs.empty() ? "" : ", ") + l.text;
@@ -116,6 +141,7 @@ int main(int argc, char** argv) {
 
     for (auto& w : d.workers) w->stop();
     d.workers.clear();
+    d.api.reset();
     for (auto* e : sigs) event_free(e);
     event_base_free(d.base);
     log::info("stopped");

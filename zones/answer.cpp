@@ -457,7 +457,9 @@ void writeAxfr(const Zone& z, std::span<const uint8_t> query, size_t msgMax,
     };
     auto put = [&](std::string_view owner, uint16_t type, uint32_t ttl, const Rdata& rd) {
         for (int attempt = 0; attempt < 2; ++attempt) {
+            auto m = w->mark();
             if (w->rr(kAnswer, u8(owner), owner.size(), type, ttl, z.bytes(rd), rd.len)) return;
+            w->rollback(m);  // nothing of a record that did not fit stays in this message
             flush();
             start();
         }

@@ -100,6 +100,28 @@ inline Resp decode(const uint8_t* p, size_t n) {
     return r;
 }
 
+/// Where the records counted in the header end: equals the message size for a well-formed message.
+inline size_t countedEnd(const uint8_t* p, size_t n) {
+    auto skipName = [&](size_t i) {
+        while (i < n) {
+            if ((p[i] & 0xC0) == 0xC0) return i + 2;
+            if (p[i] == 0) return i + 1;
+            i += size_t(p[i]) + 1;
+        }
+        return n + 1;
+    };
+    size_t i = 12;
+    size_t qd = size_t(p[4]) << 8 | p[5];
+    size_t rr = (size_t(p[6]) << 8 | p[7]) + (size_t(p[8]) << 8 | p[9]) + (size_t(p[10]) << 8 | p[11]);
+    for (size_t k = 0; k < qd; ++k) i = skipName(i) + 4;
+    for (size_t k = 0; k < rr && i + 10 <= n; ++k) {
+        i = skipName(i);
+        if (i + 10 > n) return n + 1;
+        i += 10 + (size_t(p[i + 8]) << 8 | p[i + 9]);
+    }
+    return i;
+}
+
 struct Server {
     gslb::zones::ZoneDb db;
     gslb::zones::AnswerOptions opt;

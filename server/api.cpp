@@ -1,0 +1,182 @@
+#include "server/api.hpp"
+
+#include <event2/buffer.h>
+#include <event2/keyvalq_struct.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "server/log.hpp"
+
+namespace gslb::server {
+
+ApiResponse apiError(int status, const std::string& message) {
+    return ApiResponse{status, nlohmann::json{{"error", message}}.dump() + "\n", "application/json"};
+}
+
+ControlApi::ControlApi(event_base* base, Shared& shared, ReloadFn reload, CheckStatusFn checkStatus)
+    : base_(base), shared_(shared), reload_(std::move(reload)), checkStatus_(std::move(checkStatus)) {}
+
+ControlApi::~ControlApi() {
+    if (http_) evhttp_free(http_);
+}
+
+bool ControlApi::readToken(const std::string& path, std::string& error) {
+    std::ifstream in(path);
+    if (!in) {
+        error = fmt::format("{}: cannot read the control token file", path);
+        return false;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string t = ss.str();
+    while (!t.empty() && isspace(uint8_t(t.back()))) t.pop_back();
+    while (!t.empty() && isspace(uint8_t(t.front()))) t.erase(t.begin());
+    if (t.size() < 8) {
+        error = fmt::format("{}: the control token must be at least 8 characters", path);
+        return false;
+    }
+    token_ = t;
+    return true;
+}
+
+bool ControlApi::start(const ControlConf& conf, std::string& error) {
+    if (!readToken(conf.tokenFile, error)) return false;
+    http_ = evhttp_new(base_);
+    evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD);
+    evhttp_set_max_body_size(http_, 1 << 20);
+    evhttp_set_timeout(http_, 10);
+    evhttp_set_gencb(http_, onRequest, this);
+    const sockaddr* sa = reinterpret_cast<const sockaddr*>(&conf.listen.addr);
+    evutil_socket_t fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (fd < 0 || bind(fd, sa, conf.listen.len) != 0 || listen(fd, 128) != 0) {
+        error = fmt::format("control API {}: {}", conf.listen.text, strerror(errno));
+        if (fd >= 0) close(fd);
+        return false;
+    }
+    if (!evhttp_accept_socket_with_handle(http_, fd)) {
+        error = fmt::format("control API {}: cannot accept", conf.listen.text);
+        return false;
+    }
+    return true;
+}
+
+namespace {
+
+// Constant-time comparison: the token's length and bytes do not leak through timing.
+bool sameToken(const std::string& a, const std::string& b) {
+    unsigned diff = unsigned(a.size() ^ b.size());
+    for (size_t i = 0; i < a.size(); ++i) diff |= unsigned(uint8_t(a[i]) ^ uint8_t(i < b.size() ? b[i] : 0));
+    return diff == 0;
+}
+
+std::vector<std::string> splitPath(const std::string& path) {
+    std::vector<std::string> parts;
+    std::string cur;
+    for (char c : path) {
+        if (c == '?') break;
+        if (c == '/') {
+            if (!cur.empty()) parts.push_back(cur);
+            cur.clear();
+        } else {
+            cur += c;
+        }
+    }
+    if (!cur.empty()) parts.push_back(cur);
+    for (auto& p : parts) {
+        char* d = evhttp_uridecode(p.c_str(), 0, nullptr);
+        if (d) {
+            p = d;
+            free(d);
+        }
+    }
+    return parts;
+}
+
+}  // namespace
+
+ApiResponse ControlApi::handle(const std::string& method, const std::string& path,
+                               const std::string& authorization, const std::string& body) {
+    auto snap = shared_.holder.get();
+    auto parts = splitPath(path);
+    bool get = method == "GET" || method == "HEAD";
+    if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "status") {
+        if (!get) return apiError(405, "use GET for /v1/status");
+        return status(*snap);
+    }
+    if (parts.size() == 1 && parts[0] == "metrics") {
+        if (!get) return apiError(405, "use GET for /metrics");
+        return prometheus(*snap);
+    }
+    bool known = (parts.size() == 2 && parts[0] == "v1" && parts[1] == "reload") ||
+                 (parts.size() == 4 && parts[0] == "v1" && parts[1] == "sites") ||
+                 (parts.size() == 6 && parts[0] == "v1" && parts[1] == "sites" && parts[3] == "services");
+    if (!known) return apiError(404, fmt::format("no such endpoint: {} {}", method, path));
+    if (method != "POST") return apiError(405, fmt::format("use POST for {}", path));
+    const std::string prefix = "Bearer ";
+    if (authorization.compare(0, prefix.size(), prefix) != 0 ||
+        !sameToken(authorization.substr(prefix.size()), token_)) {
+        ++refused_;
+        return apiError(401,
+                        "a valid bearer token is required (Authorization: Bearer <token_file contents>)");
+    }
+    if (parts.size() == 2) {
+        std::string message;
+        ++reloads_;
+        if (!reload_(message)) {
+            ++reloadFailures_;
+            return apiError(500, "reload failed, the previous configuration keeps serving: " + message);
+        }
+        return ApiResponse{200, nlohmann::json{{"ok", true}, {"message", message}}.dump() + "\n"};
+    }
+    const std::string& site = parts[2];
+    if (parts.size() == 4) {
+        if (parts[3] == "report") return report(*snap, site, body);
+        if (parts[3] == "drain" || parts[3] == "enable") return admin(*snap, site, "", parts[3] == "enable");
+        return apiError(404, fmt::format("no such endpoint: {} {}", method, path));
+    }
+    if (parts[5] == "drain" || parts[5] == "enable")
+        return admin(*snap, site, parts[4], parts[5] == "enable");
+    return apiError(404, fmt::format("no such endpoint: {} {}", method, path));
+}
+
+void ControlApi::onRequest(evhttp_request* req, void* arg) {
+    auto* api = static_cast<ControlApi*>(arg);
+    std::string method;
+    switch (evhttp_request_get_command(req)) {
+        case EVHTTP_REQ_GET:
+            method = "GET";
+            break;
+        case EVHTTP_REQ_HEAD:
+            method = "HEAD";
+            break;
+        case EVHTTP_REQ_POST:
+            method = "POST";
+            break;
+        default:
+            method = "OTHER";
+            break;
+    }
+    const char* uri = evhttp_request_get_uri(req);
+    const char* auth = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
+    evbuffer* in = evhttp_request_get_input_buffer(req);
+    std::string body(evbuffer_get_length(in), '\0');
+    evbuffer_copyout(in, body.data(), body.size());
+    ApiResponse r;
+    try {
+        r = api->handle(method, uri ? uri : "/", auth ? auth : "", body);
+    } catch (const std::exception& e) {
+        r = apiError(500, e.what());
+    }
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", r.contentType.c_str());
+    evbuffer* out = evbuffer_new();
+    evbuffer_add(out, r.body.data(), r.body.size());
+    evhttp_send_reply(req, r.status, r.status == 200 ? "OK" : "Error", out);
+    evbuffer_free(out);
+}
+
+}  // namespace gslb::server

@@ -1,0 +1,75 @@
+// The control API (DESIGN.md "Control API"): HTTP on the control thread's libevent loop (evhttp), JSON with
+// nlohmann-json. Every change needs `Authorization: Bearer <token from token_file>`; reads do not.
+//
+//   GET  /v1/status                               sites, services, states, metrics, their age, answer counts
+//   GET  /metrics                                 Prometheus text format (version 0.0.4)
+//   POST /v1/sites/{site}/report                  {"cpu":35,"sessions_used":…,"sessions_max":…,
+//                                                  "loads":{"busy":0.3},"services":{"192.0.2.10":{"connections":900}}}
+//   POST /v1/sites/{site}/drain | enable
+//   POST /v1/sites/{site}/services/{address}/drain | enable
+//   POST /v1/reload                               reload config and zones (as SIGHUP), answer ok or the error
+//
+// Errors are JSON {"error": "..."} with 400 (bad body or value), 401 (token), 404 (unknown site, service or
+// path), 405 (method), 500 (reload failed). A refused request changes nothing: bodies are validated whole
+// before anything is written. Each handler lives in its own file: api_report.cpp, api_admin.cpp,
+// api_status.cpp, api_metrics.cpp (reload is in api.cpp, it only calls the daemon back).
+#pragma once
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "metrics/load_factor.hpp"
+#include "server/health.hpp"
+#include "server/worker.hpp"
+
+namespace gslb::server {
+
+struct ApiResponse {
+    int status = 200;
+    std::string body;
+    std::string contentType = "application/json";
+};
+
+class ControlApi {
+  public:
+    using ReloadFn = std::function<bool(std::string& message)>;
+    using CheckStatusFn = std::function<CheckStatus(uint32_t slot)>;
+
+    ControlApi(event_base* base, Shared& shared, ReloadFn reload, CheckStatusFn checkStatus);
+    ~ControlApi();
+
+    /// Binds the HTTP listener and reads the token. False and `error` when either fails.
+    bool start(const ControlConf& conf, std::string& error);
+    /// Re-reads the token file (after a reload). False and `error` when it cannot be read; the old token
+    /// stays.
+    bool readToken(const std::string& path, std::string& error);
+
+    /// Socket-free entry point (STYLE.md 1), used by the evhttp callback and by the unit tests.
+    ApiResponse handle(const std::string& method, const std::string& path, const std::string& authorization,
+                       const std::string& body);
+
+    ApiResponse report(const Snapshot& s, const std::string& site, const std::string& body);
+    ApiResponse admin(const Snapshot& s, const std::string& site, const std::string& address, bool enable);
+    ApiResponse status(const Snapshot& s);
+    ApiResponse prometheus(const Snapshot& s);
+
+  private:
+    static void onRequest(evhttp_request* req, void* arg);
+
+    event_base* base_;
+    Shared& shared_;
+    ReloadFn reload_;
+    CheckStatusFn checkStatus_;
+    evhttp* http_ = nullptr;
+    std::string token_;
+    std::map<std::string, metrics::LoadHistory> loadHistory_;  // per site, across reloads
+    uint64_t reports_ = 0, refused_ = 0, reloads_ = 0, reloadFailures_ = 0;
+};
+
+/// {"error": message} with `status`.
+ApiResponse apiError(int status, const std::string& message);
+
+}  // namespace gslb::server

@@ -1,0 +1,163 @@
+// GET /metrics: Prometheus text exposition format 0.0.4. Counters summed over the workers' own counters.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "server/api.hpp"
+#include "server/gslb.hpp"
+
+namespace gslb::server {
+
+namespace {
+
+// Label values escape backslash, double quote and newline (exposition format).
+std::string esc(const std::string& v) {
+    std::string o;
+    for (char c : v) {
+        if (c == '\\' || c == '"') o += '\\';
+        if (c == '\n') {
+            o += "\\n";
+            continue;
+        }
+        o += c;
+    }
+    return o;
+}
+
+const char* rcodeName(int rc) {
+    static const char* names[] = {"NOERROR",  "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED",
+                                  "YXDOMAIN", "YXRRSET", "NXRRSET",  "NOTAUTH",  "NOTZONE"};
+    if (rc >= 0 && rc <= 10) return names[rc];
+    if (rc == 16) return "BADVERS";
+    return nullptr;
+}
+
+struct Out {
+    std::string s;
+    void head(const char* name, const char* type, const char* help) {
+        s += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+    }
+    void sample(const std::string& name, const std::string& labels, double v) {
+        if (std::isnan(v)) return;
+        s += labels.empty() ? fmt::format("{} {}\n", name, v) : fmt::format("{}{{{}}} {}\n", name, labels, v);
+    }
+};
+
+}  // namespace
+
+ApiResponse ControlApi::prometheus(const Snapshot& s) {
+    Out o;
+    uint64_t udp = 0, tcp = 0, dropped = 0, truncated = 0;
+    uint64_t rc[WorkerStats::kRcodes] = {}, qt[WorkerStats::kTypes] = {};
+    for (const auto& st : shared_.stats) {
+        udp += st.udp.load(std::memory_order_relaxed);
+        tcp += st.tcp.load(std::memory_order_relaxed);
+        dropped += st.dropped.load(std::memory_order_relaxed);
+        truncated += st.truncated.load(std::memory_order_relaxed);
+        for (int i = 0; i < WorkerStats::kRcodes; ++i) rc[i] += st.rcode[i].load(std::memory_order_relaxed);
+        for (int i = 0; i < WorkerStats::kTypes; ++i) qt[i] += st.qtype[i].load(std::memory_order_relaxed);
+    }
+    o.head("gslbd_queries_total", "counter", "DNS messages received, by transport.");
+    o.sample("gslbd_queries_total", "transport=\"udp\"", double(udp));
+    o.sample("gslbd_queries_total", "transport=\"tcp\"", double(tcp));
+    o.head("gslbd_queries_dropped_total", "counter", "Messages not answered (responses, runts).");
+    o.sample("gslbd_queries_dropped_total", "", double(dropped));
+    o.head("gslbd_responses_truncated_total", "counter", "UDP responses sent with TC set.");
+    o.sample("gslbd_responses_truncated_total", "", double(truncated));
+    o.head("gslbd_responses_total", "counter", "Responses sent, by RCODE.");
+    for (int i = 0; i < WorkerStats::kRcodes; ++i)
+        if (const char* n = rcodeName(i))
+            o.sample("gslbd_responses_total", fmt::format("rcode=\"{}\"", n), double(rc[i]));
+    o.head("gslbd_queries_by_type_total", "counter", "Queries answered, by QTYPE.");
+    for (int i = 0; i < WorkerStats::kTypes; ++i)
+        o.sample("gslbd_queries_by_type_total", fmt::format("qtype=\"{}\"", WorkerStats::bucketName(i)),
+                 double(qt[i]));
+    o.head("gslbd_tcp_connections", "gauge", "Open TCP connections.");
+    o.sample("gslbd_tcp_connections", "", double(shared_.tcpConnections.load(std::memory_order_relaxed)));
+    o.head("gslbd_zone_serial", "gauge", "SOA serial of each served zone.");
+    for (const auto& z : s.db.zones())
+        o.sample("gslbd_zone_serial", fmt::format("zone=\"{}\"", esc(z->name())), z->serial());
+    o.head("gslbd_zone_records", "gauge", "Records in each served zone.");
+    for (const auto& z : s.db.zones())
+        o.sample("gslbd_zone_records", fmt::format("zone=\"{}\"", esc(z->name())), double(z->recordCount()));
+
+    const metrics::StateTable& t = *s.gslb.table;
+    int64_t now = monotonicMs();
+    o.head("gslbd_site_enabled", "gauge", "1 when the site is enabled (not drained).");
+    for (uint32_t i = 0; i < t.siteCount(); ++i)
+        o.sample("gslbd_site_enabled", fmt::format("site=\"{}\"", esc(t.siteName(i))), t.siteView(i).enabled);
+    o.head("gslbd_site_up", "gauge", "1 when the site has a service up (or no checks).");
+    for (uint32_t i = 0; i < t.siteCount(); ++i)
+        o.sample("gslbd_site_up", fmt::format("site=\"{}\"", esc(t.siteName(i))), t.siteView(i).up);
+    o.head("gslbd_site_report_age_seconds", "gauge", "Age of the site's last metric report.");
+    for (uint32_t i = 0; i < t.siteCount(); ++i) {
+        auto v = t.siteView(i);
+        if (v.reportAtMs != metrics::kNeverMs)
+            o.sample("gslbd_site_report_age_seconds", fmt::format("site=\"{}\"", esc(t.siteName(i))),
+                     double(now - v.reportAtMs) / 1000.0);
+    }
+    o.head("gslbd_site_cpu_percent", "gauge", "Last reported CPU of the site's load balancer.");
+    for (uint32_t i = 0; i < t.siteCount(); ++i)
+        o.sample("gslbd_site_cpu_percent", fmt::format("site=\"{}\"", esc(t.siteName(i))), t.siteView(i).cpu);
+
+    auto lbl = [&](uint32_t i) {
+        const auto& k = t.serviceKey(i);
+        return fmt::format("site=\"{}\",address=\"{}\"", esc(k.site), esc(k.address));
+    };
+    o.head("gslbd_service_answers_total", "counter", "Answers that carried the service's address.");
+    for (uint32_t i = 0; i < t.serviceCount(); ++i)
+        o.sample("gslbd_service_answers_total", lbl(i), double(s.gslb.answers->total(i)));
+    o.head("gslbd_service_up", "gauge", "1 up, 0 down (absent while unknown).");
+    for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+        auto h = t.serviceView(i).health;
+        if (h != metrics::Health::Unknown) o.sample("gslbd_service_up", lbl(i), h == metrics::Health::Up);
+    }
+    o.head("gslbd_service_enabled", "gauge", "1 when the service is enabled (not drained).");
+    for (uint32_t i = 0; i < t.serviceCount(); ++i)
+        o.sample("gslbd_service_enabled", lbl(i), t.serviceView(i).enabled);
+    o.head("gslbd_service_connections", "gauge", "Last reported connections of the service.");
+    for (uint32_t i = 0; i < t.serviceCount(); ++i)
+        o.sample("gslbd_service_connections", lbl(i), t.serviceView(i).connections);
+    o.head("gslbd_service_report_age_seconds", "gauge", "Age of the service's last connections report.");
+    for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+        auto v = t.serviceView(i);
+        if (v.connectionsAtMs != metrics::kNeverMs)
+            o.sample("gslbd_service_report_age_seconds", lbl(i), double(now - v.connectionsAtMs) / 1000.0);
+    }
+    o.head("gslbd_service_flashback_ms", "gauge", "Smoothed FlashBack times of the service's health checks.");
+    for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+        auto v = t.serviceView(i);
+        o.sample("gslbd_service_flashback_ms", lbl(i) + ",layer=\"l4\"", v.l4Ms);
+        o.sample("gslbd_service_flashback_ms", lbl(i) + ",layer=\"l7\"", v.l7Ms);
+    }
+    if (checkStatus_) {
+        o.head("gslbd_check_results_total", "counter", "Health check results, by outcome.");
+        for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+            CheckStatus c = checkStatus_(i);
+            if (!c.checked) continue;
+            o.sample("gslbd_check_results_total", lbl(i) + ",result=\"success\"", double(c.successes));
+            o.sample("gslbd_check_results_total", lbl(i) + ",result=\"failure\"", double(c.failures));
+        }
+        o.head("gslbd_check_latency_ms", "gauge", "Time of the last health check.");
+        for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+            CheckStatus c = checkStatus_(i);
+            if (c.checked && c.lastLatencyMs >= 0)
+                o.sample("gslbd_check_latency_ms", lbl(i), c.lastLatencyMs);
+        }
+        o.head("gslbd_check_state_changes_total", "counter", "Up/down changes (flaps) of the service.");
+        for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+            CheckStatus c = checkStatus_(i);
+            if (c.checked) o.sample("gslbd_check_state_changes_total", lbl(i), double(c.flaps));
+        }
+    }
+    o.head("gslbd_control_reports_total", "counter", "Site reports accepted by the control API.");
+    o.sample("gslbd_control_reports_total", "", double(reports_));
+    o.head("gslbd_control_unauthorized_total", "counter", "Control API changes refused for a bad token.");
+    o.sample("gslbd_control_unauthorized_total", "", double(refused_));
+    o.head("gslbd_reloads_total", "counter", "Reloads requested through the control API, by result.");
+    o.sample("gslbd_reloads_total", "result=\"ok\"", double(reloads_ - reloadFailures_));
+    o.sample("gslbd_reloads_total", "result=\"failed\"", double(reloadFailures_));
+    return ApiResponse{200, o.s, "text/plain; version=0.0.4; charset=utf-8"};
+}
+
+}  // namespace gslb::server

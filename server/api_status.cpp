@@ -1,0 +1,102 @@
+// GET /v1/status: every zone, site and service with its state, metrics and their age, check state, FlashBack
+// times and answer counts; every GSLB hostname with its policy. Unknown numbers are null.
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <map>
+
+#include "server/api.hpp"
+#include "server/gslb.hpp"
+
+namespace gslb::server {
+
+namespace {
+
+nlohmann::json num(double v) {
+    return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v);
+}
+nlohmann::json age(int64_t atMs, int64_t now) {
+    return atMs == metrics::kNeverMs ? nlohmann::json(nullptr) : nlohmann::json(double(now - atMs) / 1000.0);
+}
+const char* healthName(metrics::Health h) {
+    return h == metrics::Health::Up ? "up" : h == metrics::Health::Down ? "down" : "unknown";
+}
+
+}  // namespace
+
+ApiResponse ControlApi::status(const Snapshot& s) {
+    using nlohmann::json;
+    const metrics::StateTable& t = *s.gslb.table;
+    int64_t now = monotonicMs();
+    json j;
+    j["zones"] = json::array();
+    for (const auto& z : s.db.zones())
+        j["zones"].push_back({{"name", z->name()}, {"serial", z->serial()}, {"records", z->recordCount()}});
+    j["sites"] = json::array();
+    for (uint32_t i = 0; i < t.siteCount(); ++i) {
+        auto v = t.siteView(i);
+        j["sites"].push_back({{"name", t.siteName(i)},
+                              {"enabled", v.enabled},
+                              {"up", v.up},
+                              {"preference", v.preference},
+                              {"cpu", num(v.cpu)},
+                              {"sessions_used", num(v.sessionsUsed)},
+                              {"sessions_max", num(v.sessionsMax)},
+                              {"load_factor", num(v.loadFactor)},
+                              {"report_age_s", age(v.reportAtMs, now)}});
+    }
+    std::map<uint32_t, std::vector<std::string>> hostsOf;
+    j["hostnames"] = json::array();
+    for (const auto& h : s.gslb.hosts) {
+        json svcs = json::array();
+        for (int f = 0; f < 2; ++f)
+            for (const auto& sv : h.family[f]) {
+                hostsOf[sv.slot].push_back(h.name);
+                svcs.push_back(
+                    {{"site", t.siteName(sv.site)}, {"address", sv.address}, {"weight", sv.weight}});
+            }
+        std::vector<std::string> stages;
+        for (const auto* st : h.policy.filters()) stages.emplace_back(st->name);
+        stages.emplace_back(h.policy.chooser().name);
+        std::string fb = h.conf ? h.conf->policy.fallback : "all";
+        j["hostnames"].push_back({{"name", h.name},
+                                  {"policy", stages},
+                                  {"ttl", h.ttl},
+                                  {"answers", h.answers},
+                                  {"fallback", fb},
+                                  {"services", svcs}});
+    }
+    j["services"] = json::array();
+    for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+        auto v = t.serviceView(i);
+        const auto& key = t.serviceKey(i);
+        CheckStatus cs = checkStatus_ ? checkStatus_(i) : CheckStatus{};
+        json check = nullptr;
+        if (cs.checked)
+            check = {{"name", cs.check},
+                     {"type", cs.type},
+                     {"target", cs.target},
+                     {"state", cs.state},
+                     {"last_error", cs.lastError},
+                     {"last_change_unix_ms", cs.lastChangeUnixMs},
+                     {"flaps", cs.flaps},
+                     {"successes", cs.successes},
+                     {"failures", cs.failures},
+                     {"last_latency_ms", cs.lastLatencyMs < 0 ? json(nullptr) : json(cs.lastLatencyMs)},
+                     {"l4_ms", cs.l4Ms < 0 ? json(nullptr) : json(cs.l4Ms)},
+                     {"l7_ms", cs.l7Ms < 0 ? json(nullptr) : json(cs.l7Ms)}};
+        j["services"].push_back({{"site", key.site},
+                                 {"address", key.address},
+                                 {"hostnames", hostsOf[i]},
+                                 {"enabled", v.enabled},
+                                 {"health", healthName(v.health)},
+                                 {"connections", num(v.connections)},
+                                 {"connections_age_s", age(v.connectionsAtMs, now)},
+                                 {"flashback", {{"l4_ms", num(v.l4Ms)}, {"l7_ms", num(v.l7Ms)}}},
+                                 {"answers", s.gslb.answers->total(i)},
+                                 {"check", check}});
+    }
+    return ApiResponse{200, j.dump(2) + "\n"};
+}
+
+}  // namespace gslb::server

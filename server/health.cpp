@@ -1,0 +1,453 @@
+// HealthMonitor (issue 4; contract in health.hpp): the set of checks a snapshot asks for, their schedule,
+// rise/fall hysteresis and FlashBack smoothing (metrics/health/), and what they write into the snapshot's
+// StateTable: service health, FlashBack l4/l7, site up.
+//
+// A check is identified by (site, address, check name, type, target, path, Host, expectations): a reload
+// that keeps that identity keeps its state, counters and history, whatever happened to the slot index;
+// interval, timeout, rise and fall may change in place. Hostnames sharing a VIP with the same check share
+// one run. Per-slot rules (several checks on one slot, site down) are in metrics/health/aggregate.hpp.
+#include "server/health.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "metrics/health/aggregate.hpp"
+#include "metrics/health/hysteresis.hpp"
+#include "metrics/health/smoothing.hpp"
+#include "server/health_check.hpp"
+#include "server/log.hpp"
+#include "server/snapshot.hpp"
+
+namespace gslb::server {
+
+namespace mh = gslb::metrics::health;
+using metrics::Health;
+
+namespace {
+
+int64_t wallMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+double monoSec() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+timeval toTimeval(double s) {
+    if (s < 0) s = 0;
+    return timeval{time_t(s), suseconds_t((s - double(time_t(s))) * 1e6)};
+}
+
+std::string slotKeyOf(const std::string& site, const std::string& address) {
+    return site + '\0' + address;
+}
+
+const char* healthName(Health h) {
+    return h == Health::Up ? "up" : h == Health::Down ? "down" : "unknown";
+}
+
+}  // namespace
+
+struct HealthMonitor::Impl {
+    struct Entry {
+        Impl* impl = nullptr;
+        std::string id;
+        std::string site, address, checkName, label;  // label: "www.example./192.0.2.10 (east)"
+        health::CheckSpec spec;
+        double interval = 5;
+        mh::Hysteresis hyst{2, 3};
+        mh::Ewma l4, l7;
+        std::unique_ptr<health::CheckRun> run;
+        event* timer = nullptr;
+        double startedAt = 0;  // monotonic s
+        double stagger = 0;    // 0..1: where in its interval this check's first periodic run falls
+        bool inRound = false;
+        double timeout = 2;  // s: takes effect at the next run
+        uint64_t successes = 0, failures = 0;
+        std::string lastError;
+        int64_t lastErrorAt = 0;
+        double lastLatencyMs = -1;
+        int64_t lastResultAt = 0;
+    };
+    struct Slot {
+        Health health = Health::Unknown;
+        int64_t lastChangeUnixMs = 0;
+        uint64_t flaps = 0;
+        double l4 = NAN, l7 = NAN;
+        std::vector<Entry*> entries;
+    };
+
+    event_base* base;
+    std::shared_ptr<metrics::StateTable> table;
+    std::map<std::string, std::unique_ptr<Entry>> entries;  // by id
+    std::map<std::string, Slot> slots;                      // by site '\0' address
+    std::map<std::string, bool> siteDown;                   // by site name
+    size_t pending = 0;                                     // initial round: runs not finished yet
+
+    explicit Impl(event_base* b) : base(b) {}
+    ~Impl() {
+        for (auto& [id, e] : entries) stop(*e);
+    }
+
+    void stop(Entry& e) {
+        if (e.run) e.run->cancel();
+        if (e.timer) {
+            event_free(e.timer);
+            e.timer = nullptr;
+        }
+        if (e.inRound) {
+            e.inRound = false;
+            --pending;
+        }
+    }
+
+    static void onTimer(evutil_socket_t, short, void* arg) {
+        auto* e = static_cast<Entry*>(arg);
+        e->impl->runNow(*e);
+    }
+
+    void schedule(Entry& e, double delaySec) {
+        timeval tv = toTimeval(delaySec);
+        evtimer_add(e.timer, &tv);
+    }
+
+    void runNow(Entry& e) {
+        evtimer_del(e.timer);
+        if (e.run->running()) return;
+        e.startedAt = monoSec();
+        e.spec.timeout = e.timeout;
+        e.run->start();
+    }
+
+    void onResult(Entry& e, const health::CheckResult& r) {
+        e.lastLatencyMs = r.elapsedMs;
+        e.lastResultAt = wallMs();
+        if (r.ok) {
+            ++e.successes;
+            e.l4.add(r.l4Ms);
+            e.l7.add(r.l7Ms);
+        } else {
+            ++e.failures;
+            e.lastError = r.reason;
+            e.lastErrorAt = e.lastResultAt;
+        }
+        auto step = e.hyst.feed(r.ok);
+        if (step.changed) {
+            if (step.state == Health::Down) {
+                if (step.first)
+                    log::warn("{} down: {} (first check)", e.label, r.reason);
+                else
+                    log::warn("{} down: {} after {} failure{}", e.label, r.reason, step.run,
+                              step.run == 1 ? "" : "s");
+            } else if (step.first) {
+                log::line(log::Level::Debug, fmt::format("{} up ({}, first check)", e.label, r.reason));
+            } else {
+                log::info("{} up after {} success{}", e.label, step.run, step.run == 1 ? "" : "es");
+            }
+        }
+        updateSlot(slotKeyOf(e.site, e.address));
+        // Next run: one interval after this one started; the first after the initial round is spread over
+        // the second half of the interval so that hundreds of checks do not fire together.
+        double delay =
+            e.inRound ? e.interval * (0.5 + 0.5 * e.stagger) : e.startedAt + e.interval - monoSec();
+        if (e.inRound) {
+            e.inRound = false;
+            --pending;
+        }
+        if (e.timer) schedule(e, delay);
+    }
+
+    // Recomputes one slot's health and FlashBack times from its checks and writes them into the table.
+    void updateSlot(const std::string& key) {
+        auto it = slots.find(key);
+        if (it == slots.end()) return;
+        Slot& s = it->second;
+        std::vector<Health> hs;
+        std::vector<double> l4s, l7s;
+        for (Entry* e : s.entries) {
+            hs.push_back(e->hyst.state());
+            l4s.push_back(e->l4.value());
+            l7s.push_back(e->l7.value());
+        }
+        auto h = mh::combineChecks(hs);
+        if (h && *h != s.health) {
+            if (s.health != Health::Unknown) ++s.flaps;
+            s.health = *h;
+            s.lastChangeUnixMs = wallMs();
+        }
+        s.l4 = mh::slowest(l4s);
+        s.l7 = mh::slowest(l7s);
+        if (!table || s.entries.empty()) return;
+        const Entry* e0 = s.entries.front();
+        auto slot = table->findService(e0->site, e0->address);
+        if (!slot) return;
+        table->setHealth(*slot, s.health);
+        table->setFlashback(*slot, s.l4, s.l7);
+        if (h) updateSite(e0->site);
+    }
+
+    void updateSite(const std::string& site) {
+        if (!table) return;
+        auto siteSlot = table->findSite(site);
+        if (!siteSlot) return;
+        std::vector<mh::SiteService> svcs;
+        size_t checked = 0;
+        for (uint32_t i = 0; i < table->serviceCount(); ++i) {
+            if (table->siteOf(i) != *siteSlot) continue;
+            const auto& k = table->serviceKey(i);
+            auto it = slots.find(slotKeyOf(k.site, k.address));
+            mh::SiteService ss;
+            if (it != slots.end()) {
+                ss.checked = true;
+                ss.health = it->second.health;
+                ++checked;
+            }
+            svcs.push_back(ss);
+        }
+        bool down = mh::siteDown(svcs);
+        table->setSiteUp(*siteSlot, !down);
+        bool was = siteDown.count(site) ? siteDown[site] : false;
+        if (down != was) {
+            if (down)
+                log::warn("site {} down: all {} checked service(s) down", site, checked);
+            else
+                log::info("site {} up", site);
+        }
+        siteDown[site] = down;
+    }
+
+    void apply(const Snapshot& snap) {
+        struct Want {
+            std::string site, address, checkName, label;
+            health::CheckSpec spec;
+            double interval;
+            int rise, fall;
+        };
+        std::map<std::string, Want> wants;
+        for (const auto& h : snap.gslb.hosts) {
+            for (int f = 0; f < 2; ++f) {
+                for (const auto& svc : h.family[f]) {
+                    const ServiceConf* sc = svc.conf;
+                    if (!sc || sc->check.empty()) continue;
+                    auto ci = snap.config.checks.find(sc->check);
+                    if (ci == snap.config.checks.end()) continue;
+                    const CheckConf& cc = ci->second;
+                    if (cc.type != "tcp" && cc.type != "http") continue;  // none: no check
+                    Want w;
+                    w.site = sc->site;
+                    w.address = sc->address;
+                    w.checkName = cc.name;
+                    w.spec.type = cc.type;
+                    int port = sc->port > 0 ? sc->port : cc.port;
+                    const std::string& addr = sc->checkAddress.empty() ? sc->address : sc->checkAddress;
+                    if (!health::setTarget(w.spec, addr, port)) continue;
+                    if (cc.type == "http") {
+                        w.spec.path = cc.path;
+                        w.spec.expectStatus = cc.expectStatus;
+                        w.spec.expectBody = cc.expectBody;
+                        if (!cc.host.empty()) {
+                            w.spec.host = cc.host;
+                        } else {
+                            std::string host = h.name;
+                            if (!host.empty() && host.back() == '.') host.pop_back();
+                            w.spec.host = port == 80 ? host : fmt::format("{}:{}", host, port);
+                        }
+                    }
+                    w.spec.timeout = cc.timeout;
+                    w.interval = cc.interval;
+                    w.rise = cc.rise;
+                    w.fall = cc.fall;
+                    w.label = fmt::format("{}/{} ({})", h.name, sc->address, sc->site);
+                    std::string st;
+                    for (int s : cc.expectStatus) st += fmt::format("{},", s);
+                    std::string id = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", w.site,
+                                                 w.address, w.checkName, w.spec.type, w.spec.target,
+                                                 w.spec.path, w.spec.host, st, w.spec.expectBody);
+                    wants.emplace(id, std::move(w));  // the first hostname names a shared check
+                }
+            }
+        }
+
+        // Stop what is gone.
+        for (auto it = entries.begin(); it != entries.end();) {
+            if (wants.count(it->first)) {
+                ++it;
+                continue;
+            }
+            stop(*it->second);
+            it = entries.erase(it);
+        }
+        // Keep (with new timing) what is there, start what is new.
+        size_t fresh = 0;
+        for (const auto& [id, w] : wants) fresh += entries.count(id) ? 0 : 1;
+        size_t k = 0;
+        for (auto& [id, w] : wants) {
+            auto it = entries.find(id);
+            if (it != entries.end()) {
+                Entry& e = *it->second;
+                e.label = w.label;
+                e.hyst.setLimits(w.rise, w.fall);
+                bool sooner = w.interval < e.interval;
+                e.interval = w.interval;
+                e.timeout = w.spec.timeout;
+                if (sooner && !e.run->running() && !e.inRound) schedule(e, e.interval * e.stagger);
+                continue;
+            }
+            auto e = std::make_unique<Entry>();
+            e->impl = this;
+            e->id = id;
+            e->site = w.site;
+            e->address = w.address;
+            e->checkName = w.checkName;
+            e->label = w.label;
+            e->spec = w.spec;
+            e->interval = w.interval;
+            e->timeout = w.spec.timeout;
+            e->hyst.setLimits(w.rise, w.fall);
+            e->stagger = fresh > 1 ? double(k) / double(fresh) : 0;
+            ++k;
+            Entry* ep = e.get();
+            e->run = health::CheckRun::make(base, e->spec,
+                                            [this, ep](const health::CheckResult& r) { onResult(*ep, r); });
+            e->timer = evtimer_new(base, onTimer, ep);
+            // First run of a new check: soon, spread over at most a second (runInitialRound runs them now).
+            schedule(*e, std::min(e->interval, 1.0) * e->stagger);
+            entries.emplace(id, std::move(e));
+        }
+
+        // Slots: rebuilt from the checks; their state is kept by (site, address).
+        table = snap.gslb.table;
+        std::map<std::string, Slot> next;
+        for (auto& [id, e] : entries) {
+            std::string key = slotKeyOf(e->site, e->address);
+            auto& s = next[key];
+            if (s.entries.empty()) {
+                auto old = slots.find(key);
+                if (old != slots.end()) {
+                    s = std::move(old->second);
+                    s.entries.clear();
+                }
+            }
+            s.entries.push_back(e.get());
+        }
+        slots = std::move(next);
+        if (!table) return;
+        // Every slot is rewritten into the new table: unchecked slots are Unknown without FlashBack times
+        // (they may have been checked under the previous configuration).
+        for (uint32_t i = 0; i < table->serviceCount(); ++i) {
+            const auto& key = table->serviceKey(i);
+            if (!slots.count(slotKeyOf(key.site, key.address))) {
+                table->setHealth(i, Health::Unknown);
+                table->setFlashback(i, NAN, NAN);
+            }
+        }
+        for (auto& [key, s] : slots) updateSlot(key);
+        std::map<std::string, bool> oldSites = std::move(siteDown);
+        siteDown.clear();
+        for (uint32_t i = 0; i < table->siteCount(); ++i) {
+            const std::string& name = table->siteName(i);
+            if (oldSites.count(name)) siteDown[name] = oldSites[name];
+            updateSite(name);
+        }
+    }
+
+    static void onRoundDeadline(evutil_socket_t, short, void* arg) { *static_cast<bool*>(arg) = true; }
+
+    void runInitialRound() {
+        if (entries.empty()) return;
+        double longest = 0;
+        auto t0 = std::chrono::steady_clock::now();
+        for (auto& [id, e] : entries) {
+            longest = std::max(longest, e->timeout);
+            if (!e->inRound) {
+                e->inRound = true;
+                ++pending;
+            }
+        }
+        // Start them all now (a run that ends at once may not remove others: entries are stable here).
+        std::vector<Entry*> all;
+        for (auto& [id, e] : entries) all.push_back(e.get());
+        for (Entry* e : all) runNow(*e);
+        bool expired = false;
+        event* deadline = evtimer_new(base, onRoundDeadline, &expired);
+        timeval tv = toTimeval(longest + 0.2);
+        evtimer_add(deadline, &tv);
+        while (pending > 0 && !expired) event_base_loop(base, EVLOOP_ONCE);
+        event_free(deadline);
+        for (auto& [id, e] : entries)
+            if (e->inRound) {  // should not happen: every run has its own deadline
+                e->inRound = false;
+                --pending;
+            }
+        size_t up = 0, down = 0;
+        for (auto& [key, s] : slots) {
+            if (s.health == Health::Up) ++up;
+            if (s.health == Health::Down) ++down;
+        }
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        log::info("health: initial round of {} check(s) in {:.0f} ms: {} service(s) up, {} down, {} unknown",
+                  entries.size(), ms, up, down, slots.size() - up - down);
+    }
+
+    CheckStatus status(uint32_t serviceSlot) const {
+        CheckStatus st;
+        if (!table || serviceSlot >= table->serviceCount()) return st;
+        const auto& key = table->serviceKey(serviceSlot);
+        auto it = slots.find(slotKeyOf(key.site, key.address));
+        if (it == slots.end()) return st;
+        const Slot& s = it->second;
+        st.checked = true;
+        st.state = healthName(s.health);
+        st.lastChangeUnixMs = s.lastChangeUnixMs;
+        st.flaps = s.flaps;
+        st.l4Ms = std::isnan(s.l4) ? -1 : s.l4;
+        st.l7Ms = std::isnan(s.l7) ? -1 : s.l7;
+        auto join = [](std::string& to, const std::string& v) {
+            if (v.empty()) return;
+            size_t pos = 0;
+            while (pos <= to.size()) {  // skip duplicates
+                size_t c = to.find(',', pos);
+                if (to.substr(pos, c == std::string::npos ? std::string::npos : c - pos) == v) return;
+                if (c == std::string::npos) break;
+                pos = c + 1;
+            }
+            to += (to.empty() ? "" : ",") + v;
+        };
+        int64_t lastErrAt = -1, lastAt = -1;
+        for (const Entry* e : s.entries) {
+            join(st.check, e->checkName);
+            join(st.type, e->spec.type);
+            join(st.target, e->spec.target);
+            st.successes += e->successes;
+            st.failures += e->failures;
+            if (!e->lastError.empty() && e->lastErrorAt > lastErrAt) {
+                lastErrAt = e->lastErrorAt;
+                st.lastError = e->lastError;
+            }
+            if (e->lastResultAt > lastAt && e->lastLatencyMs >= 0) {
+                lastAt = e->lastResultAt;
+                st.lastLatencyMs = e->lastLatencyMs;
+            }
+        }
+        return st;
+    }
+};
+
+HealthMonitor::HealthMonitor(event_base* base) : impl_(std::make_unique<Impl>(base)) {}
+HealthMonitor::~HealthMonitor() = default;
+void HealthMonitor::apply(const Snapshot& snap) {
+    impl_->apply(snap);
+}
+void HealthMonitor::runInitialRound() {
+    impl_->runInitialRound();
+}
+CheckStatus HealthMonitor::status(uint32_t serviceSlot) const {
+    return impl_->status(serviceSlot);
+}
+
+}  // namespace gslb::server

@@ -1,0 +1,152 @@
+// The common part of a health check run: non-blocking connect, deadline, result (see health_check.hpp).
+#include "server/health_check.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace gslb::server::health {
+
+bool setTarget(CheckSpec& spec, const std::string& address, int port) {
+    spec.addr = {};
+    if (in_addr a4; inet_pton(AF_INET, address.c_str(), &a4) == 1) {
+        auto* sin = reinterpret_cast<sockaddr_in*>(&spec.addr);
+        sin->sin_family = AF_INET;
+        sin->sin_port = htons(uint16_t(port));
+        sin->sin_addr = a4;
+        spec.addrLen = sizeof(sockaddr_in);
+        spec.target = fmt::format("{}:{}", address, port);
+        return true;
+    }
+    if (in6_addr a6; inet_pton(AF_INET6, address.c_str(), &a6) == 1) {
+        auto* sin6 = reinterpret_cast<sockaddr_in6*>(&spec.addr);
+        sin6->sin6_family = AF_INET6;
+        sin6->sin6_port = htons(uint16_t(port));
+        sin6->sin6_addr = a6;
+        spec.addrLen = sizeof(sockaddr_in6);
+        spec.target = fmt::format("[{}]:{}", address, port);
+        return true;
+    }
+    return false;
+}
+
+std::unique_ptr<CheckRun> CheckRun::make(event_base* base, const CheckSpec& spec, Done done) {
+    if (spec.type == "http") return makeHttpCheck(base, spec, std::move(done));
+    return makeTcpCheck(base, spec, std::move(done));
+}
+
+CheckRun::CheckRun(event_base* base, const CheckSpec& spec, Done done)
+    : base_(base), spec_(spec), done_(std::move(done)) {
+    deadline_ = evtimer_new(base_, onDeadline, this);
+}
+
+CheckRun::~CheckRun() {
+    cleanup();
+    if (deadline_) event_free(deadline_);
+}
+
+double CheckRun::nowMs() const {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+double CheckRun::sinceStartMs() const {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void CheckRun::cleanup() {
+    if (io_) {
+        event_free(io_);
+        io_ = nullptr;
+    }
+    if (deadline_) evtimer_del(deadline_);
+    if (fd_ >= 0) {
+        ::close(fd_);
+        fd_ = -1;
+    }
+    running_ = false;
+    connecting_ = false;
+}
+
+void CheckRun::cancel() {
+    cleanup();
+}
+
+void CheckRun::start() {
+    cleanup();
+    reset();
+    running_ = true;
+    l4Ms_ = NAN;
+    start_ = std::chrono::steady_clock::now();
+    double t = spec_.timeout > 0 ? spec_.timeout : 0.001;
+    timeval tv{time_t(t), suseconds_t((t - double(time_t(t))) * 1e6)};
+    evtimer_add(deadline_, &tv);
+    fd_ = ::socket(spec_.addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) return fail(fmt::format("socket: {}", std::strerror(errno)));
+    int r = ::connect(fd_, reinterpret_cast<const sockaddr*>(&spec_.addr), spec_.addrLen);
+    if (r == 0) {
+        l4Ms_ = sinceStartMs();
+        return connected();
+    }
+    if (errno != EINPROGRESS) return fail(fmt::format("connect: {}", std::strerror(errno)));
+    connecting_ = true;
+    want(EV_WRITE);
+}
+
+void CheckRun::want(short what) {
+    if (io_) event_free(io_);
+    io_ = event_new(base_, fd_, what, onSocket, this);
+    event_add(io_, nullptr);
+}
+
+void CheckRun::onSocket(evutil_socket_t, short what, void* arg) {
+    auto* self = static_cast<CheckRun*>(arg);
+    if (!self->running_) return;
+    if (self->connecting_) {
+        self->connecting_ = false;
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (getsockopt(self->fd_, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
+        if (err != 0) return self->fail(fmt::format("connect: {}", std::strerror(err)));
+        self->l4Ms_ = self->sinceStartMs();
+        return self->connected();
+    }
+    self->onIo(what);
+}
+
+void CheckRun::onDeadline(evutil_socket_t, short, void* arg) {
+    auto* self = static_cast<CheckRun*>(arg);
+    if (self->running_) self->fail("timeout");
+}
+
+void CheckRun::succeed(std::string reason, double l7Ms) {
+    CheckResult r;
+    r.ok = true;
+    r.reason = std::move(reason);
+    r.l4Ms = l4Ms_;
+    r.l7Ms = l7Ms;
+    finish(std::move(r));
+}
+
+void CheckRun::fail(std::string reason) {
+    CheckResult r;
+    r.ok = false;
+    r.reason = std::move(reason);
+    r.l4Ms = l4Ms_;
+    finish(std::move(r));
+}
+
+void CheckRun::finish(CheckResult r) {
+    r.elapsedMs = sinceStartMs();
+    cleanup();
+    Done done = done_;  // the callback may do anything but destroy this run; `this` is not touched after
+    done(r);
+}
+
+}  // namespace gslb::server::health

@@ -1,0 +1,91 @@
+// One run of one health check on the control thread's event_base (issue 4): a non-blocking TCP connect with
+// a deadline, then whatever the check's kind does on the connection (server/health_tcp.cpp: nothing;
+// server/health_http.cpp: GET and read the response). Internal to server/health*.cpp and their tests.
+#pragma once
+#include <event2/event.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gslb::server::health {
+
+/// What to check and how; owned by the monitor's entry, read by each run (not changed while a run is in
+/// flight).
+struct CheckSpec {
+    std::string type = "tcp";  // tcp | http
+    sockaddr_storage addr{};
+    socklen_t addrLen = 0;
+    std::string target;  // "192.0.2.10:80", "[2001:db8::1]:80"
+    std::string path = "/";
+    std::string host;  // Host header (http)
+    std::vector<int> expectStatus = {200};
+    std::string expectBody;
+    double timeout = 2;  // s: connect + response
+};
+
+struct CheckResult {
+    bool ok = false;
+    std::string reason;    // "connect: Connection refused", "timeout", "http 503", "tcp connect", "http 200"
+    double l4Ms = NAN;     // connect time (when the connect finished)
+    double l7Ms = NAN;     // request sent -> response complete (http, when complete)
+    double elapsedMs = 0;  // start -> result
+};
+
+/// Fills addr/addrLen/target from an address literal and a port; false when it is not an address.
+bool setTarget(CheckSpec& spec, const std::string& address, int port);
+
+class CheckRun {
+  public:
+    using Done = std::function<void(const CheckResult&)>;
+    /// A run for spec.type ("tcp" or "http"); `spec` must outlive the run.
+    static std::unique_ptr<CheckRun> make(event_base* base, const CheckSpec& spec, Done done);
+    virtual ~CheckRun();
+    CheckRun(const CheckRun&) = delete;
+    CheckRun& operator=(const CheckRun&) = delete;
+
+    /// Starts a run (precondition: !running()). May finish (and call done) before it returns.
+    void start();
+    /// Stops a run in flight without calling done.
+    void cancel();
+    bool running() const { return running_; }
+
+  protected:
+    CheckRun(event_base* base, const CheckSpec& spec, Done done);
+    virtual void connected() = 0;         // the TCP connection is up (l4Ms_ is set)
+    virtual void onIo(short /*what*/) {}  // an event asked for with want()
+    virtual void reset() {}               // per-run state of the kind, before each start
+
+    void want(short what);  // (re)arms the socket event: EV_READ / EV_WRITE, optionally | EV_PERSIST
+    void succeed(std::string reason, double l7Ms = NAN);
+    void fail(std::string reason);
+    double sinceStartMs() const;
+    double nowMs() const;
+
+    event_base* base_;
+    const CheckSpec& spec_;
+    int fd_ = -1;
+    double l4Ms_ = NAN;
+
+  private:
+    static void onSocket(evutil_socket_t, short what, void* arg);
+    static void onDeadline(evutil_socket_t, short, void* arg);
+    void finish(CheckResult r);
+    void cleanup();
+
+    Done done_;
+    bool running_ = false;
+    bool connecting_ = false;
+    event* io_ = nullptr;
+    event* deadline_ = nullptr;
+    std::chrono::steady_clock::time_point start_;
+};
+
+std::unique_ptr<CheckRun> makeTcpCheck(event_base* base, const CheckSpec& spec, CheckRun::Done done);
+std::unique_ptr<CheckRun> makeHttpCheck(event_base* base, const CheckSpec& spec, CheckRun::Done done);
+
+}  // namespace gslb::server::health

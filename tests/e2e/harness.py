@@ -1,0 +1,938 @@
+"""End-to-end test harness for gslbd (Python 3 stdlib only).
+
+Pieces:
+  free_port()          a port free for UDP and TCP on 127.0.0.1 and ::1
+  Gslbd / Nsd / Knot   context managers running the real daemons in a temp dir
+  dig() / kdig()       run the real tools and parse their text output into a Response
+  wire helpers         a tiny DNS encoder/decoder for raw UDP/TCP cases
+  run_tests()          unittest runner printing the final "N passed, N failed" line CI reads
+"""
+
+import atexit
+import os
+import re
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+DATA = os.path.join(HERE, "data")
+
+
+def gslbd_path():
+    p = os.environ.get("GSLBD") or os.path.join(REPO, "build", "server", "gslbd")
+    return p
+
+
+# --------------------------------------------------------------------------- ports
+
+def _try_bind(family, kind, addr, port):
+    s = socket.socket(family, kind)
+    try:
+        if kind == socket.SOCK_STREAM:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((addr, port))
+        return s
+    except OSError:
+        s.close()
+        return None
+
+
+def _have_ipv6():
+    s = _try_bind(socket.AF_INET6, socket.SOCK_DGRAM, "::1", 0)
+    if s:
+        s.close()
+        return True
+    return False
+
+
+HAVE_IPV6 = _have_ipv6()
+
+
+def free_port():
+    """A port free for UDP and TCP on 127.0.0.1 and ::1 (when IPv6 exists)."""
+    for _ in range(200):
+        probe = _try_bind(socket.AF_INET, socket.SOCK_STREAM, "127.0.0.1", 0)
+        port = probe.getsockname()[1]
+        held = [probe]
+        ok = True
+        combos = [(socket.AF_INET, socket.SOCK_DGRAM, "127.0.0.1")]
+        if HAVE_IPV6:
+            combos += [(socket.AF_INET6, socket.SOCK_STREAM, "::1"), (socket.AF_INET6, socket.SOCK_DGRAM, "::1")]
+        for fam, kind, addr in combos:
+            s = _try_bind(fam, kind, addr, port)
+            if s is None:
+                ok = False
+                break
+            held.append(s)
+        for s in held:
+            s.close()
+        if ok and port > 1024:
+            return port
+    raise RuntimeError("no free port")
+
+
+# --------------------------------------------------------------------------- responses
+
+NAME_RDATA_TYPES = {"NS", "CNAME", "DNAME", "PTR", "MX", "SRV", "SOA", "NAPTR", "AFSDB", "RP", "KX", "RT"}
+
+
+class RR(tuple):
+    """(owner lowercased, ttl, class, type, rdata normalised)"""
+    __slots__ = ()
+
+    def __new__(cls, owner, ttl, klass, rtype, rdata):
+        return tuple.__new__(cls, (owner, ttl, klass, rtype, rdata))
+
+    owner = property(lambda s: s[0])
+    ttl = property(lambda s: s[1])
+    klass = property(lambda s: s[2])
+    rtype = property(lambda s: s[3])
+    rdata = property(lambda s: s[4])
+
+
+def norm_rdata(rtype, rdata):
+    rdata = " ".join(rdata.split())
+    if rtype in NAME_RDATA_TYPES:
+        rdata = rdata.lower()
+    if rtype in ("AAAA",):
+        rdata = rdata.lower()
+    if rdata.startswith("\\# "):
+        rdata = rdata.lower()
+    return rdata
+
+
+def parse_rr_line(line):
+    parts = line.split(None, 4)
+    if len(parts) < 4:
+        return None
+    owner, ttl, klass, rtype = parts[0], parts[1], parts[2], parts[3]
+    rdata = parts[4] if len(parts) > 4 else ""
+    try:
+        ttl = int(ttl)
+    except ValueError:
+        return None
+    return RR(owner, ttl, klass.upper(), rtype.upper(), norm_rdata(rtype.upper(), rdata)), owner
+
+
+class Response:
+    def __init__(self):
+        self.text = ""
+        self.cmd = ""
+        self.opcode = None
+        self.rcode = None
+        self.id = None
+        self.flags = set()
+        self.counts = {}
+        self.edns = False
+        self.edns_version = None
+        self.edns_udp = None
+        self.edns_do = False
+        self.edns_flags = set()
+        self.question = []      # [(qname as printed, class, type)]
+        self.answer = []
+        self.authority = []
+        self.additional = []
+        self.answer_owner_raw = []  # owners exactly as printed (case preserved)
+        self.timeout = False
+        self.transfer_failed = False
+        self.msg_size = None
+
+    @property
+    def aa(self):
+        return "aa" in self.flags
+
+    @property
+    def tc(self):
+        return "tc" in self.flags
+
+    def rrs(self, section, rtype=None):
+        sec = getattr(self, section)
+        return [r for r in sec if rtype is None or r.rtype == rtype]
+
+    def summary(self):
+        return f"rcode={self.rcode} flags={sorted(self.flags)} edns={self.edns}/{self.edns_version}/{self.edns_udp}"
+
+    def __repr__(self):
+        return f"<Response {self.summary()}>\n{self.text}"
+
+
+def _parse_common(text, kind):
+    r = Response()
+    r.text = text
+    section = None
+    sawheader = False
+    for line in text.splitlines():
+        s = line.strip()
+        if not s:
+            continue
+        if "connection timed out" in s or "no servers could be reached" in s or "failed to receive" in s.lower() \
+                or "timed out" in s:
+            r.timeout = True
+        if "Transfer failed" in s or "failed (" in s.lower() and "transfer" in s.lower():
+            r.transfer_failed = True
+        if "->>HEADER<<-" in s:
+            sawheader = True
+            m = re.search(r"opcode: (\w+)[,;] status: (\w+)[,;] id: (\d+)", s)
+            if m:
+                r.opcode, r.rcode, r.id = m.group(1), m.group(2), int(m.group(3))
+            continue
+        m = re.match(r";; [Ff]lags:([^;]*);(.*)$", s)
+        if m and sawheader:
+            r.flags = set(m.group(1).split())
+            for k, v in re.findall(r"(\w+): (\d+)", m.group(2)):
+                r.counts[k] = int(v)
+            continue
+        if s.startswith(";; MSG SIZE") or s.startswith(";; Received"):
+            m = re.search(r"(\d+) B", s) or re.search(r"rcvd: (\d+)", s)
+            if m:
+                r.msg_size = int(m.group(1))
+            continue
+        if s in (";; OPT PSEUDOSECTION:", ";; EDNS PSEUDOSECTION:"):
+            r.edns = True
+            section = "opt"
+            continue
+        if kind == "dig" and s.startswith("; EDNS:"):
+            # ; EDNS: version: 0, flags: do; udp: 1232
+            m = re.search(r"version: (\d+)", s)
+            r.edns_version = int(m.group(1)) if m else None
+            m = re.search(r"flags:([^;]*);", s)
+            r.edns_flags = set(m.group(1).split()) if m else set()
+            m = re.search(r"udp: (\d+)", s)
+            r.edns_udp = int(m.group(1)) if m else None
+            r.edns_do = "do" in r.edns_flags
+            continue
+        if kind == "kdig" and s.startswith(";; Version:"):
+            # ;; Version: 0; flags: do; UDP size: 1232 B; ext-rcode: NOERROR
+            m = re.search(r"Version: (\d+)", s)
+            r.edns_version = int(m.group(1)) if m else None
+            m = re.search(r"flags:([^;]*);", s)
+            r.edns_flags = set(m.group(1).split()) if m else set()
+            m = re.search(r"UDP size: (\d+)", s)
+            r.edns_udp = int(m.group(1)) if m else None
+            r.edns_do = "do" in r.edns_flags
+            m = re.search(r"(?:ext-rcode|status): (\w+)", s)
+            if m and m.group(1) != "NOERROR":
+                r.rcode = m.group(1)
+            continue
+        m = re.match(r";; (QUESTION|ANSWER|AUTHORITY|ADDITIONAL) SECTION:", s)
+        if m:
+            section = m.group(1).lower()
+            continue
+        if s.startswith(";"):
+            if section == "question":
+                q = s.lstrip(";").split()
+                if len(q) >= 3:
+                    r.question.append((q[0], q[1], q[2]))
+            continue
+        if section in (None, "opt") and not sawheader:
+            section = "answer"  # AXFR style output (no header)
+        if section in ("answer", "authority", "additional"):
+            p = parse_rr_line(s)
+            if p is None:
+                continue
+            rr, raw_owner = p
+            getattr(r, section).append(RR(rr.owner.lower(), rr.ttl, rr.klass, rr.rtype, rr.rdata))
+            if section == "answer":
+                r.answer_owner_raw.append(raw_owner)
+    return r
+
+
+def parse_dig(text):
+    return _parse_common(text, "dig")
+
+
+def parse_kdig(text):
+    return _parse_common(text, "kdig")
+
+
+def _host_args(server):
+    return server if server else "127.0.0.1"
+
+
+def dig(port, qname, qtype="A", *opts, server="127.0.0.1", qclass=None, timeout=15):
+    """Run dig and parse.  opts are extra dig options like '+tcp', '+dnssec', '+bufsize=512'."""
+    cmd = ["dig", "@" + server, "-p", str(port), "+norec", "+time=2", "+tries=1", "+nocookie"]
+    cmd += list(opts)
+    if qclass:
+        cmd += ["-c", qclass]
+    cmd += ["-q", qname, "-t", qtype]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+    r = parse_dig(p.stdout)
+    r.cmd = " ".join(cmd)
+    r.returncode = p.returncode
+    return r
+
+
+def kdig(port, qname, qtype="A", *opts, server="127.0.0.1", qclass=None, timeout=15):
+    cmd = ["kdig", "@" + server, "-p", str(port), "+norec", "+time=2", "+retry=0"]
+    cmd += list(opts)
+    if qclass:
+        cmd += ["-c", qclass]
+    cmd += ["-q", qname, "-t", qtype]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+    r = parse_kdig(p.stdout)
+    r.cmd = " ".join(cmd)
+    r.returncode = p.returncode
+    return r
+
+
+TOOLS = {"dig": dig, "kdig": kdig}
+
+
+# --------------------------------------------------------------------------- wire format
+
+TYPES = {"A": 1, "NS": 2, "CNAME": 5, "SOA": 6, "PTR": 12, "HINFO": 13, "MX": 15, "TXT": 16, "AAAA": 28,
+         "SRV": 33, "DS": 43, "OPT": 41, "AXFR": 252, "IXFR": 251, "ANY": 255}
+TYPE_NAMES = {v: k for k, v in TYPES.items()}
+RCODES = {0: "NOERROR", 1: "FORMERR", 2: "SERVFAIL", 3: "NXDOMAIN", 4: "NOTIMP", 5: "REFUSED", 16: "BADVERS"}
+
+
+def encode_name(name):
+    """Presentation name (no escapes) -> wire."""
+    if name in (".", ""):
+        return b"\x00"
+    out = b""
+    for label in name.rstrip(".").split("."):
+        lb = label.encode()
+        out += bytes([len(lb)]) + lb
+    return out + b"\x00"
+
+
+def build_query(qname="gslb.example.com.", qtype="A", qclass=1, qid=0x1234, opcode=0, qr=0, rd=0,
+                qdcount=None, edns=None, do=False, edns_version=0, edns_opts=b"", raw_qname=None,
+                extra_questions=0, udp_size=1232):
+    """A query built by hand.  edns=None → no OPT; edns=True → one OPT record."""
+    if isinstance(qtype, str):
+        qtype = TYPES[qtype]
+    flags = (qr << 15) | (opcode << 11) | (rd << 8)
+    qn = raw_qname if raw_qname is not None else encode_name(qname)
+    question = qn + struct.pack("!HH", qtype, qclass)
+    questions = question * (1 + extra_questions)
+    nq = 1 + extra_questions
+    if qdcount is not None:
+        nq = qdcount
+        if qdcount == 0:
+            questions = b""
+    arcount = 0
+    add = b""
+    if edns:
+        ttl = (0 << 24) | (edns_version << 16) | (0x8000 if do else 0)
+        add = b"\x00" + struct.pack("!HHIH", 41, udp_size, ttl, len(edns_opts)) + edns_opts
+        arcount = 1
+    hdr = struct.pack("!HHHHHH", qid, flags, nq, 0, 0, arcount)
+    return hdr + questions + add
+
+
+class WireError(Exception):
+    pass
+
+
+def decode_name(msg, off):
+    labels = []
+    jumps = 0
+    end = None
+    while True:
+        if off >= len(msg):
+            raise WireError("name past end")
+        ln = msg[off]
+        if ln & 0xC0 == 0xC0:
+            if off + 1 >= len(msg):
+                raise WireError("pointer past end")
+            ptr = ((ln & 0x3F) << 8) | msg[off + 1]
+            if end is None:
+                end = off + 2
+            jumps += 1
+            if jumps > 64 or ptr >= len(msg):
+                raise WireError("bad pointer")
+            off = ptr
+            continue
+        if ln & 0xC0:
+            raise WireError("bad label type")
+        off += 1
+        if ln == 0:
+            break
+        labels.append(msg[off:off + ln])
+        off += ln
+    name = ".".join(l.decode("latin-1") for l in labels) + "."
+    return name, (end if end is not None else off)
+
+
+class WireMsg:
+    def __init__(self):
+        self.id = self.flags = 0
+        self.qd = self.an = self.ns = self.ar = 0
+        self.question = []
+        self.answer, self.authority, self.additional = [], [], []
+        self.opt = None  # dict(udp, version, do, ext_rcode, options)
+        self.opt_count = 0
+        self.owners_raw = {"answer": [], "authority": [], "additional": []}  # owners as sent (case kept)
+        self.raw = b""
+
+    @property
+    def rcode(self):
+        code = self.flags & 0xF
+        if self.opt:
+            code |= self.opt["ext_rcode"] << 4
+        return RCODES.get(code, str(code))
+
+    qr = property(lambda s: bool(s.flags & 0x8000))
+    opcode = property(lambda s: (s.flags >> 11) & 0xF)
+    aa = property(lambda s: bool(s.flags & 0x0400))
+    tc = property(lambda s: bool(s.flags & 0x0200))
+    rd = property(lambda s: bool(s.flags & 0x0100))
+    ra = property(lambda s: bool(s.flags & 0x0080))
+
+    def __repr__(self):
+        return (f"<WireMsg id={self.id} rcode={self.rcode} qr={self.qr} aa={self.aa} tc={self.tc} "
+                f"counts={self.qd}/{self.an}/{self.ns}/{self.ar} q={self.question} an={self.answer} "
+                f"ns={self.authority} ar={self.additional} opt={self.opt}>")
+
+
+def decode_msg(msg):
+    if len(msg) < 12:
+        raise WireError("short message")
+    m = WireMsg()
+    m.raw = msg
+    m.id, m.flags, m.qd, m.an, m.ns, m.ar = struct.unpack("!HHHHHH", msg[:12])
+    off = 12
+    for _ in range(m.qd):
+        name, off = decode_name(msg, off)
+        qtype, qclass = struct.unpack("!HH", msg[off:off + 4])
+        off += 4
+        m.question.append((name, qtype, qclass))
+    for sec, cnt in (("answer", m.an), ("authority", m.ns), ("additional", m.ar)):
+        for _ in range(cnt):
+            name, off = decode_name(msg, off)
+            if off + 10 > len(msg):
+                raise WireError("rr past end")
+            rtype, rclass, ttl, rdlen = struct.unpack("!HHIH", msg[off:off + 10])
+            off += 10
+            rdata = msg[off:off + rdlen]
+            if len(rdata) != rdlen:
+                raise WireError("rdata past end")
+            rdoff = off
+            off += rdlen
+            if rtype == 41:
+                m.opt_count += 1
+                opts = []
+                o = 0
+                while o + 4 <= len(rdata):
+                    code, ln = struct.unpack("!HH", rdata[o:o + 4])
+                    opts.append((code, rdata[o + 4:o + 4 + ln]))
+                    o += 4 + ln
+                m.opt = {"udp": rclass, "ext_rcode": ttl >> 24, "version": (ttl >> 16) & 0xFF,
+                         "do": bool(ttl & 0x8000), "options": opts, "owner": name}
+                continue
+            m.owners_raw[sec].append(name)
+            getattr(m, sec).append((name.lower(), ttl, rclass, TYPE_NAMES.get(rtype, rtype),
+                                    _rdata_text(msg, rtype, rdata, rdoff)))
+    if off != len(msg):
+        raise WireError(f"trailing bytes: {len(msg) - off}")
+    return m
+
+
+def _rdata_text(msg, rtype, rdata, rdoff):
+    try:
+        if rtype == 1:
+            return socket.inet_ntop(socket.AF_INET, rdata)
+        if rtype == 28:
+            return socket.inet_ntop(socket.AF_INET6, rdata)
+        if rtype in (2, 5, 12):
+            return decode_name(msg, rdoff)[0].lower()
+        if rtype == 15:
+            return f"{struct.unpack('!H', rdata[:2])[0]} {decode_name(msg, rdoff + 2)[0].lower()}"
+    except Exception:
+        pass
+    return rdata.hex()
+
+
+def udp_query(port, data, addr="127.0.0.1", timeout=2.0):
+    """Send raw bytes over UDP; returns the reply bytes or None on timeout."""
+    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    s.settimeout(timeout)
+    try:
+        s.sendto(data, (addr, port))
+        try:
+            return s.recv(65535)
+        except socket.timeout:
+            return None
+    finally:
+        s.close()
+
+
+class TcpClient:
+    """Raw TCP DNS client: send() with or without the length prefix, recv_msg() reads one framed message."""
+
+    def __init__(self, port, addr="127.0.0.1", timeout=3.0):
+        fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+        self.sock = socket.socket(fam, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sock.connect((addr, port))
+
+    @staticmethod
+    def frame(data):
+        return struct.pack("!H", len(data)) + data
+
+    def send_raw(self, data):
+        self.sock.sendall(data)
+
+    def send_msg(self, data):
+        self.sock.sendall(self.frame(data))
+
+    def _recv_exact(self, n):
+        buf = b""
+        while len(buf) < n:
+            chunk = self.sock.recv(n - len(buf))
+            if not chunk:
+                raise ConnectionError("closed by peer")
+            buf += chunk
+        return buf
+
+    def recv_msg(self):
+        ln = struct.unpack("!H", self._recv_exact(2))[0]
+        return self._recv_exact(ln)
+
+    def is_closed(self, wait=0.0):
+        """True when the peer closed (EOF or reset) within `wait` seconds."""
+        self.sock.settimeout(max(wait, 0.01))
+        try:
+            d = self.sock.recv(1)
+            return d == b""
+        except socket.timeout:
+            return False
+        except (ConnectionResetError, BrokenPipeError, OSError):
+            return True
+
+    def query(self, data):
+        self.send_msg(data)
+        return decode_msg(self.recv_msg())
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        self.close()
+
+
+def tcp_query(port, data, addr="127.0.0.1"):
+    with TcpClient(port, addr) as c:
+        return c.query(data)
+
+
+# --------------------------------------------------------------------------- daemons
+
+class DaemonError(AssertionError):
+    pass
+
+
+_LIVE = set()  # every daemon we started, killed at exit whatever happens
+
+
+def _kill_all():
+    for d in list(_LIVE):
+        d.kill()
+
+
+atexit.register(_kill_all)
+
+
+class _Daemon:
+    name = "daemon"
+
+    def __init__(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix=f"e2e-{self.name}-")
+        self.dir = self.tmp.name
+        self.proc = None
+        self.port = None
+        self.stderr_path = os.path.join(self.dir, "stderr.log")
+        self._errf = None
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def write(self, name, content):
+        p = self.path(name)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(content)
+        return p
+
+    def stderr(self):
+        try:
+            with open(self.stderr_path, errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def _spawn(self, argv):
+        self._errf = open(self.stderr_path, "ab")
+        self.proc = subprocess.Popen(argv, cwd=self.dir, stdin=subprocess.DEVNULL, stdout=self._errf,
+                                     stderr=self._errf, start_new_session=True)
+        _LIVE.add(self)
+
+    def wait_soa(self, zone, timeout=10.0, port=None):
+        q = build_query(zone, "SOA", qid=0x4242)
+        deadline = time.time() + timeout
+        port = port or self.port
+        while time.time() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise DaemonError(f"{self.name} exited with {self.proc.returncode} before answering:\n{self.stderr()}")
+            try:
+                r = udp_query(port, q, timeout=0.3)
+                if r:
+                    m = decode_msg(r)
+                    if m.rcode == "NOERROR" and m.answer:
+                        return m
+            except (OSError, WireError):
+                pass
+            time.sleep(0.1)
+        raise DaemonError(f"{self.name} did not answer SOA {zone} on port {port} within {timeout}s:\n{self.stderr()}")
+
+    def kill(self):
+        """SIGTERM, then SIGKILL, to the daemon's own process group (it was started in a new session, so this
+        reaches NSD's / Knot's helper processes too and nothing else)."""
+        if self.proc is not None and self.proc.poll() is None:
+            pgid = self.proc.pid
+            try:
+                os.killpg(pgid, signal.SIGTERM)
+                self.proc.wait(2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+        _LIVE.discard(self)
+
+    def close(self):
+        self.kill()
+        if self._errf:
+            self._errf.close()
+            self._errf = None
+        self.tmp.cleanup()
+
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *a):
+        self.close()
+
+
+def toml_str(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class Gslbd(_Daemon):
+    """gslbd in a temp dir.
+
+    zones: {zone_name: zone_text_or_(filename, text)}; files: extra files {relpath: text};
+    server: dict of extra [server] keys (python values → TOML); raw_config replaces the generated config.
+    """
+    name = "gslbd"
+
+    def __init__(self, zones=None, files=None, server=None, raw_config=None, ipv6=True, expect_start=True,
+                 wait_zone=None):
+        super().__init__()
+        self.zones = zones or {}
+        self.files = files or {}
+        self.server_opts = dict(server or {})
+        self.raw_config = raw_config
+        self.ipv6 = ipv6 and HAVE_IPV6
+        self.expect_start = expect_start
+        self.wait_zone = wait_zone
+        self.port = free_port()
+        self.config_path = self.path("gslbd.toml")
+
+    @staticmethod
+    def toml_value(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, float)):
+            return str(v)
+        if isinstance(v, str):
+            return toml_str(v)
+        if isinstance(v, (list, tuple)):
+            return "[" + ", ".join(Gslbd.toml_value(x) for x in v) + "]"
+        raise TypeError(v)
+
+    def make_config(self):
+        listen = [f"127.0.0.1:{self.port}"]
+        if self.ipv6:
+            listen.append(f"[::1]:{self.port}")
+        opts = {"listen": listen, "workers": 2, "udp_payload_max": 1232, "tcp_idle_timeout": 10,
+                "tcp_max_connections": 1024, "axfr_allow": ["127.0.0.1"]}
+        opts.update(self.server_opts)
+        lines = ["[server]"]
+        for k, v in opts.items():
+            if v is None:
+                continue
+            lines.append(f"{k} = {self.toml_value(v)}")
+        for zname, content in self.zones.items():
+            if isinstance(content, tuple):
+                fname, content = content
+            else:
+                fname = zname.rstrip(".") + ".zone"
+            self.write(fname, content)
+            lines += ["", "[[zone]]", f"name = {toml_str(zname)}", f"file = {toml_str(fname)}"]
+        return "\n".join(lines) + "\n"
+
+    def write_config(self):
+        for rel, text in self.files.items():
+            self.write(rel, text)
+        self.write("gslbd.toml", self.raw_config if self.raw_config is not None else self.make_config())
+
+    def start(self):
+        self.write_config()
+        exe = gslbd_path()
+        if not os.path.exists(exe):
+            raise DaemonError(f"gslbd binary not found at {exe} (set GSLBD)")
+        self._spawn([exe, "--config", self.config_path])
+        if self.expect_start:
+            zone = self.wait_zone or (next(iter(self.zones)) if self.zones else ".")
+            self.wait_soa(zone)
+
+    def check(self):
+        """Run gslbd --check on the current config; returns (exit code, output)."""
+        p = subprocess.run([gslbd_path(), "--check", "--config", self.config_path], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=30, cwd=self.dir)
+        return p.returncode, p.stdout
+
+    def wait_exit(self, timeout=5.0):
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def reload(self):
+        self.proc.send_signal(signal.SIGHUP)
+
+    def stop(self, tc=None):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise DaemonError(f"gslbd did not exit within 5s of SIGTERM:\n{self.stderr()}")
+        if rc != 0:
+            raise DaemonError(f"gslbd exited {rc} after SIGTERM:\n{self.stderr()}")
+        return rc
+
+    def dig(self, qname, qtype="A", *opts, **kw):
+        return dig(self.port, qname, qtype, *opts, **kw)
+
+    def kdig(self, qname, qtype="A", *opts, **kw):
+        return kdig(self.port, qname, qtype, *opts, **kw)
+
+
+class Nsd(_Daemon):
+    name = "nsd"
+
+    def __init__(self, zones, extra_zone_conf=None, port=None):
+        super().__init__()
+        self.zones = zones  # {zone: text}
+        self.port = port or free_port()
+        self.extra_zone_conf = extra_zone_conf or {}
+
+    def start(self):
+        conf = [
+            "server:",
+            f'    port: {self.port}',
+            "    ip-address: 127.0.0.1",
+            '    username: ""',
+            '    database: ""',
+            f'    pidfile: "{self.path("nsd.pid")}"',
+            f'    xfrdfile: "{self.path("xfrd.state")}"',
+            f'    zonelistfile: "{self.path("zone.list")}"',
+            f'    zonesdir: "{self.dir}"',
+            f'    chroot: ""',
+            "    server-count: 1",
+            "    verbosity: 1",
+            "    hide-version: yes",
+            "    minimal-responses: no",
+            "    refuse-any: no",
+            "remote-control:",
+            "    control-enable: no",
+        ]
+        for zname, text in self.zones.items():
+            fname = zname.rstrip(".") + ".zone"
+            if text is not None:
+                self.write(fname, text)
+            conf += ["zone:", f"    name: {zname}"]
+            if text is not None:
+                conf += [f"    zonefile: {fname}"]
+            for line in self.extra_zone_conf.get(zname, []):
+                conf.append("    " + line)
+        self.write("nsd.conf", "\n".join(conf) + "\n")
+        self._spawn(["nsd", "-d", "-c", self.path("nsd.conf")])
+        self.wait_soa(next(iter(self.zones)), timeout=15)
+
+    def dig(self, qname, qtype="A", *opts, **kw):
+        return dig(self.port, qname, qtype, *opts, **kw)
+
+    def kdig(self, qname, qtype="A", *opts, **kw):
+        return kdig(self.port, qname, qtype, *opts, **kw)
+
+
+class Knot(_Daemon):
+    """knotd as a secondary of a primary at 127.0.0.1@primary_port."""
+    name = "knot"
+
+    def __init__(self, zone, primary_port):
+        super().__init__()
+        self.zone = zone
+        self.primary_port = primary_port
+        self.port = free_port()
+
+    def start(self):
+        conf = f"""server:
+    rundir: "{self.dir}"
+    user: root:root
+    listen: 127.0.0.1@{self.port}
+    background-workers: 1
+    udp-workers: 1
+    tcp-workers: 1
+
+log:
+  - target: stderr
+    any: info
+
+database:
+    storage: "{self.dir}/db"
+
+remote:
+  - id: primary
+    address: 127.0.0.1@{self.primary_port}
+
+acl:
+  - id: notify_from_primary
+    address: 127.0.0.1
+    action: notify
+
+template:
+  - id: default
+    storage: "{self.dir}/zones"
+    zonefile-sync: -1
+    zonefile-load: none
+    journal-content: none
+
+zone:
+  - domain: {self.zone}
+    master: primary
+    acl: notify_from_primary
+"""
+        os.makedirs(self.path("zones"), exist_ok=True)
+        os.makedirs(self.path("db"), exist_ok=True)
+        self.write("knot.conf", conf)
+        self._spawn(["knotd", "-c", self.path("knot.conf")])
+
+    def wait_zone(self, timeout=15.0):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise DaemonError(f"knotd exited {self.proc.returncode}:\n{self.stderr()}")
+            r = kdig(self.port, self.zone, "SOA", "+time=1")
+            if r.rcode == "NOERROR" and r.answer:
+                return r
+            time.sleep(0.3)
+        raise DaemonError(f"knotd did not load {self.zone} within {timeout}s:\n{self.stderr()}")
+
+
+# --------------------------------------------------------------------------- helpers for tests
+
+def sorted_rrs(rrs):
+    return sorted(tuple(r) for r in rrs)
+
+
+def response_key(r, ttl=True):
+    """A comparable view of a parsed Response (dig/kdig): rcode, aa, tc and sorted sections."""
+    def sec(rrs):
+        return sorted((o, t if ttl else 0, c, ty, d) for (o, t, c, ty, d) in rrs)
+    return {"rcode": r.rcode, "aa": r.aa, "tc": r.tc, "answer": sec(r.answer), "authority": sec(r.authority),
+            "additional": sec(r.additional)}
+
+
+def strip_optional_apex_ns(key, resp, origin):
+    """RFC 2181 §6.1 / RFC 1034 §4.3.2: in a positive answer the zone's apex NS RRset in the authority section is
+    optional, and so are the addresses added only for it.  Return `key` without them (both servers' answers go
+    through this, so either choice compares equal).  Addresses of MX/SRV/NS targets in the answer are kept."""
+    if not resp.answer or resp.rcode != "NOERROR" or not resp.authority:
+        return key
+    if any(rr.rtype != "NS" or rr.owner != origin for rr in resp.authority):
+        return key
+    ns_targets = {rr.rdata for rr in resp.authority}
+    need = {rr.rdata.split()[-1] for rr in resp.answer if rr.rtype in ("MX", "SRV", "NS")}
+    k = dict(key)
+    k["authority"] = []
+    # A record already in the answer section is kept, so repeating it in the additional section (which NSD, BIND
+    # and Knot avoid) still shows up as a difference.
+    answer = set(key["answer"])
+    k["additional"] = [rr for rr in key["additional"] if rr[0] not in ns_targets or rr[0] in need or rr in answer]
+    return k
+
+
+def diff_text(a, b, name_a="expected", name_b="actual"):
+    out = []
+    for k in ("rcode", "aa", "tc"):
+        if a.get(k) != b.get(k):
+            out.append(f"  {k}: {name_a}={a.get(k)} {name_b}={b.get(k)}")
+    for k in ("answer", "authority", "additional"):
+        if k in a and a[k] != b[k]:
+            sa, sb = set(a[k]), set(b[k])
+            out.append(f"  {k}:")
+            for x in sorted(sa - sb):
+                out.append(f"    - {name_a} only: {' '.join(map(str, x))}")
+            for x in sorted(sb - sa):
+                out.append(f"    + {name_b} only: {' '.join(map(str, x))}")
+            if sa == sb:
+                out.append(f"    (same set, different multiplicity) {name_a}={len(a[k])} {name_b}={len(b[k])}")
+    return "\n".join(out)
+
+
+class _CountingResult(unittest.TextTestResult):
+    pass
+
+
+def run_tests(module_name="__main__"):
+    """Run every unittest TestCase in the module; print 'N passed, N failed'; exit 0 only when all pass."""
+    def _on_term(signum, frame):
+        raise SystemExit(f"killed by signal {signum}")
+    signal.signal(signal.SIGTERM, _on_term)
+    loader = unittest.TestLoader()
+    if len(sys.argv) > 1:
+        suite = loader.loadTestsFromNames(sys.argv[1:], sys.modules[module_name])
+    else:
+        suite = loader.loadTestsFromModule(sys.modules[module_name])
+    runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2, resultclass=_CountingResult)
+    res = runner.run(suite)
+    failed = len(res.failures) + len(res.errors) + len(getattr(res, "unexpectedSuccesses", []))
+    skipped = len(res.skipped)
+    passed = res.testsRun - failed - skipped - len(res.expectedFailures)
+    if skipped:
+        print(f"{skipped} skipped")
+    sys.stdout.flush()
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(0 if failed == 0 and res.testsRun > 0 else 1)
