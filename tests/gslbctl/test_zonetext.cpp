@@ -1,0 +1,122 @@
+#include <doctest/doctest.h>
+
+#include "tools/gslbctl/zonetext.hpp"
+
+using namespace gslb::ctl;
+
+static const char* kZone = R"(; comment at the top
+$ORIGIN gslb.example.com.
+$TTL 300
+@       IN SOA  ns1 hostmaster (
+                2026113001 ; serial
+                3600 600 604800 60 )
+        IN NS   ns1
+ns1     IN A    127.0.0.1
+static  IN A    192.0.2.1       ; keep me
+        IN AAAA 2001:db8::1
+        IN TXT  "a; not a comment ( nor a paren"
+alias   IN CNAME www
+$ORIGIN sub.gslb.example.com.
+host    IN A    192.0.2.7
+)";
+
+static ZoneText parsed(const std::string& text, const std::string& origin = "") {
+    ZoneText z;
+    std::string err;
+    REQUIRE_MESSAGE(z.parse("z.zone", text, origin, err), err);
+    return z;
+}
+
+static std::vector<size_t> match(const ZoneText& z, const std::string& o, const std::string& t = "",
+                                 const std::string& r = "") {
+    std::vector<size_t> out;
+    std::string err;
+    REQUIRE_MESSAGE(z.match(o, t, r, out, err), err);
+    return out;
+}
+
+TEST_CASE("zone text: entries, origin from the SOA, multi-line records") {
+    ZoneText z = parsed(kZone);
+    CHECK(z.origin() == "gslb.example.com.");
+    CHECK(z.serial() == 2026113001u);
+    REQUIRE(z.soa() >= 0);
+    const auto& soa = z.entries()[size_t(z.soa())];
+    CHECK(soa.firstLine == 4);
+    CHECK(soa.lastLine == 6);
+    CHECK(z.keys().size() == 8);
+}
+
+TEST_CASE("zone text: record matching understands relative names, inherited owners and $ORIGIN") {
+    ZoneText z = parsed(kZone);
+    auto line = [&](size_t i) { return z.entries()[i].firstLine; };
+    auto m = match(z, "static");
+    REQUIRE(m.size() == 3);
+    CHECK(line(m[0]) == 9);
+    CHECK(line(m[1]) == 10);
+    CHECK(line(m[2]) == 11);
+    CHECK(match(z, "STATIC.gslb.example.com.", "AAAA").size() == 1);
+    CHECK(match(z, "static", "AAAA", "2001:DB8:0::1").size() == 1);
+    CHECK(match(z, "static", "A", "192.0.2.2").empty());
+    CHECK(match(z, "@", "NS", "ns1").size() == 1);
+    CHECK(match(z, "@", "NS", "NS1.gslb.example.com.").size() == 1);
+    CHECK(match(z, "alias", "CNAME", "www.gslb.example.com.").size() == 1);
+    auto h = match(z, "host.sub");
+    REQUIRE(h.size() == 1);
+    CHECK(line(h[0]) == 14);
+    CHECK(match(z, "host").empty());
+    std::vector<size_t> out;
+    std::string err;
+    CHECK_FALSE(z.match("static", "BOGUS", "", out, err));
+    CHECK(err == "\"BOGUS\" is not a record type");
+}
+
+TEST_CASE("zone text: deleting a record that others inherit their owner from writes the owner out") {
+    ZoneText z = parsed(kZone);
+    auto m = match(z, "static", "A");
+    std::string out = z.without(m);
+    CHECK(out.find("192.0.2.1") == std::string::npos);
+    CHECK(out.find("static        IN AAAA 2001:db8::1\n        IN TXT") != std::string::npos);
+    ZoneText after = parsed(out);
+    CHECK(match(after, "static").size() == 2);
+    CHECK(after.keys().size() == 7);
+}
+
+TEST_CASE("zone text: deleting a multi-line record removes the whole block; comments stay") {
+    const char* text =
+        "$ORIGIN t.\n@ IN SOA ns1 h 1 2 3 4 5\n@ IN NS ns1\nns1 IN A 192.0.2.1\n; the TXT\n"
+        "txt IN TXT ( \"one\"\n            \"two\" )\nafter IN A 192.0.2.2\n";
+    ZoneText z = parsed(text);
+    std::string out = z.without(match(z, "txt", "TXT"));
+    CHECK(out ==
+          "$ORIGIN t.\n@ IN SOA ns1 h 1 2 3 4 5\n@ IN NS ns1\nns1 IN A 192.0.2.1\n; the TXT\n"
+          "after IN A 192.0.2.2\n");
+}
+
+TEST_CASE("zone text: serial rewritten in place, appends keep the origin right") {
+    ZoneText z = parsed(kZone);
+    std::string out, err;
+    REQUIRE(z.withSerial(2026113002, out, err));
+    CHECK(out == std::string(kZone).replace(std::string(kZone).find("2026113001"), 10, "2026113002"));
+    // The file ends under $ORIGIN sub.…: an appended record gets the zone's $ORIGIN first.
+    std::string app = z.withAppended("www\tIN\tA\t192.0.2.9");
+    CHECK(app == std::string(kZone) + "$ORIGIN gslb.example.com.\nwww\tIN\tA\t192.0.2.9\n");
+    ZoneText a = parsed(app);
+    CHECK(match(a, "www", "A", "192.0.2.9").size() == 1);
+    // No final line end: one is added; no $ORIGIN needed when the origin is the zone's.
+    ZoneText b = parsed("$ORIGIN t.\n@ IN SOA ns1 h 7 2 3 4 5\n@ IN NS ns1", "t.");
+    CHECK(b.withAppended("x IN A 192.0.2.1") ==
+          "$ORIGIN t.\n@ IN SOA ns1 h 7 2 3 4 5\n@ IN NS ns1\nx IN A 192.0.2.1\n");
+}
+
+TEST_CASE("zone text: origin errors") {
+    ZoneText z;
+    std::string err;
+    CHECK_FALSE(z.parse("z.zone", "@ IN SOA ns1 h 1 2 3 4 5\n", "", err));
+    CHECK(err ==
+          "z.zone:1: the SOA owner is relative and no $ORIGIN comes before it: cannot tell the zone's "
+          "origin (give --origin)");
+    CHECK(z.parse("z.zone", "@ IN SOA ns1 h 1 2 3 4 5\n", "example.org", err));
+    CHECK(z.origin() == "example.org.");
+    CHECK_FALSE(z.parse("z.zone", "$ORIGIN t.\nwww IN A 300.1.1.1\n", "", err));
+    CHECK(err.rfind("z.zone:2: ", 0) == 0);
+}

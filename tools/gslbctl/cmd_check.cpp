@@ -1,0 +1,176 @@
+// `gslbctl check CONFIG`: the server's own loading (config, every zone, GSLB cross-checks), reported one
+// problem per line, plus a few cheap warnings in the spirit of named-checkzone.
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <map>
+#include <set>
+
+#include "server/config.hpp"
+#include "server/gslb.hpp"
+#include "server/snapshot.hpp"
+#include "tools/gslbctl/commands.hpp"
+#include "tools/gslbctl/fileio.hpp"
+#include "zones/loader.hpp"
+#include "zones/rrtype.hpp"
+#include "zones/zonedb.hpp"
+
+namespace gslb::ctl {
+namespace {
+
+struct Report {
+    std::set<std::string> seen;
+    int problems = 0, warnings = 0;
+    void problem(const std::string& m) {
+        if (!seen.insert(m).second) return;
+        ++problems;
+        fmt::print("{}\n", m);
+    }
+    void warning(const std::string& where, const std::string& m) {
+        std::string line = fmt::format("{}: warning: {}", where, m);
+        if (!seen.insert(line).second) return;
+        ++warnings;
+        fmt::print("{}\n", line);
+    }
+};
+
+// The lower-case wire name inside `rdata` at `off`, or empty.
+std::string nameAt(const std::string& rdata, size_t off) {
+    size_t p = off;
+    while (p < rdata.size()) {
+        uint8_t l = uint8_t(rdata[p]);
+        if (l == 0) {
+            std::string n = rdata.substr(off, p + 1 - off);
+            zones::lowerName(reinterpret_cast<uint8_t*>(n.data()), n.size());
+            return n;
+        }
+        if (l > 63) return {};
+        p += 1 + l;
+    }
+    return {};
+}
+
+// Warnings named-checkzone would give and that cost nothing here.
+void warnings(const std::vector<zones::SourceRecord>& recs, const std::string& apex, Report& rep) {
+    std::map<std::string, std::set<uint16_t>> types;
+    std::map<std::pair<std::string, uint16_t>, const zones::SourceRecord*> firstOfSet;
+    for (const auto& r : recs) types[r.owner].insert(r.type);
+    for (const auto& r : recs) {
+        auto key = std::make_pair(r.owner, r.type);
+        auto it = firstOfSet.find(key);
+        if (it == firstOfSet.end()) {
+            firstOfSet[key] = &r;
+        } else if (it->second->ttl != r.ttl) {
+            rep.warning(
+                fmt::format("{}:{}", r.file, r.line),
+                fmt::format("TTL {} differs from the {} of the RRset {} type {} at line {} (RFC 2181 §5.2: "
+                            "the lowest is served)",
+                            r.ttl, it->second->ttl, zones::nameToText(r.owner), r.type, it->second->line));
+        }
+        const char* what = r.type == zones::kTypeNS   ? "NS"
+                           : r.type == zones::kTypeMX ? "MX"
+                           : r.type == 33             ? "SRV"
+                                                      : nullptr;
+        if (!what) continue;
+        int off = zones::targetNameOffset(r.type);
+        if (off < 0) continue;
+        std::string target = nameAt(r.rdata, size_t(off));
+        if (target.empty() || target == std::string(1, '\0')) continue;
+        if (!zones::isSubdomain(target, apex)) continue;
+        auto t = types.find(target);
+        std::string where = fmt::format("{}:{}", r.file, r.line);
+        if (t != types.end() && t->second.count(zones::kTypeCNAME)) {
+            rep.warning(where, fmt::format("{} target {} is a CNAME (RFC 2181 §10.3)", what,
+                                           zones::nameToText(target)));
+        } else if (t == types.end() ||
+                   (!t->second.count(zones::kTypeA) && !t->second.count(zones::kTypeAAAA))) {
+            rep.warning(where,
+                        fmt::format("{} target {} is inside the zone but has no address record (A or AAAA)",
+                                    what, zones::nameToText(target)));
+        }
+    }
+}
+
+}  // namespace
+
+int check(const std::string& configPath) {
+    Report rep;
+    server::Config cfg;
+    std::string error;
+    bool cfgOk = server::loadConfig(configPath, cfg, error);
+    std::vector<server::ZoneConf> zoneList;
+    if (cfgOk) {
+        zoneList = cfg.zones;
+    } else {
+        rep.problem(error);
+        // Still check the zones the file names, when it is TOML at all.
+        try {
+            toml::table root = toml::parse_file(configPath);
+            if (const toml::array* za = root["zone"].as_array())
+                for (const auto& e : *za) {
+                    const toml::table* t = e.as_table();
+                    if (!t) continue;
+                    auto n = (*t)["name"].value<std::string>();
+                    auto f = (*t)["file"].value<std::string>();
+                    if (!n || !f || n->empty() || f->empty()) continue;
+                    server::ZoneConf zc;
+                    zc.name = n->back() == '.' ? *n : *n + ".";
+                    zc.file = (*f)[0] == '/' ? *f : dirName(configPath) + "/" + *f;
+                    zoneList.push_back(zc);
+                }
+        } catch (const std::exception&) {
+        }
+    }
+
+    zones::ZoneDb db;
+    bool zonesOk = true;
+    size_t records = 0;
+    for (const auto& zc : zoneList) {
+        std::vector<zones::SourceRecord> recs;
+        if (!zones::readZoneFile(zc.file, zc.name, recs, error)) {
+            rep.problem(error);
+            zonesOk = false;
+            continue;
+        }
+        zones::WireName apex;
+        if (!zones::textToName(zc.name, {}, apex)) {
+            rep.problem(fmt::format("{}: zone name \"{}\" is not a domain name", configPath, zc.name));
+            zonesOk = false;
+            continue;
+        }
+        warnings(recs, apex, rep);
+        auto z = zones::Zone::compile(apex, std::vector<zones::SourceRecord>(recs), zc.file, error);
+        if (!z) {
+            rep.problem(error);
+            zonesOk = false;
+            continue;
+        }
+        records += z->recordCount();
+        db.add(std::move(z));
+    }
+
+    if (cfgOk && zonesOk) {
+        // Each hostname on its own, so that one bad hostname does not hide the next.
+        for (const auto& h : cfg.hostnames) {
+            for (auto& z : db.zones())
+                for (uint32_t n = 0; n < z->nodeCount(); ++n) z->mutableNode(n).dynamic = -1;
+            server::Config one = cfg;
+            one.hostnames = {h};
+            server::Gslb g;
+            if (!server::buildGslb(one, db, nullptr, 1, g, error)) rep.problem(error);
+        }
+        // The verdict gslbd itself would give.
+        if (!server::buildSnapshot(configPath, nullptr, error)) rep.problem(error);
+    }
+
+    if (rep.problems == 0) {
+        fmt::print("{}: ok: {} zone(s), {} records, {} GSLB hostname(s){}\n", configPath, zoneList.size(),
+                   records, cfg.hostnames.size(),
+                   rep.warnings ? fmt::format(", {} warning(s)", rep.warnings) : "");
+        return kOk;
+    }
+    fmt::print("{}: {} problem(s), {} warning(s)\n", configPath, rep.problems, rep.warnings);
+    return kFailed;
+}
+
+}  // namespace gslb::ctl

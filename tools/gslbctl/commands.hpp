@@ -1,0 +1,43 @@
+// gslbctl's commands. Each returns the process exit code: 0 ok, 1 problems found or the operation failed,
+// 2 usage (bad arguments found after parsing). Messages go to stdout (results) and stderr (errors).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gslb::ctl {
+
+inline constexpr int kOk = 0, kFailed = 1, kUsage = 2;
+
+struct ZoneInitArgs {
+    std::string zone, file, email = "hostmaster";
+    std::vector<std::string> ns;
+    uint32_t ttl = 300;
+};
+int zoneInit(const ZoneInitArgs& a);
+int zoneAdd(const std::string& file, const std::string& origin, const std::string& owner,
+            const std::vector<std::string>& words);
+int zoneDel(const std::string& file, const std::string& origin, const std::string& owner,
+            const std::vector<std::string>& words);
+int zoneList(const std::string& file, const std::string& origin, const std::string& owner);
+int zoneSerial(const std::string& file, const std::string& origin, std::optional<uint32_t> set, bool force);
+
+struct ServiceArgs {
+    std::string config, hostname, address, site, check;
+    std::optional<double> weight;
+};
+int serviceAdd(const ServiceArgs& a);
+int serviceDel(const ServiceArgs& a);
+
+int check(const std::string& config);
+
+struct LiveArgs {
+    std::string config, server, tokenFile;
+    bool json = false;
+};
+int status(const LiveArgs& a);
+int admin(const LiveArgs& a, const std::string& action, const std::string& site, const std::string& address);
+int report(const LiveArgs& a, const std::string& site, const std::vector<std::string>& words);
+int reload(const LiveArgs& a);
+
+}  // namespace gslb::ctl

@@ -1,0 +1,157 @@
+// gslbctl: zone files, config checks and the live control API of gslbd (DESIGN.md "CLI: gslbctl").
+// Exit codes: 0 ok, 1 problems found or the operation failed, 2 usage.
+#include <CLI/CLI.hpp>
+
+#include "tools/gslbctl/commands.hpp"
+
+using namespace gslb::ctl;
+
+int main(int argc, char** argv) {
+    CLI::App app{
+        "gslbctl: edit gslbd's zone files and config, check them, and talk to a running gslbd.\n"
+        "Exit codes: 0 ok, 1 problems found or the operation failed, 2 usage."};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "gslbctl 0.1.0");
+    std::function<int()> run;
+
+    // ---- zone
+    auto* zone = app.add_subcommand("zone",
+                                    "edit a zone file: every edit is validated with gslbd's own loader, "
+                                    "bumps the SOA serial and replaces the file atomically");
+    zone->require_subcommand(1);
+    std::string origin, file, owner;
+    std::vector<std::string> words;
+    const char* originHelp = "the zone's name (default: the SOA owner, absolute or after a $ORIGIN)";
+    const char* ownerHelp =
+        "owner name, zone-file syntax: relative to the zone unless it ends in '.', @ = apex";
+
+    ZoneInitArgs init;
+    auto* zinit = zone->add_subcommand("init",
+                                       "write a new zone file: SOA (serial YYYYMMDD01), NS records and "
+                                       "glue addresses; never overwrites a file");
+    zinit->add_option("ZONE", init.zone, "the zone's name (gslb.example.com.)")->required();
+    zinit
+        ->add_option(
+            "--ns", init.ns,
+            "name server NAME[=ADDR[,ADDR]] (repeat); NAME is relative to ZONE unless it ends in '.'; "
+            "a name inside ZONE needs its address (glue)")
+        ->required();
+    zinit->add_option("--file", init.file, "file to write (default: ZONE.zone)");
+    zinit->add_option("--ttl", init.ttl, "$TTL of the zone, seconds")->default_val(300);
+    zinit->add_option("--email", init.email, "SOA mailbox (hostmaster, a name, or user@example.com)")
+        ->default_val("hostmaster");
+    zinit->callback([&] { run = [&] { return zoneInit(init); }; });
+
+    auto* zadd = zone->add_subcommand("add", "append a record: zone add FILE OWNER [TTL] TYPE RDATA...");
+    zadd->add_option("FILE", file, "zone file")->required();
+    zadd->add_option("OWNER", owner, ownerHelp)->required();
+    zadd->add_option("RECORD", words, "[TTL] [IN] TYPE RDATA...")->required()->expected(-1);
+    zadd->add_option("--origin", origin, originHelp);
+    zadd->callback([&] { run = [&] { return zoneAdd(file, origin, owner, words); }; });
+
+    auto* zdel = zone->add_subcommand("del", "remove records: zone del FILE OWNER [TYPE [RDATA...]]");
+    zdel->add_option("FILE", file, "zone file")->required();
+    zdel->add_option("OWNER", owner, ownerHelp)->required();
+    zdel->add_option("RECORD", words, "TYPE [RDATA...]: only records of this type (and data)")->expected(-1);
+    zdel->add_option("--origin", origin, originHelp);
+    zdel->callback([&] { run = [&] { return zoneDel(file, origin, owner, words); }; });
+
+    auto* zlist =
+        zone->add_subcommand("list", "print the records of a zone file (file:line then the record)");
+    zlist->add_option("FILE", file, "zone file")->required();
+    zlist->add_option("OWNER", owner, "only this owner name");
+    zlist->add_option("--origin", origin, originHelp);
+    zlist->callback([&] { run = [&] { return zoneList(file, origin, owner); }; });
+
+    auto* zserial = zone->add_subcommand("serial",
+                                         "bump the SOA serial (YYYYMMDDnn; serial+1 when that does not "
+                                         "fit) or set it");
+    std::optional<uint32_t> setSerial;
+    bool force = false;
+    zserial->add_option("FILE", file, "zone file")->required();
+    zserial->add_option("--set", setSerial, "set this serial instead");
+    zserial->add_flag("--force", force, "with --set: accept a serial that is not greater (RFC 1982)");
+    zserial->add_option("--origin", origin, originHelp);
+    zserial->callback([&] { run = [&] { return zoneSerial(file, origin, setSerial, force); }; });
+
+    // ---- service
+    auto* service = app.add_subcommand("service",
+                                       "add or remove a GSLB service: its A/AAAA record in the "
+                                       "hostname's zone and its table in the config, checked together");
+    service->require_subcommand(1);
+    ServiceArgs sa;
+    auto* sadd = service->add_subcommand(
+        "add", "service add CONFIG HOSTNAME ADDRESS --site S [--weight N] [--check C]");
+    sadd->add_option("CONFIG", sa.config, "gslbd config file")->required();
+    sadd->add_option("HOSTNAME", sa.hostname, "the GSLB hostname (absolute)")->required();
+    sadd->add_option("ADDRESS", sa.address, "the service's IPv4 or IPv6 address")->required();
+    sadd->add_option("--site", sa.site, "the site ([site.NAME] of the config)")->required();
+    sadd->add_option("--weight", sa.weight, "weight (weighted choosers)");
+    sadd->add_option("--check", sa.check, "health check ([check.NAME] of the config)");
+    sadd->callback([&] { run = [&] { return serviceAdd(sa); }; });
+    auto* sdel = service->add_subcommand("del", "service del CONFIG HOSTNAME ADDRESS");
+    sdel->add_option("CONFIG", sa.config, "gslbd config file")->required();
+    sdel->add_option("HOSTNAME", sa.hostname, "the GSLB hostname (absolute)")->required();
+    sdel->add_option("ADDRESS", sa.address, "the service's address")->required();
+    sdel->callback([&] { run = [&] { return serviceDel(sa); }; });
+
+    // ---- check
+    std::string checkConfig;
+    auto* chk = app.add_subcommand("check",
+                                   "load the config and every zone as gslbd would, plus the GSLB "
+                                   "cross-checks and a few named-checkzone warnings; one line per problem");
+    chk->add_option("CONFIG", checkConfig, "gslbd config file")->required();
+    chk->callback([&] { run = [&] { return check(checkConfig); }; });
+
+    // ---- live server
+    LiveArgs live;
+    auto liveOpts = [&](CLI::App* c) {
+        c->add_option("-c,--config", live.config,
+                      "gslbd config: [control] listen and token_file come from it");
+        c->add_option("--server", live.server,
+                      "control API URL (default: from the config, else http://127.0.0.1:8053)");
+        c->add_option("--token-file", live.tokenFile,
+                      "file holding the bearer token (default: the config's token_file)");
+    };
+    auto* st = app.add_subcommand("status", "the running server's zones, sites, services and metrics");
+    liveOpts(st);
+    st->add_flag("--json", live.json, "print the raw JSON of GET /v1/status");
+    st->callback([&] { run = [&] { return status(live); }; });
+
+    std::string site, address;
+    auto* drain = app.add_subcommand(
+        "drain", "stop answering with a site (or one of its services): drain SITE [ADDRESS]");
+    liveOpts(drain);
+    drain->add_option("SITE", site, "site name")->required();
+    drain->add_option("ADDRESS", address, "one service of the site");
+    drain->callback([&] { run = [&] { return admin(live, "drain", site, address); }; });
+    auto* enable =
+        app.add_subcommand("enable", "answer with a drained site (or service) again: enable SITE [ADDRESS]");
+    liveOpts(enable);
+    enable->add_option("SITE", site, "site name")->required();
+    enable->add_option("ADDRESS", address, "one service of the site");
+    enable->callback([&] { run = [&] { return admin(live, "enable", site, address); }; });
+
+    std::vector<std::string> kv;
+    auto* rep = app.add_subcommand("report",
+                                   "push a site's metrics: report SITE cpu=35 sessions_used=200000 "
+                                   "sessions_max=1000000 load.busy=0.3 conn.192.0.2.10=900");
+    liveOpts(rep);
+    rep->add_option("SITE", site, "site name")->required();
+    rep->add_option("METRICS", kv, "key=value: cpu, sessions_used, sessions_max, load.NAME, conn.ADDRESS")
+        ->required()
+        ->expected(-1);
+    rep->callback([&] { run = [&] { return report(live, site, kv); }; });
+
+    auto* rl = app.add_subcommand("reload", "make the server reload its config and zones (POST /v1/reload)");
+    liveOpts(rl);
+    rl->callback([&] { run = [&] { return reload(live); }; });
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int rc = app.exit(e);
+        return rc == 0 ? kOk : kUsage;
+    }
+    return run ? run() : kUsage;
+}

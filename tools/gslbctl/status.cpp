@@ -1,0 +1,137 @@
+#include "tools/gslbctl/status.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <vector>
+
+namespace gslb::ctl {
+namespace {
+
+using J = nlohmann::json;
+
+std::string valueText(const J& v) {
+    if (v.is_null()) return "-";
+    if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+    if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+    if (v.is_number_unsigned()) return std::to_string(v.get<uint64_t>());
+    if (v.is_number_float()) {
+        double d = v.get<double>();
+        if (!std::isfinite(d)) return "-";
+        if (std::fabs(d) < 1e15 && d == std::floor(d)) return fmt::format("{}", int64_t(d));
+        std::string s = fmt::format("{:.2f}", d);
+        while (s.back() == '0') s.pop_back();
+        if (s.back() == '.') s.pop_back();
+        return s;
+    }
+    if (v.is_string()) return v.get<std::string>().empty() ? "-" : v.get<std::string>();
+    if (v.is_array()) {
+        std::string out;
+        for (const auto& e : v) out += (out.empty() ? "" : ",") + valueText(e);
+        return out.empty() ? "-" : out;
+    }
+    return v.dump();
+}
+
+const J& field(const J& obj, const char* key) {
+    static const J null;
+    if (!obj.is_object()) return null;
+    auto it = obj.find(key);
+    return it == obj.end() ? null : *it;
+}
+
+struct Table {
+    std::vector<std::string> head;
+    std::vector<std::vector<std::string>> rows;
+    std::string render() const {
+        std::vector<size_t> w(head.size());
+        for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
+        for (const auto& r : rows)
+            for (size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], r[i].size());
+        auto line = [&](const std::vector<std::string>& r) {
+            std::string s;
+            for (size_t i = 0; i < r.size(); ++i) {
+                s += r[i];
+                if (i + 1 < r.size()) s += std::string(w[i] - r[i].size() + 2, ' ');
+            }
+            return s + "\n";
+        };
+        std::string out = line(head);
+        for (const auto& r : rows) out += line(r);
+        return out;
+    }
+};
+
+const J& array(const J& s, const char* key) {
+    const J& a = field(s, key);
+    static const J empty = J::array();
+    return a.is_array() ? a : empty;
+}
+
+}  // namespace
+
+std::string cell(const J& obj, const char* key) {
+    return valueText(field(obj, key));
+}
+
+std::string renderStatus(const J& s) {
+    std::string out;
+    // Sites by name, for the CPU and sessions columns of their services.
+    std::map<std::string, const J*> sites;
+    for (const auto& site : array(s, "sites")) sites[cell(site, "name")] = &site;
+
+    Table zt{{"ZONE", "SERIAL", "RECORDS"}, {}};
+    for (const auto& z : array(s, "zones"))
+        zt.rows.push_back({cell(z, "name"), cell(z, "serial"), cell(z, "records")});
+    if (!zt.rows.empty()) out += zt.render() + "\n";
+
+    Table st{{"SITE", "ENABLED", "UP", "PREF", "CPU%", "SESSIONS", "LOAD", "REPORT_AGE_S"}, {}};
+    for (const auto& x : array(s, "sites"))
+        st.rows.push_back({cell(x, "name"), cell(x, "enabled"), cell(x, "up"), cell(x, "preference"),
+                           cell(x, "cpu"), cell(x, "sessions_used") + "/" + cell(x, "sessions_max"),
+                           cell(x, "load_factor"), cell(x, "report_age_s")});
+    if (!st.rows.empty()) out += st.render() + "\n";
+
+    Table vt{{"SITE", "SERVICE", "STATE", "CONNS", "CPU%", "SESSIONS", "L4_MS", "L7_MS", "ANSWERS", "CHECK",
+              "HOSTNAMES"},
+             {}};
+    for (const auto& x : array(s, "services")) {
+        const J& chk = field(x, "check");
+        std::string health = cell(x, "health");
+        const J& en = field(x, "enabled");
+        std::string state = (en.is_boolean() && !en.get<bool>()) ? "drained/" + health : health;
+        std::string site = cell(x, "site");
+        std::string cpu = "-", sess = "-";
+        if (auto it = sites.find(site); it != sites.end()) {
+            cpu = cell(*it->second, "cpu");
+            sess = cell(*it->second, "sessions_used") + "/" + cell(*it->second, "sessions_max");
+        }
+        std::string check = cell(chk, "type");
+        if (check != "-") {
+            check += ":" + cell(chk, "state");
+            std::string err = cell(chk, "last_error");
+            if (err != "-") check += " (" + err + ")";
+        }
+        vt.rows.push_back({site, cell(x, "address"), state, cell(x, "connections"), cpu, sess,
+                           cell(chk, "l4_ms"), cell(chk, "l7_ms"), cell(x, "answers"), check,
+                           cell(x, "hostnames")});
+    }
+    if (!vt.rows.empty()) out += vt.render() + "\n";
+
+    Table ht{{"HOSTNAME", "POLICY", "TTL", "ANSWERS", "FALLBACK", "SERVICES"}, {}};
+    for (const auto& x : array(s, "hostnames")) {
+        std::string svcs;  // "site/address" for objects, the value itself otherwise
+        for (const auto& v : array(x, "services"))
+            svcs += (svcs.empty() ? "" : ",") +
+                    (v.is_object() ? cell(v, "site") + "/" + cell(v, "address") : valueText(v));
+        ht.rows.push_back({cell(x, "name"), cell(x, "policy"), cell(x, "ttl"), cell(x, "answers"),
+                           cell(x, "fallback"), svcs.empty() ? "-" : svcs});
+    }
+    if (!ht.rows.empty()) out += ht.render();
+    if (out.empty()) out = "(the server reported no zones, sites or services)\n";
+    while (out.size() > 1 && out.back() == '\n' && out[out.size() - 2] == '\n') out.pop_back();
+    return out;
+}
+
+}  // namespace gslb::ctl
