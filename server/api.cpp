@@ -51,11 +51,15 @@ bool ControlApi::start(const ControlConf& conf, std::string& error) {
     evhttp_set_gencb(http_, onRequest, this);
     const sockaddr* sa = reinterpret_cast<const sockaddr*>(&conf.listen.addr);
     evutil_socket_t fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        error = fmt::format("control API {}: socket: {}", conf.listen.text, strerror(errno));
+        return false;
+    }
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (fd < 0 || bind(fd, sa, conf.listen.len) != 0 || listen(fd, 128) != 0) {
-        error = fmt::format("control API {}: {}", conf.listen.text, strerror(errno));
-        if (fd >= 0) close(fd);
+    if (bind(fd, sa, conf.listen.len) != 0 || listen(fd, 128) != 0) {
+        error = fmt::format("control API {}: {}", conf.listen.text, strerror(errno));  // errno of bind or listen
+        close(fd);
         return false;
     }
     if (!evhttp_accept_socket_with_handle(http_, fd)) {

@@ -89,7 +89,9 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                                  {"address", key.address},
                                  {"hostnames", hostsOf[i]},
                                  {"enabled", v.enabled},
-                                 {"health", healthName(v.health)},
+                                 // A service without a check counts as up (DESIGN.md); say so rather than "unknown".
+                                 {"health", !cs.checked && v.health == metrics::Health::Unknown ? "up"
+                                                                                                : healthName(v.health)},
                                  {"connections", num(v.connections)},
                                  {"connections_age_s", age(v.connectionsAtMs, now)},
                                  {"flashback", {{"l4_ms", num(v.l4Ms)}, {"l7_ms", num(v.l7Ms)}}},

@@ -130,7 +130,7 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
                     h.signature[f] += hc.services[k].site + "/" + s.address + ";";
                 }
                 if (!found)
-                    return fail(hc.line, fmt::format("the zone's address {} ({}:{}) has no [[service]]",
+                    return fail(hc.line, fmt::format("the zone's address {} (in {}, zone {}) has no [[service]]",
                                                      addressText(bytes, rd.len), zone->file(), zone->name()));
             }
             if (h.family[f].size() > metrics::kMaxServices)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "server/api.hpp"
+#include "server/health.hpp"
 #include "server/log.hpp"
 #include "server/snapshot.hpp"
 #include "server/worker.hpp"
@@ -25,6 +26,7 @@ struct Daemon {
     event_base* base = nullptr;
 
     std::unique_ptr<ControlApi> api;
+    std::unique_ptr<HealthMonitor> health;  // its events live on `base`: destroyed before the base
 
     // SIGHUP or POST /v1/reload: build a whole new snapshot; publish it only if everything loaded (STYLE.md
     // 3). `message` gets the outcome either way.
@@ -51,6 +53,7 @@ struct Daemon {
         for (const auto& z : s->db.zones()) records += z->recordCount();
         size_t zones = s->db.zones().size();
         shared.holder.publish(std::move(s));
+        if (health) health->apply(*shared.holder.get());  // new checks start, unchanged ones keep their state
         message = fmt::format("reloaded {}: {} zone(s), {} records", configPath, zones, records);
         log::info("{}", message);
         return true;
@@ -107,6 +110,13 @@ int main(int argc, char** argv) {
     const ServerConf sc = snap->config.server;
     const ControlConf sc_control = snap->config.control;
     d.shared.holder.publish(std::move(snap));
+    d.base = event_base_new();
+
+    // DESIGN.md "Start-up": one round of health checks, bounded by their timeouts, before the listeners open, so
+    // no first answer is a guess.
+    d.health = std::make_unique<HealthMonitor>(d.base);
+    d.health->apply(*d.shared.holder.get());
+    d.health->runInitialRound();
 
     for (int i = 0; i < sc.workers; ++i) {
         auto w = std::make_unique<Worker>(i, d.shared);
@@ -116,7 +126,6 @@ int main(int argc, char** argv) {
         }
         d.workers.push_back(std::move(w));
     }
-    d.base = event_base_new();
     std::vector<event*> sigs;
     for (int s : {SIGHUP, SIGTERM, SIGINT}) {
         event* e = evsignal_new(d.base, s, onSignal, &d);
@@ -125,7 +134,8 @@ int main(int argc, char** argv) {
     }
     if (sc_control.enabled) {
         d.api = std::make_unique<ControlApi>(
-            d.base, d.shared, [&d](std::string& m) { return d.reload(m); }, nullptr);
+            d.base, d.shared, [&d](std::string& m) { return d.reload(m); },
+            [&d](uint32_t slot) { return d.health->status(slot); });
         if (!d.api->start(sc_control, error)) {
             log::error("{}", error);
             return 1;
@@ -142,6 +152,7 @@ int main(int argc, char** argv) {
     for (auto& w : d.workers) w->stop();
     d.workers.clear();
     d.api.reset();
+    d.health.reset();
     for (auto* e : sigs) event_free(e);
     event_base_free(d.base);
     log::info("stopped");

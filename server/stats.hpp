@@ -6,6 +6,10 @@
 
 namespace gslb::server {
 
+/// Adds one to a counter that only its owning thread writes: a plain load and store (no locked read-modify-write
+/// on the query path); readers on other threads see a consistent, possibly slightly old, value.
+inline void bump(std::atomic<uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+
 struct alignas(64) WorkerStats {
     static constexpr int kRcodes = 24;  // 0..15 header RCODEs, 16 = BADVERS, the rest unused
     /// QTYPE buckets exported by name; everything else counts as "other".
@@ -68,8 +72,8 @@ struct alignas(64) WorkerStats {
         return names[b];
     }
     void count(uint16_t type, uint8_t rc) {
-        qtype[bucket(type)].fetch_add(1, std::memory_order_relaxed);
-        rcode[rc < kRcodes ? rc : kRcodes - 1].fetch_add(1, std::memory_order_relaxed);
+        bump(qtype[bucket(type)]);
+        bump(rcode[rc < kRcodes ? rc : kRcodes - 1]);
     }
 };
 

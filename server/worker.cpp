@@ -151,13 +151,13 @@ void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
                                      {reinterpret_cast<uint8_t*>(iin[i].iov_base), in[i].msg_len}, false,
                                      {obuf, kSendSize}, &w->selector_);
             WorkerStats& st = w->shared_.stats[w->id_];
-            st.udp.fetch_add(1, std::memory_order_relaxed);
+            bump(st.udp);
             if (res.action != zones::Action::Send || res.len == 0) {
-                st.dropped.fetch_add(1, std::memory_order_relaxed);
+                bump(st.dropped);
                 continue;
             }
             st.count(res.qtype, res.rcode);
-            if (obuf[2] & 0x02) st.truncated.fetch_add(1, std::memory_order_relaxed);
+            if (obuf[2] & 0x02) bump(st.truncated);
             iout[m] = {obuf, res.len};
             std::memset(&out[m].msg_hdr, 0, sizeof(msghdr));
             out[m].msg_hdr.msg_name = &peers[i];
@@ -247,7 +247,7 @@ void Worker::onTcpRead(bufferevent* bev, void* arg) {
         evbuffer_drain(in, 2);
         evbuffer_remove(in, query, len);
         WorkerStats& st = w->shared_.stats[w->id_];
-        st.tcp.fetch_add(1, std::memory_order_relaxed);
+        bump(st.tcp);
         auto res = zones::answer(snap.db, snap.answer, {query, len}, true,
                                  {w->tcpBuf_.data(), w->tcpBuf_.size()}, &w->selector_);
         size_t outLen = res.len;
@@ -267,7 +267,7 @@ void Worker::onTcpRead(bufferevent* bev, void* arg) {
             }
         } else if (res.action == zones::Action::Drop) {
             outLen = 0;
-            st.dropped.fetch_add(1, std::memory_order_relaxed);
+            bump(st.dropped);
         }
         if (res.action != zones::Action::Drop)
             st.count(res.qtype, res.action == zones::Action::Axfr && outLen ? 5 : res.rcode);

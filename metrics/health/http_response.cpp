@@ -52,8 +52,8 @@ int dechunk(std::string_view d, std::string& out) {
         size_t size = 0;
         for (char c : line) {
             if (!std::isxdigit(static_cast<unsigned char>(c)) || size > (size_t(1) << 40)) return -1;
-            size = size * 16 + size_t(std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
-                                                                                 : std::tolower(c) - 'a' + 10);
+            size = size * 16 +
+                   size_t(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10);
         }
         pos = eol + 1;
         if (size == 0) return 1;  // trailers are not needed

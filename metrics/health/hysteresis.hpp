@@ -19,10 +19,10 @@ namespace gslb::metrics::health {
 class Hysteresis {
   public:
     struct Step {
-        bool changed = false;     // the state changed with this result
-        bool first = false;       // ...and it was the first result (Unknown before)
+        bool changed = false;  // the state changed with this result
+        bool first = false;    // ...and it was the first result (Unknown before)
         Health state = Health::Unknown;
-        std::uint32_t run = 0;    // consecutive results of this kind, this one included
+        std::uint32_t run = 0;  // consecutive results of this kind, this one included
     };
 
     Hysteresis(int rise, int fall) { setLimits(rise, fall); }
