@@ -58,7 +58,8 @@ bool ControlApi::start(const ControlConf& conf, std::string& error) {
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (bind(fd, sa, conf.listen.len) != 0 || listen(fd, 128) != 0) {
-        error = fmt::format("control API {}: {}", conf.listen.text, strerror(errno));  // errno of bind or listen
+        error =
+            fmt::format("control API {}: {}", conf.listen.text, strerror(errno));  // errno of bind or listen
         close(fd);
         return false;
     }

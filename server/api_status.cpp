@@ -85,18 +85,18 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                      {"last_latency_ms", cs.lastLatencyMs < 0 ? json(nullptr) : json(cs.lastLatencyMs)},
                      {"l4_ms", cs.l4Ms < 0 ? json(nullptr) : json(cs.l4Ms)},
                      {"l7_ms", cs.l7Ms < 0 ? json(nullptr) : json(cs.l7Ms)}};
-        j["services"].push_back({{"site", key.site},
-                                 {"address", key.address},
-                                 {"hostnames", hostsOf[i]},
-                                 {"enabled", v.enabled},
-                                 // A service without a check counts as up (DESIGN.md); say so rather than "unknown".
-                                 {"health", !cs.checked && v.health == metrics::Health::Unknown ? "up"
-                                                                                                : healthName(v.health)},
-                                 {"connections", num(v.connections)},
-                                 {"connections_age_s", age(v.connectionsAtMs, now)},
-                                 {"flashback", {{"l4_ms", num(v.l4Ms)}, {"l7_ms", num(v.l7Ms)}}},
-                                 {"answers", s.gslb.answers->total(i)},
-                                 {"check", check}});
+        j["services"].push_back(
+            {{"site", key.site},
+             {"address", key.address},
+             {"hostnames", hostsOf[i]},
+             {"enabled", v.enabled},
+             // A service without a check counts as up (DESIGN.md); say so rather than "unknown".
+             {"health", !cs.checked && v.health == metrics::Health::Unknown ? "up" : healthName(v.health)},
+             {"connections", num(v.connections)},
+             {"connections_age_s", age(v.connectionsAtMs, now)},
+             {"flashback", {{"l4_ms", num(v.l4Ms)}, {"l7_ms", num(v.l7Ms)}}},
+             {"answers", s.gslb.answers->total(i)},
+             {"check", check}});
     }
     return ApiResponse{200, j.dump(2) + "\n"};
 }

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "metrics/policy.hpp"
 #include "server/schema.hpp"
 
 namespace gslb::server {
@@ -86,6 +87,12 @@ PolicyConf readPolicy(TableReader& t, const PolicyConf& base) {
                    fmt::format("\"{}\" is not all, none or an IPv4/IPv6 address", p.fallback));
     }
     p.policy = t.getStrings("policy", base.policy);
+    if (t.has("policy")) {
+        // Checked here, where the key's line is known (the stages' parameters are checked again per
+        // hostname).
+        auto compiled = metrics::Policy::compile(p.policy, metrics::Params{});
+        if (!compiled.ok()) t.fail(t.raw("policy"), "policy", compiled.error());
+    }
     p.sessionThreshold = t.getNumber("session_threshold", base.sessionThreshold, 0, 100);
     p.sessionTolerance = t.getNumber("session_tolerance", base.sessionTolerance, 0, 100);
     p.flashbackTolerance = t.getNumber("flashback_tolerance", base.flashbackTolerance, 0, 100);

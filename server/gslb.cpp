@@ -105,6 +105,8 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
         const zones::Node& n = zone->node(node);
         if (n.flags & (zones::kNodeOccluded | zones::kNodeDelegation))
             return fail(hc.line, "is at or below a zone cut: its addresses are not authoritative");
+        if (zone->rrset(n, zones::kTypeCNAME))
+            return fail(hc.line, "is a CNAME in its zone, not a name with A/AAAA records");
         if (n.dynamic >= 0) return fail(hc.line, "is configured twice");
         const uint16_t types[2] = {zones::kTypeA, zones::kTypeAAAA};
         std::vector<bool> used(hc.services.size(), false);
@@ -130,8 +132,9 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
                     h.signature[f] += hc.services[k].site + "/" + s.address + ";";
                 }
                 if (!found)
-                    return fail(hc.line, fmt::format("the zone's address {} (in {}, zone {}) has no [[service]]",
-                                                     addressText(bytes, rd.len), zone->file(), zone->name()));
+                    return fail(hc.line,
+                                fmt::format("the zone's address {} (in {}, zone {}) has no [[service]]",
+                                            addressText(bytes, rd.len), zone->file(), zone->name()));
             }
             if (h.family[f].size() > metrics::kMaxServices)
                 return fail(hc.line, fmt::format("more than {} services of one address family",

@@ -51,8 +51,11 @@ struct GslbHost {
 class AnswerCounters {
   public:
     AnswerCounters(size_t workers, size_t slots);
+    /// Only worker `worker` writes its row: a relaxed load and store, no locked instruction on the query
+    /// path.
     void add(size_t worker, uint32_t slot) {
-        rows_[worker * stride_ + slot].fetch_add(1, std::memory_order_relaxed);
+        auto& c = rows_[worker * stride_ + slot];
+        c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
     uint64_t total(uint32_t slot) const;
     size_t workers() const { return workers_; }

@@ -112,8 +112,8 @@ int main(int argc, char** argv) {
     d.shared.holder.publish(std::move(snap));
     d.base = event_base_new();
 
-    // DESIGN.md "Start-up": one round of health checks, bounded by their timeouts, before the listeners open, so
-    // no first answer is a guess.
+    // DESIGN.md "Start-up": one round of health checks, bounded by their timeouts, before the listeners open,
+    // so no first answer is a guess.
     d.health = std::make_unique<HealthMonitor>(d.base);
     d.health->apply(*d.shared.holder.get());
     d.health->runInitialRound();

@@ -6,9 +6,12 @@
 
 namespace gslb::server {
 
-/// Adds one to a counter that only its owning thread writes: a plain load and store (no locked read-modify-write
-/// on the query path); readers on other threads see a consistent, possibly slightly old, value.
-inline void bump(std::atomic<uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+/// Adds one to a counter that only its owning thread writes: a plain load and store (no locked
+/// read-modify-write on the query path); readers on other threads see a consistent, possibly slightly old,
+/// value.
+inline void bump(std::atomic<uint64_t>& c) {
+    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
 
 struct alignas(64) WorkerStats {
     static constexpr int kRcodes = 24;  // 0..15 header RCODEs, 16 = BADVERS, the rest unused

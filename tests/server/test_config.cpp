@@ -1,0 +1,198 @@
+// loadConfig: every refusal names the file, the line and the key's path (DESIGN.md "The config file").
+#include <doctest/doctest.h>
+
+#include "server/config.hpp"
+#include "tests/server/helpers.hpp"
+
+using namespace gslb::server;
+
+namespace {
+
+// The exact message expected for `needle`'s line of `text`.
+std::string at(const std::string& path, const std::string& text, const std::string& needle,
+               const std::string& rest) {
+    int line = st::lineOf(text, needle);
+    REQUIRE(line > 0);
+    return path + ":" + std::to_string(line) + ": " + rest;
+}
+
+const std::string kWww =
+    "[hostname.\"www.t.test.\"]\npolicy = [\"health\", \"least-connections\", \"random\"]\n";
+
+}  // namespace
+
+TEST_CASE("a good config loads with its values and the [defaults] inherited") {
+    std::string text = st::baseConfig(
+        "[defaults]\nttl = 20\nanswers = 2\nfallback = \"none\"\nmax_age = 30\n\n"
+        "[check.web]\ntype = \"http\"\npath = \"/health\"\n\n" +
+        kWww + "factor = 0.25\n" + st::threeServices("www.t.test.", "weight = 3\ncheck = \"web\"\n"));
+    st::Written w = st::writeConfig(text);
+    Config cfg;
+    std::string error;
+    REQUIRE_MESSAGE(loadConfig(w.config, cfg, error), error);
+    REQUIRE(cfg.hostnames.size() == 1);
+    const auto& h = cfg.hostnames[0];
+    CHECK(h.name == "www.t.test.");
+    CHECK(h.policy.ttl == 20);
+    CHECK(h.policy.answers == 2);
+    CHECK(h.policy.fallback == "none");
+    CHECK(h.policy.maxAge == 30);
+    CHECK(h.policy.factor == 0.25);
+    CHECK(h.policy.policy == std::vector<std::string>{"health", "least-connections", "random"});
+    REQUIRE(h.services.size() == 3);
+    CHECK(h.services[1].address == "192.0.2.2");
+    CHECK(h.services[1].site == "west");
+    CHECK(h.services[1].weight == 3);
+    CHECK(h.services[1].check == "web");
+    CHECK(h.services[1].line ==
+          st::lineOf(text, "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.2"));
+    CHECK(cfg.sites.size() == 3);
+    CHECK(cfg.zones.at(0).file == w.dir + "/t.zone");
+}
+
+TEST_CASE("unknown key in [defaults]") {
+    std::string path;
+    std::string text = st::baseConfig("[defaults]\nttl = 30\nbogus_key = 1\n");
+    std::string err = st::configError(text, &path);
+    CHECK(err == at(path, text, "bogus_key", "[defaults]: unknown key \"bogus_key\""));
+}
+
+TEST_CASE("unknown key in [hostname.\"x\"]") {
+    std::string path;
+    std::string text = st::baseConfig(kWww + "ttll = 5\n" + st::threeServices("www.t.test."));
+    std::string err = st::configError(text, &path);
+    CHECK(err == at(path, text, "ttll", "hostname \"www.t.test.\": unknown key \"ttll\""));
+}
+
+TEST_CASE("unknown key in a service names the hostname and the service's number") {
+    std::string path;
+    std::string text = st::baseConfig(
+        kWww +
+        "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.1\"\nsite = \"east\"\n"
+        "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.2\"\nsite = \"west\"\nwieght = 2\n");
+    std::string err = st::configError(text, &path);
+    CHECK(err == at(path, text, "wieght", "hostname \"www.t.test.\" service 2: unknown key \"wieght\""));
+}
+
+TEST_CASE("unknown site") {
+    std::string path;
+    std::string text = st::baseConfig(
+        kWww + "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.1\"\nsite = \"nowhere\"\n");
+    std::string err = st::configError(text, &path);
+    CHECK(err == at(path, text, "nowhere",
+                    "hostname \"www.t.test.\" service 1 site: unknown site \"nowhere\" (no [site.nowhere])"));
+}
+
+TEST_CASE("unknown check") {
+    std::string path;
+    std::string text = st::baseConfig(
+        kWww +
+        "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.1\"\nsite = \"east\"\ncheck = \"web\"\n");
+    std::string err = st::configError(text, &path);
+    CHECK(err == at(path, text, "check = ",
+                    "hostname \"www.t.test.\" service 1 check: unknown check \"web\" (no [check.web])"));
+}
+
+TEST_CASE(
+    "policy: unknown stage, no chooser, chooser not last — refused at load, naming file:line and policy") {
+    struct Case {
+        const char* policy;
+        const char* what;  // a word the message must hold
+    };
+    const Case cases[] = {
+        {"[\"health\", \"least-conections\", \"random\"]", "least-conections"},
+        {"[\"health\", \"least-connections\"]", "chooser"},
+        {"[\"health\", \"random\", \"least-connections\"]", "chooser"},
+        {"[\"random\", \"round-robin\"]", "chooser"},
+    };
+    for (const auto& c : cases) {
+        std::string policy = c.policy;
+        CAPTURE(policy);
+        // In a hostname: the error names the file, the line of the policy key and the hostname.
+        {
+            std::string path;
+            std::string text =
+                st::baseConfig("[hostname.\"www.t.test.\"]\npolicy = " + std::string(c.policy) + "\n" +
+                               st::threeServices("www.t.test."));
+            std::string err = st::configError(text, &path);
+            std::string prefix = path + ":" + std::to_string(st::lineOf(text, "policy = ")) + ": ";
+            CHECK_MESSAGE(err.rfind(prefix, 0) == 0, err);
+            CHECK_MESSAGE(err.find("hostname \"www.t.test.\" policy") != std::string::npos, err);
+            CHECK_MESSAGE(err.find(c.what) != std::string::npos, err);
+        }
+        // In [defaults], with no hostname to inherit it: still an error of [defaults] policy.
+        {
+            std::string path;
+            std::string text = st::baseConfig("[defaults]\npolicy = " + std::string(c.policy) + "\n");
+            std::string err = st::configError(text, &path);
+            std::string prefix = path + ":" + std::to_string(st::lineOf(text, "policy = ")) + ": ";
+            CHECK_MESSAGE(err.rfind(prefix, 0) == 0, err);
+            CHECK_MESSAGE(err.find("[defaults] policy") != std::string::npos, err);
+        }
+    }
+}
+
+TEST_CASE("values out of range") {
+    std::string path;
+    std::string err;
+    std::string text = st::baseConfig("[defaults]\nsession_threshold = 120\n");
+    err = st::configError(text, &path);
+    CHECK(err ==
+          at(path, text, "session_threshold", "[defaults] session_threshold: 120 is out of range [0, 100]"));
+
+    text = st::baseConfig(kWww + "answers = 0\n" + st::threeServices("www.t.test."));
+    err = st::configError(text, &path);
+    CHECK(err == at(path, text, "answers", "hostname \"www.t.test.\" answers: 0 is out of range [1, 64]"));
+
+    text =
+        "[server]\nlisten = [\"127.0.0.1:5353\"]\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n"
+        "[site.east]\npreference = 256\n";
+    err = st::configError(text, &path);
+    CHECK(err == at(path, text, "preference", "[site.east] preference: 256 is out of range [0, 255]"));
+
+    text = st::baseConfig("[defaults]\nfactor = -0.5\n");
+    err = st::configError(text, &path);
+    CHECK(err == at(path, text, "factor", "[defaults] factor: -0.5 is out of range [0, 1000]"));
+
+    text = st::baseConfig("[defaults]\nttl = \"30\"\n");
+    err = st::configError(text, &path);
+    CHECK(err == at(path, text, "ttl", "[defaults] ttl: must be an integer"));
+}
+
+TEST_CASE("bad fallback") {
+    std::string path;
+    std::string err;
+    std::string text = st::baseConfig(kWww + "fallback = \"some\"\n" + st::threeServices("www.t.test."));
+    err = st::configError(text, &path);
+    CHECK(err == at(path, text, "fallback",
+                    "hostname \"www.t.test.\" fallback: \"some\" is not all, none or an IPv4/IPv6 address"));
+    text = st::baseConfig("[defaults]\nfallback = \"192.0.2.256\"\n");
+    err = st::configError(text, &path);
+    CHECK(err == at(path, text, "fallback",
+                    "[defaults] fallback: \"192.0.2.256\" is not all, none or an IPv4/IPv6 address"));
+}
+
+TEST_CASE("bad service address") {
+    std::string path;
+    std::string err;
+    std::string text = st::baseConfig(
+        kWww + "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.300\"\nsite = \"east\"\n");
+    err = st::configError(text, &path);
+    CHECK(err ==
+          at(path, text, "192.0.2.300",
+             "hostname \"www.t.test.\" service 1 address: \"192.0.2.300\" is not an IPv4 or IPv6 address"));
+    // The same address twice in one hostname.
+    text = st::baseConfig(kWww +
+                          "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.1\"\nsite = \"east\"\n"
+                          "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.1\"\nsite = \"west\"\n");
+    err = st::configError(text, &path);
+    CHECK(err == path + ":" + std::to_string(st::lineOf(text, "site = \"west\"") - 1) +
+                     ": hostname \"www.t.test.\" service 2 address: 192.0.2.1 is described twice");
+}
+
+TEST_CASE("a TOML syntax error names file and line") {
+    std::string path;
+    std::string text = st::baseConfig("[defaults]\nttl = = 3\n");
+    std::string err = st::configError(text, &path);
+    CHECK_MESSAGE(err.rfind(path + ":" + std::to_string(st::lineOf(text, "ttl = =")) + ": ", 0) == 0, err);
+}

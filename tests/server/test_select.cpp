@@ -1,0 +1,320 @@
+// Selection through the real answer path: zones::answer with a Selector bound to a snapshot built from a
+// config and a zone, the state table written as the control thread would.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "server/gslb.hpp"
+#include "server/snapshot.hpp"
+#include "tests/server/helpers.hpp"
+#include "zones/answer.hpp"
+
+using namespace gslb::server;
+using gslb::metrics::Health;
+
+namespace {
+
+const char* kAddr[] = {"192.0.2.1", "192.0.2.2", "192.0.2.3"};  // east, west, south
+const char* kSite[] = {"east", "west", "south"};
+
+// Every GSLB hostname of these tests has the same three addresses (shared (site, address) state).
+const std::vector<std::pair<std::string, std::string>> kHosts = {
+    {"lc0", "policy = [\"health\", \"least-connections\", \"random\"]\nfactor = 0\n"},
+    {"lc125", "policy = [\"health\", \"least-connections\", \"random\"]\nfactor = 1.25\n"},
+    {"cap", "policy = [\"health\", \"session-capacity\", \"random\"]\nsession_tolerance = 10\n"},
+    {"thr", "policy = [\"health\", \"session-threshold\", \"random\"]\nsession_threshold = 90\n"},
+    {"cpu", "policy = [\"health\", \"cpu\", \"random\"]\nmax_age = 60\n"},
+    {"rnd", "policy = [\"health\", \"random\"]\nttl = 17\n"},
+    {"two", "policy = [\"health\", \"random\"]\nanswers = 2\n"},
+    {"many", "policy = [\"health\", \"random\"]\nanswers = 5\n"},
+    {"fball", "policy = [\"health\", \"random\"]\nfallback = \"all\"\n"},
+    {"fbnone", "policy = [\"health\", \"random\"]\nfallback = \"none\"\n"},
+    {"fbaddr", "policy = [\"health\", \"random\"]\nfallback = \"192.0.2.99\"\n"},
+    {"stale", "policy = [\"health\", \"least-connections\", \"random\"]\nmax_age = 60\n"},
+};
+
+std::string zoneText() {
+    std::string z =
+        "$ORIGIN s.test.\n$TTL 300\n@ IN SOA ns1 hostmaster 7 3600 900 604800 120\n@ IN NS ns1\n"
+        "ns1 IN A 192.0.2.53\n"
+        "dual IN A 192.0.2.1\ndual IN AAAA 2001:db8::1\n";
+    for (const auto& [h, _] : kHosts)
+        for (const char* a : kAddr) z += h + " IN A " + a + "\n";
+    return z;
+}
+
+std::string configText() {
+    std::string c =
+        "[server]\nlisten = [\"127.0.0.1:5353\"]\n[[zone]]\nname = \"s.test.\"\nfile = \"t.zone\"\n"
+        "[site.east]\n[site.west]\n[site.south]\n";
+    for (const auto& [h, policy] : kHosts) {
+        std::string name = h + ".s.test.";
+        c += "[hostname.\"" + name + "\"]\n" + policy + st::threeServices(name);
+    }
+    c += "[hostname.\"dual.s.test.\"]\n"
+         "[[hostname.\"dual.s.test.\".service]]\naddress = \"192.0.2.1\"\nsite = \"east\"\n"
+         "[[hostname.\"dual.s.test.\".service]]\naddress = \"2001:db8::1\"\nsite = \"west\"\n";
+    return c;
+}
+
+struct Fixture {
+    std::shared_ptr<Snapshot> snap = st::snapshot(configText(), zoneText());
+    Selector sel{0, 12345};
+    Fixture() { sel.rebind(&snap->gslb); }
+    gslb::metrics::StateTable& t() { return *snap->gslb.table; }
+    uint32_t svc(int i) { return *t().findService(kSite[i], kAddr[i]); }
+    uint32_t site(int i) { return *t().findSite(kSite[i]); }
+
+    st::Msg ask(const std::string& host, uint16_t type = 1) {
+        auto q = st::makeQuery(host + ".s.test.", type);
+        std::vector<uint8_t> out(65535);
+        auto r = gslb::zones::answer(snap->db, snap->answer, q, false, out, &sel);
+        REQUIRE(r.action == gslb::zones::Action::Send);
+        out.resize(r.len);
+        return st::decode(out);
+    }
+    /// How often each address was answered in n queries (answers = 1: one address each).
+    std::map<std::string, int> tally(const std::string& host, int n) {
+        std::map<std::string, int> seen;
+        for (int i = 0; i < n; ++i) {
+            auto m = ask(host);
+            REQUIRE(m.rcode == 0);
+            for (const auto& a : m.addresses()) ++seen[a];
+        }
+        return seen;
+    }
+};
+
+std::set<std::string> keys(const std::map<std::string, int>& m) {
+    std::set<std::string> s;
+    for (const auto& [k, _] : m) s.insert(k);
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("least-connections follows the HP example: 900 vs 400") {
+    Fixture f;
+    int64_t now = monotonicMs();
+    f.t().reportConnections(f.svc(0), 900, now);
+    f.t().reportConnections(f.svc(1), 400, now);
+    f.t().reportConnections(f.svc(2), 5000, now);
+    // factor 0: only the best.
+    auto seen = f.tally("lc0", 200);
+    CHECK(seen == std::map<std::string, int>{{"192.0.2.2", 200}});
+    // factor 1.25: 900 <= 400 x 2.25 is close enough; 5000 is not. Both appear.
+    seen = f.tally("lc125", 400);
+    CHECK(keys(seen) == std::set<std::string>{"192.0.2.1", "192.0.2.2"});
+    CHECK(seen["192.0.2.1"] > 100);
+    CHECK(seen["192.0.2.2"] > 100);
+    // The switch: west grows to 2000, east (900) is now the best.
+    f.t().reportConnections(f.svc(1), 2000, monotonicMs());
+    CHECK(f.tally("lc0", 50) == std::map<std::string, int>{{"192.0.2.1", 50}});
+}
+
+TEST_CASE("least-connections with nothing reported passes all three on") {
+    Fixture f;
+    CHECK(keys(f.tally("lc0", 300)) == std::set<std::string>{"192.0.2.1", "192.0.2.2", "192.0.2.3"});
+}
+
+TEST_CASE("session-capacity: 1,000,000 / 800,000 / 950,000 available at 10 % — never the 800,000 site") {
+    Fixture f;
+    int64_t now = monotonicMs();
+    auto rep = [](double used, double max) {
+        gslb::metrics::SiteReport r;
+        r.sessionsUsed = used;
+        r.sessionsMax = max;
+        return r;
+    };
+    f.t().reportSite(f.site(0), rep(1000000, 2000000), now);  // 1,000,000 available
+    f.t().reportSite(f.site(1), rep(1200000, 2000000), now);  // 800,000
+    f.t().reportSite(f.site(2), rep(1050000, 2000000), now);  // 950,000
+    auto seen = f.tally("cap", 400);
+    CHECK(keys(seen) == std::set<std::string>{"192.0.2.1", "192.0.2.3"});
+    CHECK(seen["192.0.2.1"] > 100);
+    CHECK(seen["192.0.2.3"] > 100);
+}
+
+TEST_CASE("session-threshold: a site over 90 % of its session table drops out") {
+    Fixture f;
+    int64_t now = monotonicMs();
+    gslb::metrics::SiteReport full, light;
+    full.sessionsUsed = 950000;
+    full.sessionsMax = 1000000;
+    light.sessionsUsed = 100000;
+    light.sessionsMax = 1000000;
+    f.t().reportSite(f.site(0), full, now);
+    f.t().reportSite(f.site(1), light, now);
+    f.t().reportSite(f.site(2), light, now);
+    CHECK(keys(f.tally("thr", 300)) == std::set<std::string>{"192.0.2.2", "192.0.2.3"});
+}
+
+TEST_CASE("a drained service or site never answers; enabled again, it does") {
+    Fixture f;
+    f.t().setServiceEnabled(f.svc(1), false);
+    CHECK(keys(f.tally("rnd", 300)) == std::set<std::string>{"192.0.2.1", "192.0.2.3"});
+    f.t().setSiteEnabled(f.site(2), false);
+    CHECK(keys(f.tally("rnd", 100)) == std::set<std::string>{"192.0.2.1"});
+    // Whatever the metrics say: the drained west has the fewest connections.
+    int64_t now = monotonicMs();
+    f.t().reportConnections(f.svc(0), 900, now);
+    f.t().reportConnections(f.svc(1), 1, now);
+    f.t().reportConnections(f.svc(2), 1, now);
+    CHECK(keys(f.tally("lc0", 100)) == std::set<std::string>{"192.0.2.1"});
+    f.t().setServiceEnabled(f.svc(1), true);
+    f.t().setSiteEnabled(f.site(2), true);
+    CHECK(keys(f.tally("rnd", 300)) == std::set<std::string>{"192.0.2.1", "192.0.2.2", "192.0.2.3"});
+    // A service down by its health check is out too.
+    f.t().setHealth(f.svc(0), Health::Down);
+    CHECK(keys(f.tally("rnd", 300)) == std::set<std::string>{"192.0.2.2", "192.0.2.3"});
+}
+
+TEST_CASE("all down: fallback all answers every address, none gives NODATA with SOA, or a fixed address") {
+    Fixture f;
+    SUBCASE("down by health") {
+        for (int i = 0; i < 3; ++i) f.t().setHealth(f.svc(i), Health::Down);
+    }
+    SUBCASE("every service drained") {
+        for (int i = 0; i < 3; ++i) f.t().setServiceEnabled(f.svc(i), false);
+    }
+    SUBCASE("every site drained") {
+        for (int i = 0; i < 3; ++i) f.t().setSiteEnabled(f.site(i), false);
+    }
+    SUBCASE("one way each") {
+        f.t().setHealth(f.svc(0), Health::Down);
+        f.t().setServiceEnabled(f.svc(1), false);
+        f.t().setSiteEnabled(f.site(2), false);
+    }
+    for (int i = 0; i < 5; ++i) {
+        auto m = f.ask("fball");
+        CHECK(m.rcode == 0);
+        CHECK(m.aa);
+        auto a = m.addresses();
+        std::sort(a.begin(), a.end());
+        CHECK(a == std::vector<std::string>{"192.0.2.1", "192.0.2.2", "192.0.2.3"});
+
+        m = f.ask("fbnone");
+        CHECK(m.rcode == 0);  // NOERROR, not NXDOMAIN
+        CHECK(m.aa);
+        CHECK(m.answer.empty());
+        REQUIRE(m.authority.size() == 1);
+        CHECK(m.authority[0].type == 6);
+        CHECK(m.authority[0].owner == "s.test.");
+
+        m = f.ask("fbaddr");
+        CHECK(m.rcode == 0);
+        CHECK(m.addresses() == std::vector<std::string>{"192.0.2.99"});
+    }
+}
+
+TEST_CASE("AAAA on a v4-only GSLB name is NODATA with the SOA, never an A") {
+    Fixture f;
+    for (const char* h : {"rnd", "fball", "fbnone", "fbaddr"}) {
+        CAPTURE(h);
+        auto m = f.ask(h, 28);
+        CHECK(m.rcode == 0);
+        CHECK(m.aa);
+        CHECK(m.answer.empty());
+        REQUIRE(m.authority.size() == 1);
+        CHECK(m.authority[0].type == 6);
+    }
+    // All down does not change that.
+    for (int i = 0; i < 3; ++i) f.t().setHealth(f.svc(i), Health::Down);
+    auto m = f.ask("fball", 28);
+    CHECK(m.answer.empty());
+    CHECK(m.authority.size() == 1);
+    // A name with both families answers each with its own.
+    auto d6 = f.ask("dual", 28);
+    CHECK(d6.addresses() == std::vector<std::string>{"2001:db8::1"});
+    CHECK(d6.answer.at(0).type == 28);
+}
+
+TEST_CASE("answers = 2 gives 2 distinct addresses; answers = 5 of 3 gives the 3") {
+    Fixture f;
+    std::set<std::string> all;
+    for (int i = 0; i < 100; ++i) {
+        auto m = f.ask("two");
+        auto a = m.addresses();
+        REQUIRE(a.size() == 2);
+        CHECK(a[0] != a[1]);
+        all.insert(a.begin(), a.end());
+    }
+    CHECK(all == std::set<std::string>{"192.0.2.1", "192.0.2.2", "192.0.2.3"});
+    auto a = f.ask("many").addresses();
+    std::sort(a.begin(), a.end());
+    CHECK(a == std::vector<std::string>{"192.0.2.1", "192.0.2.2", "192.0.2.3"});
+    // With one of three drained, answers = 2 still gives the two that are left.
+    f.t().setServiceEnabled(f.svc(0), false);
+    for (int i = 0; i < 20; ++i) {
+        a = f.ask("two").addresses();
+        std::sort(a.begin(), a.end());
+        CHECK(a == std::vector<std::string>{"192.0.2.2", "192.0.2.3"});
+    }
+}
+
+TEST_CASE("the answer: TTL of the policy, AA set, owner the query name, the question's id") {
+    Fixture f;
+    for (int i = 0; i < 10; ++i) {
+        auto m = f.ask("rnd");
+        CHECK(m.id == 0x1234);
+        CHECK(m.qr);
+        CHECK(m.aa);
+        CHECK_FALSE(m.tc);
+        CHECK(m.rcode == 0);
+        REQUIRE(m.answer.size() == 1);
+        CHECK(m.answer[0].owner == "rnd.s.test.");
+        CHECK(m.answer[0].type == 1);
+        CHECK(m.answer[0].cls == 1);
+        CHECK(m.answer[0].ttl == 17);
+    }
+    // The default TTL (30) elsewhere, also on a fallback answer.
+    CHECK(f.ask("lc0").answer.at(0).ttl == 30);
+    for (int i = 0; i < 3; ++i) f.t().setHealth(f.svc(i), Health::Down);
+    auto m = f.ask("fball");
+    REQUIRE(m.answer.size() == 3);
+    for (const auto& rr : m.answer) CHECK(rr.ttl == 30);
+    CHECK(f.ask("fbaddr").answer.at(0).ttl == 30);
+}
+
+TEST_CASE("a stale report (older than max_age) counts as unknown, never as its old value") {
+    Fixture f;
+    int64_t now = monotonicMs();
+    f.t().reportConnections(f.svc(0), 100, now - 120000);  // the best, but 120 s old (max_age 60)
+    f.t().reportConnections(f.svc(1), 400, now);
+    f.t().reportConnections(f.svc(2), 900, now);
+    CHECK(f.tally("stale", 100) == std::map<std::string, int>{{"192.0.2.2", 100}});
+    // Fresh again: it wins.
+    f.t().reportConnections(f.svc(0), 100, monotonicMs());
+    CHECK(f.tally("stale", 100) == std::map<std::string, int>{{"192.0.2.1", 100}});
+    // A stale site report likewise: east's cpu 10 is old, west's 50 is fresh.
+    gslb::metrics::SiteReport r;
+    r.cpu = 10;
+    f.t().reportSite(f.site(0), r, now - 120000);
+    r.cpu = 50;
+    f.t().reportSite(f.site(1), r, now);
+    r.cpu = 80;
+    f.t().reportSite(f.site(2), r, now);
+    CHECK(f.tally("cpu", 100) == std::map<std::string, int>{{"192.0.2.2", 100}});
+    // Everything stale: unknown for all, so all pass.
+    f.t().reportConnections(f.svc(0), 100, now - 120000);
+    f.t().reportConnections(f.svc(1), 400, now - 120000);
+    f.t().reportConnections(f.svc(2), 900, now - 120000);
+    CHECK(keys(f.tally("stale", 300)) == std::set<std::string>{"192.0.2.1", "192.0.2.2", "192.0.2.3"});
+}
+
+TEST_CASE("answer counters: each answered address is counted once per answer") {
+    Fixture f;
+    auto total = [&] {
+        uint64_t n = 0;
+        for (uint32_t s = 0; s < f.t().serviceCount(); ++s) n += f.snap->gslb.answers->total(s);
+        return n;
+    };
+    uint64_t before = total();
+    auto seen = f.tally("rnd", 60);
+    CHECK(total() == before + 60);
+    for (int i = 0; i < 3; ++i) CHECK(f.snap->gslb.answers->total(f.svc(i)) == uint64_t(seen[kAddr[i]]));
+    f.ask("two");
+    CHECK(total() == before + 62);
+}
