@@ -77,7 +77,7 @@ class Reader {
                 segStart = eol + 1;
                 segLine = line + 1;
             } else {
-                scanLine(l, depthParen, inQuote);
+                scanZoneLine(l, depthParen, inQuote);
             }
             ++line;
             i = eol + 1;
@@ -88,30 +88,6 @@ class Reader {
     }
 
   private:
-    // Tracks parentheses (multi-line records) and quotes so that "$INCLUDE" inside a record is not taken as
-    // a directive. Comments run from an unquoted ';' to the end of the line.
-    static void scanLine(std::string_view l, int& depth, bool& inQuote) {
-        for (size_t k = 0; k < l.size(); ++k) {
-            char c = l[k];
-            if (c == '\\') {
-                ++k;
-                continue;
-            }
-            if (inQuote) {
-                if (c == '"') inQuote = false;
-                continue;
-            }
-            if (c == '"')
-                inQuote = true;
-            else if (c == ';')
-                return;
-            else if (c == '(')
-                ++depth;
-            else if (c == ')' && depth > 0)
-                --depth;
-        }
-    }
-
     bool include(const std::string& path, int line, std::string_view args, const ldns_rdf* cur,
                  uint32_t defTtl, int depth) {
         std::string where = fmt::format("{}:{}", path, line);
@@ -216,6 +192,28 @@ class Reader {
 };
 
 }  // namespace
+
+void scanZoneLine(std::string_view l, int& depth, bool& inQuote) {
+    for (size_t k = 0; k < l.size(); ++k) {
+        char c = l[k];
+        if (c == '\\') {
+            ++k;
+            continue;
+        }
+        if (inQuote) {
+            if (c == '"') inQuote = false;
+            continue;
+        }
+        if (c == '"')
+            inQuote = true;
+        else if (c == ';')
+            return;
+        else if (c == '(')
+            ++depth;
+        else if (c == ')' && depth > 0)
+            --depth;
+    }
+}
 
 bool readZoneFile(const std::string& path, const std::string& origin, std::vector<SourceRecord>& out,
                   std::string& error) {

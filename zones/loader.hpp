@@ -2,6 +2,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "zones/zone.hpp"
@@ -16,6 +17,12 @@ namespace gslb::zones {
 /// Returns false with `error` = "file:line: message" on the first problem.
 bool readZoneFile(const std::string& path, const std::string& origin, std::vector<SourceRecord>& out,
                   std::string& error);
+
+/// Follows one line of a master file: parentheses (a record spanning lines, RFC 1035 §5.1) and quotes, so
+/// that a
+/// "$INCLUDE" or a ';' inside a record is not taken for a directive or a comment. Comments end the line.
+/// `depth` and `inQuote` carry over from line to line.
+void scanZoneLine(std::string_view line, int& depth, bool& inQuote);
 
 /// readZoneFile + Zone::compile. nullptr and `error` on failure.
 std::unique_ptr<Zone> loadZone(const std::string& path, const std::string& origin, std::string& error);

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "zones/loader.hpp"
+
 namespace gslb::ctl {
 namespace {
 
@@ -30,29 +32,6 @@ std::string rdfText(const ldns_rdf* r) {
     std::string out = s ? s : "";
     free(s);
     return out;
-}
-
-// Tracks parentheses and quotes over one line (comments end it), as the loader does.
-void scanLine(std::string_view l, int& depth, bool& inQuote) {
-    for (size_t k = 0; k < l.size(); ++k) {
-        char c = l[k];
-        if (c == '\\') {
-            ++k;
-            continue;
-        }
-        if (inQuote) {
-            if (c == '"') inQuote = false;
-            continue;
-        }
-        if (c == '"')
-            inQuote = true;
-        else if (c == ';')
-            return;
-        else if (c == '(')
-            ++depth;
-        else if (c == ')' && depth > 0)
-            --depth;
-    }
 }
 
 bool blankOrComment(std::string_view l) {
@@ -175,11 +154,11 @@ bool ZoneText::parse(const std::string& file, std::string text, const std::strin
             e.kind = ZoneEntry::Record;
             int depth = 0;
             bool inQuote = false;
-            scanLine(l, depth, inQuote);
+            zones::scanZoneLine(l, depth, inQuote);
             while ((depth > 0 || inQuote) && eol < text_.size()) {
                 inQuote = false;  // a quote does not continue over a line end
                 size_t next = lineEnd(eol);
-                scanLine(std::string_view(text_.data() + eol, next - eol), depth, inQuote);
+                zones::scanZoneLine(std::string_view(text_.data() + eol, next - eol), depth, inQuote);
                 eol = next;
                 ++line;
             }
