@@ -1,0 +1,99 @@
+"""Smoke run of tools/bench (issue 6): every stage runs and prints numbers, with tiny sizes and 1 s runs.
+
+No timing is asserted (the machine may be busy); only that each stage produced positive numbers for gslbd,
+that every installed peer produced numbers, and that a peer that is not installed was skipped with a
+message. Python 3 stdlib only; prints "N passed, N failed" as its last line (harness.run_tests).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import REPO, gslbd_path, run_tests  # noqa: E402
+
+BENCH = os.path.join(REPO, "tools", "bench")
+PEERS = {"nsd": "nsd", "knot": "knotd", "gdnsd": "gdnsd"}
+
+
+class BenchSmoke(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="bench-smoke.")
+        cls.json_path = os.path.join(cls.tmp, "bench.json")
+        env = dict(os.environ)
+        env["GSLBD"] = gslbd_path()
+        micro = os.environ.get("GSLBD_MICROBENCH") or os.path.join(REPO, "build", "tools", "microbench",
+                                                                   "gslbd-microbench")
+        env["GSLBD_MICROBENCH"] = micro
+        cmd = [sys.executable, BENCH, "--quick", "--no-build", "--duration", "1", "--names", "1000",
+               "--big-records", "5000", "--json", cls.json_path]
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=110)
+        cls.rc, cls.out, cls.err = r.returncode, r.stdout, r.stderr
+        print(cls.out)
+        if cls.err:
+            print(cls.err, file=sys.stderr)
+        cls.res = None
+        if os.path.exists(cls.json_path):
+            with open(cls.json_path) as f:
+                cls.res = json.load(f)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_exit_and_json(self):
+        self.assertEqual(self.rc, 0, self.err[-2000:])
+        self.assertIsNotNone(self.res, "no JSON written")
+
+    def test_stages_printed(self):
+        for h in ("== QPS", "== Zone load time", "== Microbenchmark", "== QPS under load", "== Summary"):
+            self.assertIn(h, self.out)
+
+    def test_qps_numbers(self):
+        g = self.res["qps"]["gslbd"]
+        for key in ("static", "gslb", "gslb-default"):
+            self.assertGreater(g[key]["qps"] or 0, 0, key)
+            self.assertGreater(g[key]["avg_ms"] or 0, 0, key)
+            self.assertGreater(g[key]["p99_ms"] or 0, 0, key)
+
+    def test_peers_ran_or_were_skipped(self):
+        for peer, binary in PEERS.items():
+            if shutil.which(binary):
+                self.assertIn(peer, self.res["qps"], f"{peer} is installed but has no QPS numbers")
+                self.assertGreater(self.res["qps"][peer]["static"]["qps"] or 0, 0)
+                if peer != "gdnsd":
+                    self.assertGreater(self.res["load"][peer]["seconds"], 0)
+            else:
+                self.assertTrue(any(s.startswith(peer) for s in self.res["skipped"]), peer)
+
+    def test_load_numbers(self):
+        g = self.res["load"]["gslbd"]
+        self.assertGreater(g["seconds"], 0)
+        self.assertGreater(g["rss_mib"], 0)
+
+    def test_microbench_numbers(self):
+        rows = self.res["micro"]
+        self.assertTrue(rows)
+        for n in (2, 16, 64):
+            self.assertTrue(any(r["part"] == "select" and r["services"] == n and r["ns"] > 0 for r in rows), n)
+        self.assertTrue(any(r["part"] == "answer" and r["ns"] > 0 for r in rows))
+
+    def test_checks_stage(self):
+        c = self.res["checks"]
+        if c is None:  # the stage may be skipped with a reason while the API / checks are incomplete
+            self.assertTrue(any(s.startswith("checks") for s in self.res["skipped"]))
+            return
+        self.assertGreater(c["idle"]["qps"] or 0, 0)
+        self.assertGreater(c["loaded"]["qps"] or 0, 0)
+
+    def test_summary_ratios(self):
+        self.assertTrue(any(v for v in self.res["ratios"].values()))
+
+
+if __name__ == "__main__":
+    run_tests()

@@ -1,0 +1,131 @@
+"""Config writers for the servers tools/bench runs (gslbd, NSD, Knot, gdnsd), each in its own directory on a
+loopback port, with its own run/state files: nothing under /etc, /run or /var is touched.
+"""
+
+import os
+
+from genzone import GSLB_ADDRS, ZONE
+
+
+def _w(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def gslbd(d, port, zonefile, workers=1, extra="", hostnames=True):
+    """gslbd.toml: the bench zone, three sites, `www` (health, weighted-random: gdnsd's weighted plugin) and
+    `www-default` (the default policy) over the zone's three A records."""
+    t = [
+        "[server]",
+        f'listen = ["127.0.0.1:{port}"]',
+        f"workers = {workers}",
+        "",
+        "[[zone]]",
+        f'name = "{ZONE}."',
+        f'file = "{zonefile}"',
+        "",
+        "[site.a]",
+        "[site.b]",
+        "[site.c]",
+    ]
+    if hostnames:
+        for name, policy in (("www", '["health", "weighted-random"]'), ("www-default", None)):
+            t += ["", f'[hostname."{name}.{ZONE}."]']
+            if policy:
+                t.append(f"policy = {policy}")
+            for addr, site in zip(GSLB_ADDRS, "abc"):
+                t += [f'[[hostname."{name}.{ZONE}.".service]]', f'address = "{addr}"', f'site = "{site}"',
+                      "weight = 1"]
+    path = os.path.join(d, "gslbd.toml")
+    _w(path, "\n".join(t) + "\n" + extra)
+    return path
+
+
+def nsd(d, port, zonefile):
+    conf = f"""server:
+    port: {port}
+    ip-address: 127.0.0.1
+    username: ""
+    database: ""
+    chroot: ""
+    pidfile: "{d}/nsd.pid"
+    xfrdfile: "{d}/xfrd.state"
+    zonelistfile: "{d}/zone.list"
+    zonesdir: "{d}"
+    server-count: 1
+    verbosity: 0
+    # NSD's response rate limiting (200 qps per source by default) would drop most benchmark queries
+    rrl-ratelimit: 0
+    rrl-whitelist-ratelimit: 0
+remote-control:
+    control-enable: no
+zone:
+    name: {ZONE}
+    zonefile: "{zonefile}"
+"""
+    path = os.path.join(d, "nsd.conf")
+    _w(path, conf)
+    return ["nsd", "-d", "-c", path]
+
+
+def knot(d, port, zonefile):
+    os.makedirs(os.path.join(d, "db"), exist_ok=True)
+    user = "    user: root:root\n" if os.geteuid() == 0 else ""
+    conf = f"""server:
+    rundir: "{d}"
+{user}    listen: 127.0.0.1@{port}
+    udp-workers: 1
+    tcp-workers: 1
+    background-workers: 1
+
+log:
+  - target: stderr
+    any: warning
+
+database:
+    storage: "{d}/db"
+
+template:
+  - id: default
+    storage: "{d}"
+    zonefile-sync: -1
+    zonefile-load: whole
+    journal-content: none
+
+zone:
+  - domain: {ZONE}
+    file: "{zonefile}"
+"""
+    path = os.path.join(d, "knot.conf")
+    _w(path, conf)
+    return ["knotd", "-c", path]
+
+
+def gdnsd(d, port, zone_text_path):
+    """gdnsd 3.x: a config dir with `config` and `zones/`; `www` and `www-default` are `DYNA weighted!…`
+    over the same three addresses, weight 1 each, monitored `up` (no checks), one answer (multi = false)."""
+    for sub in ("zones", "run", "state"):
+        os.makedirs(os.path.join(d, sub), exist_ok=True)
+    res = "\n".join(f"      {l} = [ {a}, 1 ]" for l, a in zip("abc", GSLB_ADDRS))
+    conf = f"""options => {{
+  listen => [ "127.0.0.1:{port}" ]
+  run_dir = "{d}/run"
+  state_dir = "{d}/state"
+  udp_threads = 1
+  tcp_threads = 1
+}}
+plugins => {{
+  weighted => {{
+    multi = false
+    www => {{
+{res}
+    }}
+    www-default => {{
+{res}
+    }}
+  }}
+}}
+"""
+    _w(os.path.join(d, "config"), conf)
+    os.replace(zone_text_path, os.path.join(d, "zones", ZONE))
+    return ["gdnsd", "-c", d, "start"]

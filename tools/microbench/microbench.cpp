@@ -1,0 +1,287 @@
+// gslbd-microbench: the cost of one GSLB decision and of one in-process answer, in nanoseconds.
+//
+//   gslbd-microbench [--quick] [--json] [--dir DIR]
+//
+// Part 1 (select): metrics::select over 2, 16 and 64 synthetic candidates (all up, varied metrics) for the
+// default policy and a few others. Each iteration copies the candidate array (select scrambles it, as the
+// server refills it per query) and runs the pipeline; the copy alone is timed too ("copy" row).
+// Part 2 (answer): zones::answer() with a Selector hook on a snapshot built from a generated config and zone
+// (written to --dir, default a fresh directory under $TMPDIR): a static hit, an NXDOMAIN, and A queries for
+// GSLB hostnames with 2, 16 and 64 services under the default policy — the whole query path minus sockets.
+// Each case runs for a fixed time budget (0.25 s, 0.05 s with --quick) after a warm-up, on steady_clock.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "metrics/candidate.hpp"
+#include "metrics/chooser_state.hpp"
+#include "metrics/policy.hpp"
+#include "metrics/rng.hpp"
+#include "metrics/select.hpp"
+#include "server/gslb.hpp"
+#include "server/snapshot.hpp"
+#include "zones/answer.hpp"
+
+using namespace gslb;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+volatile std::uint64_t g_sink = 0;  // keeps results observable so nothing is optimised away
+
+// Runs `body` in batches until `budget` seconds have passed; returns ns per call.
+template <class F>
+double timeIt(double budget, F&& body, std::uint64_t* itersOut = nullptr) {
+    for (int i = 0; i < 1000; ++i) body();  // warm-up
+    std::uint64_t iters = 0;
+    std::uint64_t batch = 1024;
+    const auto start = Clock::now();
+    double elapsed = 0;
+    for (;;) {
+        for (std::uint64_t i = 0; i < batch; ++i) body();
+        iters += batch;
+        elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+        if (elapsed >= budget) break;
+        if (batch < (1u << 20)) batch *= 2;
+    }
+    if (itersOut) *itersOut = iters;
+    return elapsed * 1e9 / double(iters);
+}
+
+std::vector<metrics::Candidate> makeCandidates(std::size_t n) {
+    metrics::Rng r(42 + n);
+    std::vector<metrics::Candidate> v(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        auto& c = v[i];
+        c.index = std::uint16_t(i);
+        c.health = metrics::Health::Up;
+        c.preference = 128;
+        c.connections = double(100 + r.uniform(900));
+        c.cpu = double(10 + r.uniform(60));
+        c.sessionsMax = 1000000;
+        c.sessionsUsed = double(100000 + r.uniform(700000));
+        c.l4Ms = 1.0 + double(r.uniform(1000)) / 1000.0;
+        c.l7Ms = 5.0 + double(r.uniform(1000)) / 200.0;
+        c.weight = double(1 + r.uniform(5));
+        c.loadFactor = double(10 + r.uniform(80));
+    }
+    return v;
+}
+
+struct PolicyCase {
+    const char* label;
+    std::vector<std::string> stages;  // empty: Policy::defaultPolicy()
+};
+
+std::string jsonEscape(const std::string& s) {
+    std::string o;
+    for (char c : s) {
+        if (c == '"' || c == '\\') o += '\\';
+        o += c;
+    }
+    return o;
+}
+
+// A DNS query in wire form (no EDNS, RD clear).
+std::vector<std::uint8_t> makeQuery(const std::string& name, std::uint16_t qtype) {
+    std::vector<std::uint8_t> q = {0x12, 0x34, 0x00, 0x00, 0, 1, 0, 0, 0, 0, 0, 0};
+    std::size_t pos = 0;
+    while (pos < name.size()) {
+        std::size_t dot = name.find('.', pos);
+        if (dot == std::string::npos) dot = name.size();
+        q.push_back(std::uint8_t(dot - pos));
+        for (std::size_t i = pos; i < dot; ++i) q.push_back(std::uint8_t(name[i]));
+        pos = dot + 1;
+    }
+    q.push_back(0);
+    q.push_back(std::uint8_t(qtype >> 8));
+    q.push_back(std::uint8_t(qtype));
+    q.push_back(0);
+    q.push_back(1);
+    return q;
+}
+
+// Writes mb.test.zone and gslbd.toml into `dir`: hostnames g2, g16, g64 over 8 sites, 1,000 static names.
+std::string writeConfig(const std::string& dir) {
+    std::ofstream z(dir + "/mb.test.zone");
+    z << "$ORIGIN mb.test.\n$TTL 3600\n@ SOA ns1 hostmaster 1 7200 3600 1209600 300\n@ NS ns1\n@ NS ns2\n"
+         "ns1 A 127.0.0.1\nns2 A 127.0.0.2\n";
+    for (int i = 0; i < 1000; ++i)
+        z << "h" << i << " A 10." << (i >> 16) % 256 << '.' << (i >> 8) % 256 << '.' << i % 256 << "\n";
+    const int sizes[] = {2, 16, 64};
+    for (int n : sizes)
+        for (int i = 0; i < n; ++i) z << "g" << n << " 30 A 192.0." << n << '.' << (i + 1) << "\n";
+    z.close();
+    std::ofstream t(dir + "/gslbd.toml");
+    t << "[server]\nlisten = [\"127.0.0.1:5353\"]\nworkers = 1\n\n[[zone]]\nname = \"mb.test.\"\n"
+         "file = \"mb.test.zone\"\n\n";
+    for (int s = 0; s < 8; ++s) t << "[site.s" << s << "]\n";
+    for (int n : sizes) {
+        t << "\n[hostname.\"g" << n << ".mb.test.\"]\n";
+        for (int i = 0; i < n; ++i)
+            t << "[[hostname.\"g" << n << ".mb.test.\".service]]\naddress = \"192.0." << n << '.' << (i + 1)
+              << "\"\nsite = \"s" << i % 8 << "\"\nweight = " << 1 + i % 3 << "\n";
+    }
+    t.close();
+    return dir + "/gslbd.toml";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    bool quick = false, json = false;
+    std::string dir;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--quick") {
+            quick = true;
+        } else if (a == "--json") {
+            json = true;
+        } else if (a == "--dir" && i + 1 < argc) {
+            dir = argv[++i];
+        } else {
+            std::fprintf(stderr, "usage: %s [--quick] [--json] [--dir DIR]\n", argv[0]);
+            return 2;
+        }
+    }
+    const double budget = quick ? 0.05 : 0.25;
+
+    std::vector<PolicyCase> policies = {
+        {"default", {}},
+        {"health,least-connections,random", {"health", "least-connections", "random"}},
+        {"health,weighted-random", {"health", "weighted-random"}},
+        {"health,round-robin", {"health", "round-robin"}},
+        {"health,weighted-round-robin", {"health", "weighted-round-robin"}},
+        {"health,least-selected", {"health", "least-selected"}},
+        {"health,best-server", {"health", "best-server"}},
+        {"health,cpu,preference,load-factor", {"health", "cpu", "preference", "load-factor"}},
+    };
+    struct Row {
+        std::string part, label;
+        std::size_t n;
+        double ns;
+        std::uint64_t iters;
+    };
+    std::vector<Row> rows;
+
+    // ---- Part 1: metrics::select ----
+    for (std::size_t n : {std::size_t(2), std::size_t(16), std::size_t(64)}) {
+        const auto tmpl = makeCandidates(n);
+        std::vector<metrics::Candidate> work(n);
+        std::uint64_t it = 0;
+        double ns = timeIt(
+            budget,
+            [&] {
+                std::memcpy(work.data(), tmpl.data(), n * sizeof(metrics::Candidate));
+                g_sink = g_sink + work[n - 1].index;
+            },
+            &it);
+        rows.push_back({"select", "copy candidates only", n, ns, it});
+        for (const auto& pc : policies) {
+            metrics::Params params;
+            auto compiled = pc.stages.empty()
+                                ? metrics::Result<metrics::Policy>::success(metrics::Policy::defaultPolicy())
+                                : metrics::Policy::compile(pc.stages, params);
+            if (!compiled) {
+                std::fprintf(stderr, "policy %s: %s\n", pc.label, compiled.error().c_str());
+                return 1;
+            }
+            const metrics::Policy& pol = *compiled;
+            metrics::ChooserState state(n);
+            metrics::Rng rng(7);
+            std::uint16_t out[metrics::kMaxServices];
+            ns = timeIt(
+                budget,
+                [&] {
+                    std::memcpy(work.data(), tmpl.data(), n * sizeof(metrics::Candidate));
+                    auto r = metrics::select(pol, {work.data(), n}, state, rng, {out, 1});
+                    g_sink = g_sink + out[0] + r.count;
+                },
+                &it);
+            rows.push_back({"select", pc.label, n, ns, it});
+        }
+    }
+
+    // ---- Part 2: zones::answer with the GSLB hook ----
+    bool made = false;
+    if (dir.empty()) {
+        const char* tmp = std::getenv("TMPDIR");
+        std::string tpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/gslbd-microbench.XXXXXX";
+        std::vector<char> buf(tpl.begin(), tpl.end());
+        buf.push_back('\0');
+        if (!mkdtemp(buf.data())) {
+            std::perror("mkdtemp");
+            return 1;
+        }
+        dir = buf.data();
+        made = true;
+    } else {
+        std::filesystem::create_directories(dir);
+    }
+    std::string error;
+    auto snap = server::buildSnapshot(writeConfig(dir), nullptr, error);
+    if (made) std::filesystem::remove_all(dir);
+    if (!snap) {
+        std::fprintf(stderr, "microbench: cannot build the snapshot: %s\n", error.c_str());
+        return 1;
+    }
+    server::Selector sel(0, 1234);
+    sel.rebind(&snap->gslb);
+    std::vector<std::uint8_t> out(65535);
+    struct QCase {
+        const char* label;
+        std::string name;
+        std::uint16_t type;
+        std::size_t n;
+    };
+    const QCase qcases[] = {
+        {"static A hit", "h777.mb.test", 1, 0},
+        {"NXDOMAIN", "nx777.mb.test", 1, 0},
+        {"NODATA (AAAA of an A name)", "h777.mb.test", 28, 0},
+        {"GSLB A, default policy", "g2.mb.test", 1, 2},
+        {"GSLB A, default policy", "g16.mb.test", 1, 16},
+        {"GSLB A, default policy", "g64.mb.test", 1, 64},
+    };
+    for (const auto& qc : qcases) {
+        auto q = makeQuery(qc.name, qc.type);
+        auto r = zones::answer(snap->db, snap->answer, q, false, out, &sel);
+        if (r.action != zones::Action::Send || r.len < 12) {
+            std::fprintf(stderr, "microbench: %s gave no answer\n", qc.name.c_str());
+            return 1;
+        }
+        std::uint64_t it = 0;
+        double ns = timeIt(
+            budget,
+            [&] {
+                auto rr = zones::answer(snap->db, snap->answer, q, false, out, &sel);
+                g_sink = g_sink + rr.len + out[rr.len - 1];
+            },
+            &it);
+        rows.push_back({"answer", qc.label, qc.n, ns, it});
+    }
+
+    if (json) {
+        std::printf("{\"rows\": [");
+        for (std::size_t i = 0; i < rows.size(); ++i)
+            std::printf(
+                "%s\n  {\"part\": \"%s\", \"case\": \"%s\", \"services\": %zu, \"ns\": %.1f, \"iterations\": "
+                "%llu}",
+                i ? "," : "", rows[i].part.c_str(), jsonEscape(rows[i].label).c_str(), rows[i].n, rows[i].ns,
+                (unsigned long long)rows[i].iters);
+        std::printf("\n], \"sink\": %llu}\n", (unsigned long long)(g_sink & 1));
+    } else {
+        std::printf("%-8s %-36s %8s %12s %12s\n", "part", "case", "services", "ns/op", "iterations");
+        for (const auto& r : rows)
+            std::printf("%-8s %-36s %8s %12.1f %12llu\n", r.part.c_str(), r.label.c_str(),
+                        r.n ? std::to_string(r.n).c_str() : "-", r.ns, (unsigned long long)r.iters);
+    }
+    return 0;
+}
