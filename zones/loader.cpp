@@ -181,7 +181,8 @@ class Reader {
             return false;
         }
         r.rdata.assign(reinterpret_cast<const char*>(ldns_buffer_begin(buf)), ldns_buffer_position(buf));
-        r.file = path;
+        if (!file_ || *file_ != path) file_ = std::make_shared<const std::string>(path);
+        r.file = file_;
         r.line = line;
         out_.push_back(std::move(r));
         return true;
@@ -189,6 +190,7 @@ class Reader {
 
     std::vector<SourceRecord>& out_;
     std::string& error_;
+    std::shared_ptr<const std::string> file_;  // the file being read, shared by its records
 };
 
 }  // namespace

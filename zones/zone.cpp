@@ -57,19 +57,19 @@ std::string_view parentOf(std::string_view name) {
 
 }  // namespace
 
-uint32_t Zone::hashOf(std::string_view s) const {
-    return fnv1a(s);
-}
-
 uint32_t Zone::find(std::string_view lowerWire) const {
-    uint32_t h = fnv1a(lowerWire) & mask_;
+    const uint32_t full = fnv1a(lowerWire);
+    uint32_t h = full & mask_;
     for (;;) {
-        uint32_t idx = index_[h];
-        if (idx == kNone) return kNone;
-        const Node& n = nodes_[idx];
-        if (n.nameLen == lowerWire.size() &&
-            std::memcmp(bytes_.data() + n.nameOff, lowerWire.data(), lowerWire.size()) == 0)
-            return idx;
+        const Slot& s = index_[h];
+        if (s.node == kNone) return kNone;
+        // The stored hash rejects almost every other name without touching the node or its bytes.
+        if (s.hash == full) {
+            const Node& n = nodes_[s.node];
+            if (n.nameLen == lowerWire.size() &&
+                std::memcmp(bytes_.data() + n.nameOff, lowerWire.data(), lowerWire.size()) == 0)
+                return s.node;
+        }
         h = (h + 1) & mask_;
     }
 }
@@ -86,16 +86,28 @@ uint32_t Zone::addBytes(std::string_view b) {
     return off;
 }
 
-void Zone::buildIndex() {
-    size_t cap = 16;
-    while (cap < nodes_.size() * 2) cap <<= 1;
-    index_.assign(cap, kNone);
-    mask_ = uint32_t(cap - 1);
-    for (uint32_t i = 0; i < nodes_.size(); ++i) {
-        uint32_t h = fnv1a(nodeName(nodes_[i])) & mask_;
-        while (index_[h] != kNone) h = (h + 1) & mask_;
-        index_[h] = i;
+void Zone::insertIndex(uint32_t node, uint32_t full) {
+    uint32_t h = full & mask_;
+    while (index_[h].node != kNone) h = (h + 1) & mask_;
+    index_[h] = Slot{node, full};
+}
+
+uint32_t Zone::addNode(std::string_view name) {
+    if ((nodes_.size() + 1) * 2 > index_.size()) {
+        // Keep the table at most half full: look-ups stay short.
+        std::vector<Slot> old(index_.size() * 2, Slot{kNone, 0});
+        old.swap(index_);
+        mask_ = uint32_t(index_.size() - 1);
+        for (const Slot& s : old)
+            if (s.node != kNone) insertIndex(s.node, s.hash);
     }
+    Node nd{};
+    nd.nameOff = addBytes(name);
+    nd.nameLen = uint16_t(name.size());
+    nd.dynamic = -1;
+    nodes_.push_back(nd);
+    insertIndex(uint32_t(nodes_.size() - 1), fnv1a(name));
+    return uint32_t(nodes_.size() - 1);
 }
 
 std::unique_ptr<Zone> Zone::compile(const WireName& apex, std::vector<SourceRecord>&& recs,
@@ -104,7 +116,7 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, std::vector<SourceReco
     z->apex_ = apex;
     z->nameText_ = nameToText(apex);
     z->file_ = file;
-    auto where = [&](const SourceRecord& r) { return fmt::format("{}:{}", r.file, r.line); };
+    auto where = [&](const SourceRecord& r) { return fmt::format("{}:{}", *r.file, r.line); };
 
     const SourceRecord* soa = nullptr;
     for (const auto& r : recs) {
@@ -133,7 +145,7 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, std::vector<SourceReco
         return nullptr;
     }
     int soaLine = soa->line;
-    std::string soaFile = soa->file;
+    std::string soaFile = *soa->file;
 
     // Group by (owner, type), keeping file order inside an RRset.
     std::vector<uint32_t> order(recs.size());
@@ -143,36 +155,36 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, std::vector<SourceReco
         return recs[a].type < recs[b].type;
     });
 
-    // Nodes: every owner, every empty non-terminal between an owner and the apex (RFC 4592 §2.2.2).
-    std::unordered_map<std::string, uint32_t> byName;
-    std::vector<std::string> names;
-    auto addNode = [&](std::string_view n) -> uint32_t {
-        auto it = byName.find(std::string(n));
-        if (it != byName.end()) return it->second;
-        uint32_t idx = uint32_t(names.size());
-        names.emplace_back(n);
-        byName.emplace(std::string(n), idx);
-        return idx;
-    };
-    addNode(apex);
-    for (uint32_t i : order) {
-        std::string_view n = recs[i].owner;
-        if (byName.count(std::string(n))) continue;
-        std::vector<std::string_view> chain;
-        for (std::string_view p = n; p.size() > apex.size(); p = parentOf(p)) chain.push_back(p);
-        for (auto it = chain.rbegin(); it != chain.rend(); ++it) addNode(*it);
+    // Nodes: every owner, every empty non-terminal between an owner and the apex (RFC 4592 §2.2.2), entered
+    // in the zone's own open-addressing index as they are made (no per-name heap strings).
+    size_t cap = 16;
+    while (cap < recs.size() * 2) cap <<= 1;
+    z->index_.assign(cap, Slot{kNone, 0});
+    z->mask_ = uint32_t(cap - 1);
+    z->nodes_.reserve(recs.size() + 1);
+    z->addNode(apex);
+    std::vector<uint32_t> parent(1, kNone);  // parent node of each node: made before its children
+    parent.reserve(recs.size() + 1);
+    std::string_view chain[kMaxLabels];
+    for (size_t k = 0; k < order.size(); ++k) {
+        std::string_view n = recs[order[k]].owner;
+        if (k > 0 && n == std::string_view(recs[order[k - 1]].owner)) continue;
+        if (z->find(n) != kNone) continue;
+        size_t depth = 0;
+        std::string_view p = n;
+        uint32_t up = kNone;
+        for (; p.size() > apex.size(); p = parentOf(p)) {
+            up = z->find(p);
+            if (up != kNone) break;
+            chain[depth++] = p;
+        }
+        if (p.size() <= apex.size()) up = 0;  // reached the apex
+        while (depth > 0) {
+            parent.push_back(up);
+            up = z->addNode(chain[--depth]);
+        }
     }
-
-    z->nodes_.resize(names.size());
-    for (uint32_t i = 0; i < names.size(); ++i) {
-        Node& nd = z->nodes_[i];
-        nd.nameOff = z->addBytes(names[i]);
-        nd.nameLen = uint16_t(names[i].size());
-        nd.flags = 0;
-        nd.firstSet = 0;
-        nd.setCount = 0;
-        nd.dynamic = -1;
-    }
+    const size_t nodeTotal = z->nodes_.size();
     z->apexNode_ = 0;
     z->nodes_[0].flags |= kNodeApex;
 
@@ -181,10 +193,10 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, std::vector<SourceReco
     size_t k = 0;
     std::vector<RRset> sets;
     std::vector<Rdata> rds;
-    std::vector<uint32_t> nodeFirst(names.size(), kNone), nodeCount(names.size(), 0);
+    std::vector<uint32_t> nodeFirst(nodeTotal, kNone), nodeCount(nodeTotal, 0);
     while (k < order.size()) {
         const SourceRecord& first = recs[order[k]];
-        uint32_t nodeIdx = byName.at(first.owner);
+        uint32_t nodeIdx = z->find(first.owner);
         size_t e = k;
         while (e < order.size() && recs[order[e]].owner == first.owner) ++e;
         // [k, e) is one owner. CNAME beside other data (RFC 1034 §3.6.2; RRSIG/NSEC may coexist, RFC 4035
@@ -203,7 +215,7 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, std::vector<SourceReco
         }
         if (cname && other) {
             const SourceRecord& later =
-                (other->file == cname->file && other->line > cname->line) ? *other : *cname;
+                (*other->file == *cname->file && other->line > cname->line) ? *other : *cname;
             error = fmt::format("{}: CNAME beside other data at {} (RFC 1034 §3.6.2)", where(later),
                                 nameToText(first.owner));
             return nullptr;
@@ -257,13 +269,13 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, std::vector<SourceReco
         }
         k = e;
     }
-    if (!byName.count(apex) || nodeCount[0] == 0) {
+    if (nodeCount[0] == 0) {
         error = fmt::format("{}:{}: no NS records at the apex {}", soaFile, soaLine, z->nameText_);
         return nullptr;
     }
     z->rrsets_ = std::move(sets);
     z->rdatas_ = std::move(rds);
-    for (uint32_t i = 0; i < names.size(); ++i) {
+    for (uint32_t i = 0; i < nodeTotal; ++i) {
         if (nodeFirst[i] != kNone) {
             z->nodes_[i].firstSet = nodeFirst[i];
             z->nodes_[i].setCount = nodeCount[i];
@@ -272,20 +284,15 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, std::vector<SourceReco
             z->nodes_[i].setCount = 0;
         }
     }
-    z->buildIndex();
 
     // Zone cuts and what they occlude.
     for (uint32_t i = 1; i < z->nodes_.size(); ++i)
         if (z->rrset(z->nodes_[i], kTypeNS)) z->nodes_[i].flags |= kNodeDelegation;
+    // Below a cut: a parent that is a cut or is itself below one. Parents come before children.
     for (uint32_t i = 1; i < z->nodes_.size(); ++i) {
-        std::string_view n = z->nodeName(z->nodes_[i]);
-        for (std::string_view p = parentOf(n); p.size() > apex.size(); p = parentOf(p)) {
-            uint32_t a = z->find(p);
-            if (a != kNone && (z->nodes_[a].flags & kNodeDelegation)) {
-                z->nodes_[i].flags |= kNodeOccluded;
-                break;
-            }
-        }
+        const Node& p = z->nodes_[parent[i]];
+        if (parent[i] != 0 && (p.flags & (kNodeDelegation | kNodeOccluded)))
+            z->nodes_[i].flags |= kNodeOccluded;
     }
 
     // Resolve the names inside NS/MX/SRV/CNAME rdata to nodes of this zone.

@@ -55,7 +55,7 @@ struct SourceRecord {
     uint16_t type;
     uint32_t ttl;
     std::string rdata;
-    std::string file;
+    std::shared_ptr<const std::string> file;  // shared by every record of one file
     int line;
 };
 
@@ -97,8 +97,8 @@ class Zone {
 
   private:
     uint32_t addBytes(std::string_view b);
-    void buildIndex();
-    uint32_t hashOf(std::string_view s) const;
+    uint32_t addNode(std::string_view lowerWire);  // build time: a new node, entered in the index
+    void insertIndex(uint32_t node, uint32_t hash);
 
     std::string apex_;
     std::string nameText_;
@@ -107,7 +107,11 @@ class Zone {
     std::vector<Node> nodes_;
     std::vector<RRset> rrsets_;
     std::vector<Rdata> rdatas_;
-    std::vector<uint32_t> index_;  // open addressing, power-of-two size, node indices or kNone
+    struct Slot {
+        uint32_t node;  // kNone: empty
+        uint32_t hash;  // the name's full hash
+    };
+    std::vector<Slot> index_;  // open addressing, linear probing, power-of-two size, at most half full
     uint32_t mask_ = 0;
     uint32_t apexNode_ = kNone;
     const RRset* soa_ = nullptr;

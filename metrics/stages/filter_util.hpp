@@ -26,7 +26,8 @@ std::size_t keepIf(std::span<Candidate> in, Keep keep, bool hard) {
 }
 
 // Keep-the-best filter. better(a, b): a is strictly better than b. close(v, best): v is close enough to
-// best. Unknown (NaN) values never win and are dropped when any value is known; all unknown: all kept.
+// best. Unknown (NaN) values never set the best, and are kept: the stage has no evidence against them (a site
+// whose agent has not reported, a service without a health check, a stale report). All unknown: all kept.
 template <class Get, class Better, class Close>
 std::size_t keepBest(std::span<Candidate> in, Get get, Better better, Close close) {
     double best = kUnknown;
@@ -36,7 +37,12 @@ std::size_t keepBest(std::span<Candidate> in, Get get, Better better, Close clos
     }
     if (std::isnan(best)) return in.size();
     return keepIf(
-        in, [&](const Candidate& c) { return close(get(c), best); }, false);
+        in,
+        [&](const Candidate& c) {
+            const double v = get(c);
+            return std::isnan(v) || close(v, best);
+        },
+        false);
 }
 
 }  // namespace gslb::metrics::detail

@@ -6,9 +6,12 @@
 // FILTER stages: (candidates, params) -> kept. They compact `in` in place, stable (kept candidates keep
 // their relative order), and return how many of the first elements are kept. Shared rules:
 //  * A metric that is unknown (NaN) for every candidate: all are kept (DESIGN.md).
-//  * Keep-the-best filters (session-capacity, flashback, least-connections, cpu): a candidate whose metric
-//    is unknown while another's is known is dropped — unknown never beats known. A site whose agent stopped
-//    reporting keeps its health-checked traffic only through the other stages' order, not by looking best.
+//  * Keep-the-best filters (session-capacity, flashback, least-connections, cpu): the best KNOWN value sets
+//    the bar; a candidate whose metric is unknown is kept — the stage drops only what it knows to be worse.
+//    Unknown never wins (it cannot set the bar, so it cannot push a measured candidate out), and it is never
+//    treated as zero. Dropping it instead would move every answer to the sites that report as soon as one
+//    agent or one health check is deployed, or as one agent stops — a silent shift an operator would not
+//    expect.
 //  * Threshold filter (session-threshold): only what is known to be over the threshold is dropped; unknown
 //    is kept (the threshold can't say it is over).
 //  * Soft exclusion: a filter that would leave nothing keeps its whole input instead (Brocade falls through

@@ -23,10 +23,13 @@ TEST_CASE("cpu: the lightest load balancer, with the factor (seed 001)") {
     CHECK(kept(filterCpu, cpus({30, 80, 91}), p) == V{0, 1});
 }
 
-TEST_CASE("cpu: unknown never beats known; all unknown passes all; idle site beats all") {
+TEST_CASE("cpu: unknown is kept but never sets the bar; all unknown passes all; idle site beats all") {
     Params p;
     p.factor = 10;
-    CHECK(kept(filterCpu, cpus({NAN, 50, 60}), p) == V{1, 2});
+    CHECK(kept(filterCpu, cpus({NAN, 50, 60}), p) == V{0, 1, 2});
+    p.factor = 0;
+    CHECK(kept(filterCpu, cpus({NAN, 50, 60}), p) == V{0, 1});
+    p.factor = 10;
     CHECK(kept(filterCpu, cpus({NAN, NAN}), p) == V{0, 1});
     CHECK(kept(filterCpu, cpus({0, 1, 50}), p) == V{0});
 }

@@ -46,8 +46,11 @@ TEST_CASE("flashback: tolerance parameter") {
 TEST_CASE("flashback: unknown times") {
     // all unknown: all passed on
     CHECK(kept(filterFlashback, times({}, {NAN, NAN, NAN})) == V{0, 1, 2});
-    // unknown L4 never beats known
-    CHECK(kept(filterFlashback, times({}, {NAN, 30, 31})) == V{1, 2});
-    // L7 known for some only: those without L7 are dropped, then L4 among the rest
-    CHECK(kept(filterFlashback, times({NAN, 50, 52}, {1, 20, 10})) == V{2});
+    // an unknown L4 time is kept (no evidence against it) but does not set the bar
+    CHECK(kept(filterFlashback, times({}, {NAN, 30, 31})) == V{0, 1, 2});
+    CHECK(kept(filterFlashback, times({}, {NAN, 30, 60})) == V{0, 1});
+    // L7 known for some only: the one without L7 stays, 50 and 52 are equal at 10 %, then L4 among the three
+    CHECK(kept(filterFlashback, times({NAN, 50, 52}, {1, 20, 10})) == V{0});
+    // a slow L7 is dropped even when another candidate has no L7 time
+    CHECK(kept(filterFlashback, times({NAN, 50, 90}, {NAN, NAN, NAN})) == V{0, 1});
 }

@@ -34,7 +34,7 @@ TEST_CASE("least-connections: best 0 keeps only zeros, whatever the factor") {
     CHECK(kept(filterLeastConnections, conns({0, 1, 0}), factor(1000)) == V{0, 2});
 }
 
-TEST_CASE("least-connections: unknown (stale) never beats known; all unknown passes all") {
-    CHECK(kept(filterLeastConnections, conns({NAN, 500, 10}), factor(0)) == V{2});
+TEST_CASE("least-connections: unknown (stale) is kept but never sets the bar; all unknown passes all") {
+    CHECK(kept(filterLeastConnections, conns({NAN, 500, 10}), factor(0)) == V{0, 2});
     CHECK(kept(filterLeastConnections, conns({NAN, NAN}), factor(0)) == V{0, 1});
 }

@@ -40,8 +40,9 @@ TEST_CASE("session-capacity: available is max - used, per site size") {
     CHECK(kept(filterSessionCapacity, c) == V{1});
 }
 
-TEST_CASE("session-capacity: unknown never beats known; all unknown passes all") {
-    CHECK(kept(filterSessionCapacity, available({NAN, 800000, 790000})) == V{1, 2});
+TEST_CASE("session-capacity: unknown is kept but never sets the bar; all unknown passes all") {
+    CHECK(kept(filterSessionCapacity, available({NAN, 800000, 790000})) == V{0, 1, 2});
+    CHECK(kept(filterSessionCapacity, available({NAN, 1000000, 800000})) == V{0, 1});
     CHECK(kept(filterSessionCapacity, available({NAN, NAN})) == V{0, 1});
 }
 

@@ -62,7 +62,7 @@ void warnings(const std::vector<zones::SourceRecord>& recs, const std::string& a
             firstOfSet[key] = &r;
         } else if (it->second->ttl != r.ttl) {
             rep.warning(
-                fmt::format("{}:{}", r.file, r.line),
+                fmt::format("{}:{}", *r.file, r.line),
                 fmt::format("TTL {} differs from the {} of the RRset {} type {} at line {} (RFC 2181 §5.2: "
                             "the lowest is served)",
                             r.ttl, it->second->ttl, zones::nameToText(r.owner), r.type, it->second->line));
@@ -78,7 +78,7 @@ void warnings(const std::vector<zones::SourceRecord>& recs, const std::string& a
         if (target.empty() || target == std::string(1, '\0')) continue;
         if (!zones::isSubdomain(target, apex)) continue;
         auto t = types.find(target);
-        std::string where = fmt::format("{}:{}", r.file, r.line);
+        std::string where = fmt::format("{}:{}", *r.file, r.line);
         if (t != types.end() && t->second.count(zones::kTypeCNAME)) {
             rep.warning(where, fmt::format("{} target {} is a CNAME (RFC 2181 §10.3)", what,
                                            zones::nameToText(target)));
