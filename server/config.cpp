@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "metrics/policy.hpp"
@@ -149,6 +151,12 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
     out = Config{};
     out.path = path;
     toml::table root;
+    if (FILE* f = fopen(path.c_str(), "r")) {
+        fclose(f);
+    } else {
+        error = fmt::format("{}: cannot open: {}", path, strerror(errno));
+        return false;
+    }
     try {
         root = toml::parse_file(path);
     } catch (const toml::parse_error& e) {

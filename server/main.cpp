@@ -88,12 +88,20 @@ int main(int argc, char** argv) {
     app.add_flag("--check", check,
                  "load the configuration and every zone, report, exit 0 (ok) or 1 (problems)");
     app.set_version_flag("--version", "gslbd 0.1.0");
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int rc = app.exit(e);  // prints help / version / the usage error
+        return rc == 0 ? 0 : 2;
+    }
 
     std::string error;
     auto snap = buildSnapshot(config, nullptr, error);
     if (!snap) {
-        log::error("{}", error);
+        if (check)
+            fmt::print(stderr, "{}\n", error);  // like named-checkconf: the problem alone, file:line first
+        else
+            log::error("{}", error);
         return 1;
     }
     if (check) {

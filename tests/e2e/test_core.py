@@ -709,6 +709,18 @@ class Reload(unittest.TestCase):
         finally:
             g.close()
 
+    def test_command_line_exit_codes(self):
+        # 2 for a usage error (CLI11's own code would be 106); --check prints the problem alone, file first.
+        import subprocess
+        exe = os.environ.get("GSLBD", "build/server/gslbd")
+        r = subprocess.run([exe], capture_output=True, text=True, timeout=10)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--config is required", r.stderr)
+        r = subprocess.run([exe, "--check", "--config", "/nonexistent/gslbd.toml"], capture_output=True,
+                           text=True, timeout=10)
+        self.assertEqual(r.returncode, 1)
+        self.assertTrue(r.stderr.startswith("/nonexistent/gslbd.toml: cannot open"), r.stderr)
+
     def test_reload_atomic_under_load(self):
         # Queries during reloads always see one complete snapshot: serial N with its own record, never a mix.
         import threading

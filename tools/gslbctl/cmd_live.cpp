@@ -150,7 +150,8 @@ int reload(const LiveArgs& a) {
             fmt::print(stderr, "reload failed: {}\n", cell(j, "error"));
             return kFailed;
         }
-        fmt::print("ok\n");
+        std::string msg = cell(j, "message");
+        fmt::print("ok{}\n", msg == "-" ? "" : ": " + msg);
         return kOk;
     });
 }

@@ -111,7 +111,8 @@ std::string renderStatus(const J& s) {
         if (check != "-") {
             check += ":" + cell(chk, "state");
             std::string err = cell(chk, "last_error");
-            if (err != "-") check += " (" + err + ")";
+            // The last error explains a down state; once the check is up again it is history, not status.
+            if (err != "-" && !err.empty() && cell(chk, "state") != "up") check += " (" + err + ")";
         }
         vt.rows.push_back({site, cell(x, "address"), state, cell(x, "connections"), cpu, sess,
                            cell(chk, "l4_ms"), cell(chk, "l7_ms"), cell(x, "answers"), check,
