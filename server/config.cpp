@@ -192,6 +192,7 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                        fmt::format("\"{}\" is not an address or prefix", a));
             out.server.axfrAllow.push_back(p);
         }
+        out.server.minimalResponses = s.getBool("minimal_responses", true);
         out.server.identity = s.getString("identity", "");
         out.server.version = s.getString("version", "");
         s.finish();

@@ -21,12 +21,13 @@ std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot*
     }
     if (!buildGslb(s->config, s->db, previous ? &previous->gslb : nullptr, kMaxWorkers, s->gslb, error))
         return nullptr;
-    // The parsed records are gone; give their memory back to the system instead of keeping it in malloc's free
-    // lists for the life of the process (a 1M-record zone leaves over 100 MB there otherwise).
+    // The parsed records are gone; give their memory back to the system instead of keeping it in malloc's
+    // free lists for the life of the process (a 1M-record zone leaves over 100 MB there otherwise).
     malloc_trim(0);
     s->answer.udpPayloadMax = s->config.server.udpPayloadMax;
     s->answer.identity = s->config.server.identity;
     s->answer.version = s->config.server.version;
+    s->answer.minimalResponses = s->config.server.minimalResponses;
     return s;
 }
 

@@ -296,7 +296,8 @@ struct Ctx {
             if (tc) return;
             // The zone's NS RRset goes in authority, except when it is the answer, or for DS (which belongs
             // to the parent side of a cut, where the child's NS would mislead; NSD does the same).
-            if (!(q.qtype == kTypeNS && node == z->apexNode()) && q.qtype != kTypeDS) apexNs(*z);
+            if (!opt.minimalResponses && !(q.qtype == kTypeNS && node == z->apexNode()) && q.qtype != kTypeDS)
+                apexNs(*z);
             writeExtra();
             return;
         }

@@ -14,8 +14,9 @@ namespace gslb::zones {
 /// What the answer path knows of the server's configuration.
 struct AnswerOptions {
     uint16_t udpPayloadMax = 1232;  // octets: the EDNS0 size we offer and our UDP cap (RFC 6891 §6.2.5)
-    std::string identity;           // CH TXT id.server / hostname.bind (RFC 4892); empty: REFUSED
-    std::string version;            // CH TXT version.bind / version.server; empty: REFUSED
+    bool minimalResponses = true;  // positive answers without the zone's NS RRset in authority (and its glue)
+    std::string identity;          // CH TXT id.server / hostname.bind (RFC 4892); empty: REFUSED
+    std::string version;           // CH TXT version.bind / version.server; empty: REFUSED
 };
 
 /// One record chosen by a dynamic (GSLB) answer: its rdata, which must stay valid during the call.

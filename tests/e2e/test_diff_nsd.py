@@ -162,7 +162,9 @@ class DiffNsd(unittest.TestCase):
         cls.nsd.__enter__()
         if not NSD_ONLY:
             try:
-                cls.gslbd = Gslbd(zones={ORIGIN: ZONE_TEXT}, server={"axfr_allow": ["127.0.0.1"]})
+                # NSD adds the zone's NS RRset to positive answers; so does gslbd with minimal_responses = false.
+                cls.gslbd = Gslbd(zones={ORIGIN: ZONE_TEXT},
+                                  server={"axfr_allow": ["127.0.0.1"], "minimal_responses": False})
                 cls.gslbd.__enter__()
             except BaseException:
                 cls.nsd.close()

@@ -53,6 +53,7 @@ big     TXT "5123456789012345678901234567890123456789012345678901234567890123456
 testutil::Server& server() {
     static testutil::Server s = [] {
         testutil::Server s;
+        s.opt.minimalResponses = false;  // NSD's default: most cases below compare with NSD's answers
         s.add("t.test.", kZone);
         return s;
     }();
@@ -344,4 +345,23 @@ TEST_CASE("the most specific zone answers; DS for a child apex comes from the pa
     Resp ds = s.ask("sub.t.test.", kTypeDS);
     CHECK(ds.aa);
     CHECK(ds.an.size() == 1);
+}
+
+TEST_CASE(
+    "minimal_responses (the default): no NS RRset in authority of positive answers; referrals unchanged") {
+    testutil::Server s;
+    s.add("t.test.", kZone);
+    Resp r = s.ask("www.t.test.", kTypeA);
+    CHECK(r.aa);
+    CHECK(r.an.size() == 1);
+    CHECK(r.ns.empty());
+    CHECK(r.ar.empty());
+    Resp mx = s.ask("mx.t.test.", kTypeMX);  // additional data for MX targets stays
+    CHECK(has(mx.ar, "www.t.test. 300 IN A 192.0.2.10"));
+    Resp ref = s.ask("deep.sub.t.test.", kTypeA);
+    CHECK_FALSE(ref.aa);
+    CHECK(ref.ns.size() == 2);
+    CHECK(has(ref.ar, "ns.sub.t.test. 300 IN A 192.0.2.53"));
+    Resp nx = s.ask("nothere.t.test.", kTypeA);
+    CHECK(nx.ns == std::vector<std::string>{kSoaNeg});
 }
