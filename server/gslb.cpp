@@ -5,6 +5,8 @@
 
 #include <ctime>
 #include <map>
+#include <new>
+#include <type_traits>
 
 #include "metrics/select.hpp"
 #include "zones/rrtype.hpp"
@@ -214,11 +216,18 @@ void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const
     out.ttl = h.ttl;
     out.count = 0;
     if (svcs.empty()) return;  // no address of this family: NODATA, never the other type
-    metrics::Candidate c[metrics::kMaxServices];
+    // Only the candidates this hostname has are constructed: a plain array would first default-construct all
+    // 64 (NaN stores included) on every query.
+    union Buf {
+        Buf() {}
+        metrics::Candidate c[metrics::kMaxServices];
+    } buf;
+    static_assert(std::is_trivially_destructible_v<metrics::Candidate>);
+    metrics::Candidate* c = buf.c;
     int64_t now = monotonicMs();
     for (size_t i = 0; i < svcs.size(); ++i) {
-        c[i] = metrics::fillCandidate(*gslb_->table, svcs[i].slot, svcs[i].site, svcs[i].weight, now,
-                                      h.maxAgeMs);
+        new (&c[i]) metrics::Candidate(metrics::fillCandidate(*gslb_->table, svcs[i].slot, svcs[i].site,
+                                                              svcs[i].weight, now, h.maxAgeMs));
         c[i].index = uint16_t(i);
     }
     uint16_t picked[metrics::kMaxServices];
