@@ -164,13 +164,14 @@ struct Ctx {
         if (ns && !tc && addSet(kAuthority, z, u8(nm), nm.size(), *ns, ns->ttl)) noteTargets(z, *ns, true);
     }
 
-    bool dynamicAnswer(const Zone& z, const Node& n, const uint8_t* owner, size_t olen) {
+    // A GSLB name's A or AAAA records: what the hook chose. False when it chose nothing (NODATA).
+    bool dynamicAnswer(const Zone& z, const Node& n, const uint8_t* owner, size_t olen, uint16_t type) {
         DynAnswer da;
-        hook->select(n.dynamic, q.qtype, z, z.rrset(n, q.qtype), da);
+        hook->select(n.dynamic, type, z, z.rrset(n, type), da);
         if (da.count == 0) return false;
         auto m = w.mark();
         for (uint16_t i = 0; i < da.count; ++i)
-            if (!w.rr(kAnswer, owner, olen, q.qtype, da.ttl, da.recs[i].data, da.recs[i].len)) {
+            if (!w.rr(kAnswer, owner, olen, type, da.ttl, da.recs[i].data, da.recs[i].len)) {
                 w.rollback(m);
                 tc = true;
                 return true;
@@ -222,6 +223,11 @@ struct Ctx {
         // else the first RRset by type.
         const RRset* s = z.rrset(n, kTypeSOA);
         if (!s) s = z.rrsetsBegin(n);
+        // A GSLB name answers ANY with the address it would give for A (or AAAA), never every candidate.
+        if (n.dynamic >= 0 && hook && (s->type == kTypeA || s->type == kTypeAAAA)) {
+            if (!dynamicAnswer(z, n, owner, olen, s->type)) writeSoa(z);
+            return;
+        }
         must(kAnswer, z, owner, olen, *s, s->ttl);
     }
 
@@ -280,7 +286,7 @@ struct Ctx {
             }
             bool answered = false;
             if (n.dynamic >= 0 && hook && (q.qtype == kTypeA || q.qtype == kTypeAAAA)) {
-                answered = dynamicAnswer(*z, n, name, len);
+                answered = dynamicAnswer(*z, n, name, len, q.qtype);
             } else if (const RRset* s = z->rrset(n, q.qtype)) {
                 if (!must(kAnswer, *z, name, len, *s, s->ttl)) return;
                 noteAnswered(*z, node, q.qtype);

@@ -326,3 +326,16 @@ TEST_CASE("answer counters: each answered address is counted once per answer") {
     f.ask("two");
     CHECK(total() == before + 62);
 }
+
+TEST_CASE("ANY at a GSLB name answers with the chosen address, not every candidate (RFC 8482 minimal ANY)") {
+    Fixture f;
+    int64_t now = monotonicMs();
+    f.t().reportConnections(f.svc(0), 900, now);
+    f.t().reportConnections(f.svc(1), 400, now);
+    f.t().reportConnections(f.svc(2), 5000, now);
+    for (int i = 0; i < 20; ++i) {
+        auto m = f.ask("lc0", 255);
+        REQUIRE(m.rcode == 0);
+        CHECK(m.addresses() == std::vector<std::string>{"192.0.2.2"});
+    }
+}
