@@ -59,19 +59,9 @@ void recalibrate(std::span<const Candidate> active, ChooserState& state) {
 }
 
 int highest(std::span<const Candidate> active, std::uint64_t taken, const ChooserState& state) {
-    int best = -1;
-    for (std::size_t i = 0; i < active.size(); ++i) {
-        const Candidate& c = active[i];
-        if (detail::isTaken(taken, c.index)) continue;
-        if (best < 0) {
-            best = static_cast<int>(i);
-            continue;
-        }
-        const Candidate& b = active[best];
-        const double cc = state.capacity_[c.index], cb = state.capacity_[b.index];
-        if (cc > cb || (cc == cb && c.index < b.index)) best = static_cast<int>(i);
-    }
-    return best;
+    return detail::pickBest(
+        active, taken, [&](const Candidate& c) { return state.capacity_[c.index]; },
+        [](double a, double b) { return a > b; });
 }
 
 }  // namespace

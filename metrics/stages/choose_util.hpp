@@ -34,6 +34,26 @@ inline int pickUniform(std::span<const Candidate> active, std::uint64_t taken, R
     return -1;  // unreachable
 }
 
+// The untaken candidate whose key(c) is best by `better(a, b)` (a strictly better than b), the lowest service
+// index winning ties; -1 when all are taken. Deterministic: the seeds' tie-breaks (SiteMinder's "first wins",
+// Brocade's least-selected) are "first in the list".
+template <class Key, class Better>
+int pickBest(std::span<const Candidate> active, std::uint64_t taken, Key key, Better better) {
+    int best = -1;
+    for (std::size_t i = 0; i < active.size(); ++i) {
+        const Candidate& c = active[i];
+        if (isTaken(taken, c.index)) continue;
+        if (best < 0) {
+            best = static_cast<int>(i);
+            continue;
+        }
+        const Candidate& b = active[static_cast<std::size_t>(best)];
+        const auto kc = key(c), kb = key(b);
+        if (better(kc, kb) || (!better(kb, kc) && c.index < b.index)) best = static_cast<int>(i);
+    }
+    return best;
+}
+
 // Untaken candidate with probability weight(c) / sum; weights must be finite and >= 0. A zero total
 // (every untaken weight 0) falls back to uniform. -1 when all are taken.
 template <class Weight>

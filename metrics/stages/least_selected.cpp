@@ -24,18 +24,9 @@ int chooseLeastSelected(std::span<const Candidate> active, std::uint64_t taken, 
     }
     state.prevActive_ = mask;
 
-    int best = -1;
-    for (std::size_t i = 0; i < active.size(); ++i) {
-        const Candidate& c = active[i];
-        if (detail::isTaken(taken, c.index)) continue;
-        if (best < 0) {
-            best = static_cast<int>(i);
-            continue;
-        }
-        const Candidate& b = active[best];
-        const auto sc = state.selected_[c.index], sb = state.selected_[b.index];
-        if (sc < sb || (sc == sb && c.index < b.index)) best = static_cast<int>(i);
-    }
+    const int best = detail::pickBest(
+        active, taken, [&](const Candidate& c) { return state.selected_[c.index]; },
+        [](std::uint64_t a, std::uint64_t b) { return a < b; });
     if (best >= 0) ++state.selected_[active[best].index];
     return best;
 }
