@@ -119,9 +119,12 @@ void StateTable::setSitePreference(std::uint32_t s, std::uint8_t p) noexcept {
 
 StateTable::ServiceView StateTable::serviceView(std::uint32_t s) const noexcept {
     const ServiceState& v = services_[s];
-    return ServiceView{static_cast<Health>(v.health.load(kRelaxed)), v.enabled.load(kRelaxed),
-                       v.connections.load(kRelaxed),    v.connectionsAtMs.load(kRelaxed),
-                       v.l4Ms.load(kRelaxed),           v.l7Ms.load(kRelaxed)};
+    return ServiceView{static_cast<Health>(v.health.load(kRelaxed)),
+                       v.enabled.load(kRelaxed),
+                       v.connections.load(kRelaxed),
+                       v.connectionsAtMs.load(kRelaxed),
+                       v.l4Ms.load(kRelaxed),
+                       v.l7Ms.load(kRelaxed)};
 }
 StateTable::SiteView StateTable::siteView(std::uint32_t s) const noexcept {
     const SiteState& v = sites_[s];
