@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <atomic>
 
 #include "zones/ldns.hpp"
 #include "zones/rrtype.hpp"
@@ -16,6 +18,8 @@ namespace {
 // once the SOA is known (RFC 2308 §4). Values above 2^31-1 are not valid TTLs (RFC 2181 §8).
 constexpr uint32_t kNoTtl = 0xFFFFFFFFu;
 constexpr int kMaxIncludeDepth = 16;
+// A piece of a master file this large is parsed on several threads (4 MB: about 100,000 records).
+std::atomic<size_t> parallelMin{4u << 20};
 
 struct LdnsRdf {
     ldns_rdf* p = nullptr;
@@ -120,14 +124,19 @@ class Reader {
         return readFile(file, org.p ? org.p : cur, defTtl, depth + 1, where);
     }
 
-    bool parseSegment(const std::string& path, std::string_view seg, int firstLine, LdnsRdf& origin,
-                      LdnsRdf& prev, uint32_t& defTtl) {
-        if (seg.empty()) return true;
-        std::string copy(seg);
+    // Parses one piece of a master file (no $INCLUDE in it) with ldns. `origin`, `prev` and `defTtl` carry
+    // the state in and out. Records go to `out`, the first problem to `error`. Touches no member: the pieces
+    // of a large file are parsed on several threads.
+    static bool parseChunk(const std::shared_ptr<const std::string>& file, std::string_view text,
+                           int firstLine, LdnsRdf& origin, LdnsRdf& prev, uint32_t& defTtl,
+                           std::vector<SourceRecord>& out, std::string& error) {
+        if (text.empty()) return true;
+        const std::string& path = *file;
+        std::string copy(text);
         if (copy.back() != '\n') copy += '\n';  // ldns wants a line end after the last record
         FILE* fp = fmemopen(copy.data(), copy.size(), "r");
         if (!fp) {
-            error_ = fmt::format("{}: out of memory", path);
+            error = fmt::format("{}: out of memory", path);
             return false;
         }
         int lineNr = firstLine - 1;
@@ -142,12 +151,12 @@ class Reader {
                 continue;
             if (s != LDNS_STATUS_OK) {
                 if (feof(fp) && s == LDNS_STATUS_SYNTAX_ERR && lineNr == before) break;  // trailing blanks
-                error_ = fmt::format("{}:{}: {}", path, lineNr < firstLine ? firstLine : lineNr,
-                                     ldns_get_errorstr_by_id(s));
+                error = fmt::format("{}:{}: {}", path, lineNr < firstLine ? firstLine : lineNr,
+                                    ldns_get_errorstr_by_id(s));
                 ok = false;
                 break;
             }
-            if (!addRecord(path, lineNr < firstLine ? firstLine : lineNr, rr, buf)) ok = false;
+            if (!addRecord(file, lineNr < firstLine ? firstLine : lineNr, rr, buf, out, error)) ok = false;
             ldns_rr_free(rr);
             if (!ok) break;
         }
@@ -156,9 +165,114 @@ class Reader {
         return ok;
     }
 
-    bool addRecord(const std::string& path, int line, ldns_rr* rr, ldns_buffer* buf) {
+    // A large piece is cut at lines that start a record with an explicit owner, at parenthesis depth 0, so
+    // that each part parses alone given the $ORIGIN and $TTL in force where it starts; the parts are parsed
+    // on several threads (ldns keeps no global state) and their records joined in file order.
+    bool parseSegment(const std::string& path, std::string_view seg, int firstLine, LdnsRdf& origin,
+                      LdnsRdf& prev, uint32_t& defTtl) {
+        if (!file_ || *file_ != path) file_ = std::make_shared<const std::string>(path);
+        unsigned threads = std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
+        if (seg.size() < parallelMin.load(std::memory_order_relaxed) || threads < 2)
+            return parseChunk(file_, seg, firstLine, origin, prev, defTtl, out_, error_);
+
+        struct Cut {
+            size_t offset;
+            int line;
+            size_t directives;  // how many $ORIGIN/$TTL lines precede it
+        };
+        std::vector<size_t> directives;  // offsets of $ORIGIN / $TTL lines at depth 0
+        std::vector<Cut> cuts{{0, firstLine, 0}};
+        size_t target = seg.size() / threads;
+        int depth = 0, line = firstLine;
+        bool inQuote = false;
+        for (size_t i = 0; i < seg.size();) {
+            size_t eol = seg.find('\n', i);
+            if (eol == std::string_view::npos) eol = seg.size();
+            std::string_view l = seg.substr(i, eol - i);
+            if (depth == 0 && !inQuote && !l.empty()) {
+                char c = l[0];
+                if (c == '$' &&
+                    (strncasecmp(l.data(), "$ORIGIN", 7) == 0 || strncasecmp(l.data(), "$TTL", 4) == 0)) {
+                    directives.push_back(i);
+                } else if (c != ' ' && c != '\t' && c != ';' && c != '$' && c != '\r' &&
+                           i >= cuts.size() * target && cuts.size() < threads) {
+                    cuts.push_back(Cut{i, line, directives.size()});
+                }
+            }
+            scanZoneLine(l, depth, inQuote);
+            ++line;
+            i = eol + 1;
+        }
+        size_t n = cuts.size();
+        if (n < 2) return parseChunk(file_, seg, firstLine, origin, prev, defTtl, out_, error_);
+
+        struct Part {
+            LdnsRdf origin, prev;
+            uint32_t ttl = 0;
+            std::vector<SourceRecord> recs;
+            std::string error;
+            bool ok = true;
+        };
+        std::vector<Part> parts(n);
+        // Each part starts from the segment's state with the directives before its cut applied, by ldns
+        // itself.
+        for (size_t k = 0; k < n; ++k) {
+            parts[k].origin.p = ldns_rdf_clone(origin.p);
+            if (k == 0 && prev.p) parts[k].prev.p = ldns_rdf_clone(prev.p);
+            parts[k].ttl = defTtl;
+            std::string dirs;
+            for (size_t d = 0; d < cuts[k].directives; ++d) {
+                size_t e = seg.find('\n', directives[d]);
+                dirs.append(seg.substr(directives[d],
+                                       (e == std::string_view::npos ? seg.size() : e) - directives[d]));
+                dirs += '\n';
+            }
+            // A bad directive is reported, with its real line, by the part that holds it.
+            std::vector<SourceRecord> none;
+            parseChunk(file_, dirs, cuts[k].line, parts[k].origin, parts[k].prev, parts[k].ttl, none,
+                       parts[k].error);
+            parts[k].error.clear();
+            if (k > 0 && parts[k].prev.p) {
+                ldns_rdf_deep_free(parts[k].prev.p);
+                parts[k].prev.p = nullptr;  // the part starts with an explicit owner
+            }
+        }
+        std::vector<std::thread> pool;
+        for (size_t k = 0; k < n; ++k) {
+            size_t from = cuts[k].offset, to = k + 1 < n ? cuts[k + 1].offset : seg.size();
+            auto job = [&, k, from, to] {
+                Part& p = parts[k];
+                p.ok = parseChunk(file_, seg.substr(from, to - from), cuts[k].line, p.origin, p.prev, p.ttl,
+                                  p.recs, p.error);
+            };
+            if (k + 1 < n)
+                pool.emplace_back(job);
+            else
+                job();  // the last part on this thread
+        }
+        for (auto& t : pool) t.join();
+        for (auto& p : parts)
+            if (!p.ok) {
+                error_ = p.error;
+                return false;
+            }
+        for (auto& p : parts) {
+            out_.insert(out_.end(), std::make_move_iterator(p.recs.begin()),
+                        std::make_move_iterator(p.recs.end()));
+            p.recs.clear();
+        }
+        // The state after the segment is the last part's.
+        std::swap(origin.p, parts[n - 1].origin.p);
+        std::swap(prev.p, parts[n - 1].prev.p);
+        defTtl = parts[n - 1].ttl;
+        return true;
+    }
+
+    static bool addRecord(const std::shared_ptr<const std::string>& file, int line, ldns_rr* rr,
+                          ldns_buffer* buf, std::vector<SourceRecord>& out, std::string& error) {
+        const std::string& path = *file;
         if (ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN) {
-            error_ = fmt::format("{}:{}: only class IN is served", path, line);
+            error = fmt::format("{}:{}: only class IN is served", path, line);
             return false;
         }
         SourceRecord r;
@@ -167,24 +281,23 @@ class Reader {
         lowerName(reinterpret_cast<uint8_t*>(r.owner.data()), r.owner.size());
         r.type = uint16_t(ldns_rr_get_type(rr));
         if (isMetaType(r.type)) {
-            error_ = fmt::format("{}:{}: type {} cannot be zone data", path, line, r.type);
+            error = fmt::format("{}:{}: type {} cannot be zone data", path, line, r.type);
             return false;
         }
         r.ttl = ldns_rr_ttl(rr);
         ldns_buffer_clear(buf);
         if (ldns_rr_rdata2buffer_wire(buf, rr) != LDNS_STATUS_OK) {
-            error_ = fmt::format("{}:{}: cannot encode rdata", path, line);
+            error = fmt::format("{}:{}: cannot encode rdata", path, line);
             return false;
         }
         if (ldns_buffer_position(buf) > 65535) {
-            error_ = fmt::format("{}:{}: rdata longer than 65535 octets", path, line);
+            error = fmt::format("{}:{}: rdata longer than 65535 octets", path, line);
             return false;
         }
         r.rdata.assign(reinterpret_cast<const char*>(ldns_buffer_begin(buf)), ldns_buffer_position(buf));
-        if (!file_ || *file_ != path) file_ = std::make_shared<const std::string>(path);
-        r.file = file_;
+        r.file = file;
         r.line = line;
-        out_.push_back(std::move(r));
+        out.push_back(std::move(r));
         return true;
     }
 
@@ -194,6 +307,10 @@ class Reader {
 };
 
 }  // namespace
+
+void setParallelParseThreshold(size_t octets) {
+    parallelMin.store(octets, std::memory_order_relaxed);
+}
 
 void scanZoneLine(std::string_view l, int& depth, bool& inQuote) {
     for (size_t k = 0; k < l.size(); ++k) {

@@ -1,6 +1,10 @@
 // Zone loading (zones/loader.cpp, zones/zone.cpp): directives, and each rejection naming file and line.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include "helpers.hpp"
 #include "zones/rrtype.hpp"
 
@@ -145,4 +149,45 @@ TEST_CASE("duplicate records are one; differing TTLs in an RRset become the lowe
     const RRset* a = z->rrset(z->node(z->find(n)), kTypeA);
     CHECK(a->count == 2);
     CHECK(a->ttl == 50);
+}
+
+TEST_CASE("a large file parsed in parts on several threads gives exactly the records of a sequential parse") {
+    // Directives, relative names, blank-owner lines and multi-line records all around the cut points.
+    std::string text =
+        "$ORIGIN t.test.\n$TTL 100\n@ IN SOA ns1 host ( 1 3600\n 600 86400 60 )\n@ NS ns1\nns1 A 192.0.2.1\n";
+    for (int i = 0; i < 3000; ++i) {
+        if (i % 500 == 250) text += fmt::format("$ORIGIN s{}.t.test.\n", i);
+        if (i % 700 == 350) text += fmt::format("$TTL {}\n", 1000 + i);
+        text += fmt::format("h{} A 192.0.2.{}\n", i, i % 250);
+        text += "   AAAA 2001:db8::1\n";  // blank owner: the previous one
+        if (i % 97 == 0) text += fmt::format("m{} MX ( 10\n   mail{} )\n", i, i);
+        if (i % 131 == 0) text += fmt::format("t{} TXT \"a ; b\" \"(c\"\n", i);
+    }
+    std::string path = writeFile("parallel.zone", text);
+    std::vector<SourceRecord> seq, par;
+    std::string err;
+    setParallelParseThreshold(SIZE_MAX);
+    REQUIRE_MESSAGE(readZoneFile(path, "t.test.", seq, err), err);
+    setParallelParseThreshold(1024);
+    REQUIRE_MESSAGE(readZoneFile(path, "t.test.", par, err), err);
+    setParallelParseThreshold(4u << 20);
+    REQUIRE(seq.size() > 6000);
+    REQUIRE(par.size() == seq.size());
+    for (size_t i = 0; i < seq.size(); ++i) {
+        CAPTURE(i);
+        CHECK(par[i].owner == seq[i].owner);
+        CHECK(par[i].type == seq[i].type);
+        CHECK(par[i].ttl == seq[i].ttl);
+        CHECK(par[i].rdata == seq[i].rdata);
+        CHECK(par[i].line == seq[i].line);
+        if (par[i].owner != seq[i].owner || par[i].line != seq[i].line) break;
+    }
+    // An error in a later part is still reported with its own line.
+    std::string bad = text + "oops A 999.1.1.1\n";
+    size_t lines = size_t(std::count(bad.begin(), bad.end(), '\n'));
+    setParallelParseThreshold(1024);
+    std::vector<SourceRecord> none;
+    CHECK_FALSE(readZoneFile(writeFile("parallel-bad.zone", bad), "t.test.", none, err));
+    setParallelParseThreshold(4u << 20);
+    CHECK(err.find(fmt::format("parallel-bad.zone:{}:", lines)) != std::string::npos);
 }
