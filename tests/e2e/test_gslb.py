@@ -224,6 +224,31 @@ class Gslb(unittest.TestCase):
             self.addrs("pool")
         self.assertEqual(self.answers_total(), before + 12)
 
+    def test_metrics_parse_as_prometheus_text(self):
+        # Parsed by the reference parser (Debian's python3-prometheus-client, for the system python3), not ours.
+        for _ in range(3):
+            self.addrs("www")
+        p = subprocess.run(["curl", "-sS", "-m", "5", self.base + "/metrics"], capture_output=True, text=True,
+                           timeout=10)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        parser = (
+            "import sys, json\n"
+            "from prometheus_client.parser import text_string_to_metric_families as f\n"
+            "out = {}\n"
+            "for fam in f(sys.stdin.read()):\n"
+            "    for s in fam.samples:\n"
+            "        out.setdefault(s.name, []).append([s.labels, s.value])\n"
+            "print(json.dumps(out))\n")
+        r = subprocess.run(["/usr/bin/python3", "-c", parser], input=p.stdout, capture_output=True, text=True,
+                           timeout=30)
+        self.assertEqual(r.returncode, 0, f"the Prometheus parser refused /metrics:\n{r.stderr}\n{p.stdout}")
+        m = json.loads(r.stdout)
+        self.assertGreater(sum(v for _, v in m["gslbd_queries_total"]), 0)
+        self.assertIn("gslbd_responses_total", m)
+        self.assertIn("gslbd_queries_by_type_total", m)
+        answered = {l["address"]: v for l, v in m["gslbd_service_answers_total"]}
+        self.assertGreater(sum(answered.values()), 2)
+
     def test_status_shows_reports(self):
         self.report("east", {E: 321}, cpu=42, sessions_used=5000, sessions_max=10000)
         self.ok("POST", f"/v1/sites/south/services/{S}/drain", "")
