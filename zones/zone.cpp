@@ -166,23 +166,28 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, std::vector<SourceReco
     std::vector<uint32_t> parent(1, kNone);  // parent node of each node: made before its children
     parent.reserve(recs.size() + 1);
     std::string_view chain[kMaxLabels];
+    std::vector<uint32_t> ownerNode(order.size(), kNone);  // at the first record of each owner: its node
     for (size_t k = 0; k < order.size(); ++k) {
         std::string_view n = recs[order[k]].owner;
         if (k > 0 && n == std::string_view(recs[order[k - 1]].owner)) continue;
-        if (z->find(n) != kNone) continue;
-        size_t depth = 0;
-        std::string_view p = n;
-        uint32_t up = kNone;
-        for (; p.size() > apex.size(); p = parentOf(p)) {
-            up = z->find(p);
-            if (up != kNone) break;
-            chain[depth++] = p;
+        uint32_t self = z->find(n);
+        if (self == kNone) {
+            size_t depth = 0;
+            std::string_view p = n;
+            uint32_t up = kNone;
+            for (; p.size() > apex.size(); p = parentOf(p)) {
+                up = p.data() == n.data() ? kNone : z->find(p);  // n itself is known to be missing
+                if (up != kNone) break;
+                chain[depth++] = p;
+            }
+            if (p.size() <= apex.size()) up = 0;  // reached the apex
+            while (depth > 0) {
+                parent.push_back(up);
+                up = z->addNode(chain[--depth]);
+            }
+            self = up;  // the last node made is n itself
         }
-        if (p.size() <= apex.size()) up = 0;  // reached the apex
-        while (depth > 0) {
-            parent.push_back(up);
-            up = z->addNode(chain[--depth]);
-        }
+        ownerNode[k] = self;
     }
     const size_t nodeTotal = z->nodes_.size();
     z->apexNode_ = 0;
@@ -196,7 +201,7 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, std::vector<SourceReco
     std::vector<uint32_t> nodeFirst(nodeTotal, kNone), nodeCount(nodeTotal, 0);
     while (k < order.size()) {
         const SourceRecord& first = recs[order[k]];
-        uint32_t nodeIdx = z->find(first.owner);
+        uint32_t nodeIdx = ownerNode[k];
         size_t e = k;
         while (e < order.size() && recs[order[e]].owner == first.owner) ++e;
         // [k, e) is one owner. CNAME beside other data (RFC 1034 §3.6.2; RRSIG/NSEC may coexist, RFC 4035
