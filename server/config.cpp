@@ -75,6 +75,11 @@ std::string resolvePath(const std::string& base, const std::string& p) {
     return dirOf(base) + "/" + p;
 }
 
+bool isAddress(const std::string& a) {
+    uint8_t bytes[16], len;
+    return parseAddress(a, bytes, len);
+}
+
 // Reads the policy keys of [defaults] or of one [hostname."…"], each defaulting to `base`.
 PolicyConf readPolicy(TableReader& t, const PolicyConf& base) {
     PolicyConf p;
@@ -82,9 +87,7 @@ PolicyConf readPolicy(TableReader& t, const PolicyConf& base) {
     p.answers = uint16_t(t.getInt("answers", base.answers, 1, 64));
     p.fallback = t.getString("fallback", base.fallback);
     if (p.fallback != "all" && p.fallback != "none") {
-        uint8_t buf[16];
-        if (inet_pton(AF_INET, p.fallback.c_str(), buf) != 1 &&
-            inet_pton(AF_INET6, p.fallback.c_str(), buf) != 1)
+        if (!isAddress(p.fallback))
             t.fail(t.raw("fallback"), "fallback",
                    fmt::format("\"{}\" is not all, none or an IPv4/IPv6 address", p.fallback));
     }
@@ -103,12 +106,19 @@ PolicyConf readPolicy(TableReader& t, const PolicyConf& base) {
     return p;
 }
 
-bool validAddress(const std::string& a) {
-    uint8_t buf[16];
-    return inet_pton(AF_INET, a.c_str(), buf) == 1 || inet_pton(AF_INET6, a.c_str(), buf) == 1;
-}
-
 }  // namespace
+
+bool parseAddress(const std::string& text, uint8_t out[16], uint8_t& len) {
+    if (inet_pton(AF_INET, text.c_str(), out) == 1) {
+        len = 4;
+        return true;
+    }
+    if (inet_pton(AF_INET6, text.c_str(), out) == 1) {
+        len = 16;
+        return true;
+    }
+    return false;
+}
 
 bool parseListen(const std::string& text, ListenAddr& out) {
     std::string host, port;
@@ -351,7 +361,7 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                     ServiceConf sc;
                     sc.line = sr.line();
                     sc.address = sr.getString("address", "");
-                    if (!validAddress(sc.address))
+                    if (!isAddress(sc.address))
                         sr.fail(sr.raw("address"), "address",
                                 fmt::format("\"{}\" is not an IPv4 or IPv6 address", sc.address));
                     sc.site = sr.getString("site", "");
@@ -368,7 +378,7 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                         sr.fail(sr.raw("check"), "check",
                                 fmt::format("unknown check \"{}\" (no [check.{}])", sc.check, sc.check));
                     sc.checkAddress = sr.getString("check_address", "");
-                    if (!sc.checkAddress.empty() && !validAddress(sc.checkAddress))
+                    if (!sc.checkAddress.empty() && !isAddress(sc.checkAddress))
                         sr.fail(sr.raw("check_address"), "check_address", "is not an IPv4 or IPv6 address");
                     sc.port = int(sr.getInt("port", 0, 0, 65535));
                     for (const auto& other : hc.services)

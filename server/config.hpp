@@ -133,6 +133,9 @@ struct Config {
 /// Reads and checks `path`. On failure returns false and sets `error` to "file:line: path: message".
 bool loadConfig(const std::string& path, Config& out, std::string& error);
 
+/// Parses an IPv4 or IPv6 address literal into its 4 or 16 octets (`len`); false when it is neither.
+bool parseAddress(const std::string& text, uint8_t out[16], uint8_t& len);
+
 /// Parses "host:port" / "[v6]:port" into `out`; false when it is not an address with a port.
 bool parseListen(const std::string& text, ListenAddr& out);
 

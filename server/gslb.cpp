@@ -43,18 +43,6 @@ void AnswerCounters::carryFrom(const AnswerCounters& old, const metrics::StateTa
 
 namespace {
 
-bool parseAddress(const std::string& text, uint8_t* out, uint8_t& len) {
-    if (inet_pton(AF_INET, text.c_str(), out) == 1) {
-        len = 4;
-        return true;
-    }
-    if (inet_pton(AF_INET6, text.c_str(), out) == 1) {
-        len = 16;
-        return true;
-    }
-    return false;
-}
-
 std::string addressText(const uint8_t* rd, size_t len) {
     char buf[INET6_ADDRSTRLEN];
     inet_ntop(len == 4 ? AF_INET : AF_INET6, rd, buf, sizeof buf);

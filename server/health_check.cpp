@@ -1,6 +1,8 @@
 // The common part of a health check run: non-blocking connect, deadline, result (see health_check.hpp).
 #include "server/health_check.hpp"
 
+#include "server/config.hpp"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -14,26 +16,15 @@
 namespace gslb::server::health {
 
 bool setTarget(CheckSpec& spec, const std::string& address, int port) {
-    spec.addr = {};
-    if (in_addr a4; inet_pton(AF_INET, address.c_str(), &a4) == 1) {
-        auto* sin = reinterpret_cast<sockaddr_in*>(&spec.addr);
-        sin->sin_family = AF_INET;
-        sin->sin_port = htons(uint16_t(port));
-        sin->sin_addr = a4;
-        spec.addrLen = sizeof(sockaddr_in);
-        spec.target = fmt::format("{}:{}", address, port);
-        return true;
-    }
-    if (in6_addr a6; inet_pton(AF_INET6, address.c_str(), &a6) == 1) {
-        auto* sin6 = reinterpret_cast<sockaddr_in6*>(&spec.addr);
-        sin6->sin6_family = AF_INET6;
-        sin6->sin6_port = htons(uint16_t(port));
-        sin6->sin6_addr = a6;
-        spec.addrLen = sizeof(sockaddr_in6);
-        spec.target = fmt::format("[{}]:{}", address, port);
-        return true;
-    }
-    return false;
+    // The same parser as every listen address of the config: one notion of "address and port".
+    const bool v6 = address.find(':') != std::string::npos;
+    ListenAddr a;
+    std::string text = v6 ? fmt::format("[{}]:{}", address, port) : fmt::format("{}:{}", address, port);
+    if (!parseListen(text, a)) return false;
+    spec.addr = a.addr;
+    spec.addrLen = a.len;
+    spec.target = a.text;
+    return true;
 }
 
 std::unique_ptr<CheckRun> CheckRun::make(event_base* base, const CheckSpec& spec, Done done) {
