@@ -8,8 +8,10 @@
 #include <sstream>
 #include <thread>
 #include <atomic>
+#include <cstring>
 
 #include "zones/ldns.hpp"
+#include "zones/plain_rr.hpp"
 #include "zones/rrtype.hpp"
 
 namespace gslb::zones {
@@ -29,6 +31,53 @@ struct LdnsRdf {
     }
 };
 
+std::string_view rdfBytes(const ldns_rdf* r) {
+    return r ? std::string_view(reinterpret_cast<const char*>(ldns_rdf_data(r)), ldns_rdf_size(r))
+             : std::string_view();
+}
+
+// Everything one line of a master file is read in: origin, previous owner, $TTL. ldns reads and writes the
+// ldns forms; the fast path (plain_rr.hpp) reads the wire forms and writes `prevWire` only, marking the ldns
+// copy stale until ldns needs it again (a fresh ldns_rdf per record would cost what the fast path saves).
+struct ParseState {
+    LdnsRdf origin;
+    LdnsRdf prev;
+    uint32_t ttl = kNoTtl;
+    std::string originWire, prevWire;
+    bool prevStale = false;
+
+    void fromLdns() {
+        originWire.assign(rdfBytes(origin.p));
+        prevWire.assign(rdfBytes(prev.p));
+        prevStale = false;
+    }
+    void toLdns() {
+        if (!prevStale) return;
+        if (prev.p) ldns_rdf_deep_free(prev.p);
+        prev.p = prevWire.empty()
+                     ? nullptr
+                     : ldns_rdf_new_frm_data(LDNS_RDF_TYPE_DNAME, prevWire.size(), prevWire.data());
+        prevStale = false;
+    }
+};
+
+// A line the fast path may take, worth ending a pending ldns run for: not a directive, not blank or a
+// comment, none of the characters only ldns handles before a comment.
+bool maybePlain(std::string_view l) {
+    if (l.empty() || l[0] == '$') return false;
+    size_t k = 0;
+    while (k < l.size() && (l[k] == ' ' || l[k] == '\t')) ++k;
+    if (k == l.size() || l[k] == ';') return false;
+    for (; k < l.size(); ++k) {
+        char c = l[k];
+        if (c == ';') break;
+        if (c == '(' || c == ')' || c == '\\' || c == '\r') return false;
+    }
+    return true;
+}
+
+std::atomic<bool> fastPath{true};
+
 std::string dirOf(const std::string& path) {
     auto slash = path.rfind('/');
     return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
@@ -36,7 +85,7 @@ std::string dirOf(const std::string& path) {
 
 class Reader {
   public:
-    Reader(std::vector<SourceRecord>& out, std::string& error) : out_(out), error_(error) {}
+    Reader(SourceSet& out, std::string& error) : out_(out), error_(error) {}
 
     // Reads one file with `origin` (an absolute ldns dname) as its starting origin and `ttl` as its default
     // TTL.
@@ -56,13 +105,15 @@ class Reader {
         ss << in.rdbuf();
         const std::string text = ss.str();
 
-        LdnsRdf cur;  // the origin in force in this file; $INCLUDE does not change it (RFC 1035 §5.1)
-        cur.p = ldns_rdf_clone(origin);
-        LdnsRdf prev;  // previous owner, for lines that start with blanks
-        uint32_t defTtl = ttl;
+        // The origin in force in this file; $INCLUDE does not change it (RFC 1035 §5.1). The previous owner
+        // starts empty: lines that start with blanks need one written before them.
+        ParseState st;
+        st.origin.p = ldns_rdf_clone(origin);
+        st.ttl = ttl;
+        st.fromLdns();
 
-        // Split the file at top-level $INCLUDE lines: ldns parses the pieces in between, keeping origin, TTL
-        // and previous owner from one piece to the next.
+        // Split the file at top-level $INCLUDE lines: the pieces in between are parsed with origin, TTL and
+        // previous owner carried from one piece to the next.
         size_t segStart = 0;
         int segLine = 1;
         int line = 1;
@@ -75,10 +126,9 @@ class Reader {
             std::string_view l(text.data() + i, eol - i);
             if (depthParen == 0 && !inQuote && l.size() >= 8 && strncasecmp(l.data(), "$INCLUDE", 8) == 0 &&
                 (l.size() == 8 || l[8] == ' ' || l[8] == '\t')) {
-                if (!parseSegment(path, std::string_view(text).substr(segStart, i - segStart), segLine, cur,
-                                  prev, defTtl))
+                if (!parseSegment(path, std::string_view(text).substr(segStart, i - segStart), segLine, st))
                     return false;
-                if (!include(path, line, l.substr(8), cur.p, defTtl, depth)) return false;
+                if (!include(path, line, l.substr(8), st.origin.p, st.ttl, depth)) return false;
                 segStart = eol + 1;
                 segLine = line + 1;
             } else {
@@ -88,7 +138,7 @@ class Reader {
             i = eol + 1;
         }
         if (segStart < text.size())
-            return parseSegment(path, std::string_view(text).substr(segStart), segLine, cur, prev, defTtl);
+            return parseSegment(path, std::string_view(text).substr(segStart), segLine, st);
         return true;
     }
 
@@ -125,17 +175,12 @@ class Reader {
         return readFile(file, org.p ? org.p : cur, defTtl, depth + 1, where);
     }
 
-    // Parses one piece of a master file (no $INCLUDE in it) with ldns. `origin`, `prev` and `defTtl` carry
-    // the state in and out. Records go to `out`, the first problem to `error`. Touches no member: the pieces
-    // of a large file are parsed on several threads.
-    static bool parseChunk(const std::shared_ptr<const std::string>& file, std::string_view text,
-                           int firstLine, LdnsRdf& origin, LdnsRdf& prev, uint32_t& defTtl,
-                           std::vector<SourceRecord>& out, std::string& error) {
+    // Parses text with ldns alone: directives, multi-line records, escapes, every type ldns knows. `st`
+    // carries origin, previous owner and $TTL in and out (its ldns forms). Records go to `out`, the first
+    // problem to `error`.
+    static bool parseLdns(uint32_t file, const std::string& path, std::string_view text, int firstLine,
+                          ParseState& st, SourceSet& out, std::string& error) {
         if (text.empty()) return true;
-        const std::string& path = *file;
-        // The records of this piece share a name object of their own: parts parsed on other threads do not
-        // bounce one reference count between cores.
-        auto own = std::make_shared<const std::string>(path);
         std::string copy(text);
         if (copy.back() != '\n') copy += '\n';  // ldns wants a line end after the last record
         FILE* fp = fmemopen(copy.data(), copy.size(), "r");
@@ -151,7 +196,7 @@ class Reader {
         while (!feof(fp)) {
             ldns_rr* rr = nullptr;
             int before = lineNr;
-            ldns_status s = ldns_rr_new_frm_fp_l(&rr, fp, &defTtl, &origin.p, &prev.p, &lineNr);
+            ldns_status s = ldns_rr_new_frm_fp_l(&rr, fp, &st.ttl, &st.origin.p, &st.prev.p, &lineNr);
             if (s == LDNS_STATUS_SYNTAX_EMPTY || s == LDNS_STATUS_SYNTAX_TTL ||
                 s == LDNS_STATUS_SYNTAX_ORIGIN)
                 continue;
@@ -162,7 +207,8 @@ class Reader {
                 ok = false;
                 break;
             }
-            if (!addRecord(own, lineNr < firstLine ? firstLine : lineNr, rr, buf, out, error)) ok = false;
+            if (!addRecord(file, path, lineNr < firstLine ? firstLine : lineNr, rr, buf, out, error))
+                ok = false;
             ldns_rr_free(rr);
             if (!ok) break;
         }
@@ -171,15 +217,82 @@ class Reader {
         return ok;
     }
 
+    // Parses one piece of a master file (no $INCLUDE in it): each line that starts a plain one-line record
+    // goes through the fast path, every run of other lines through ldns in one pass, in file order. Touches
+    // no member: the pieces of a large file are parsed on several threads.
+    static bool parseChunk(const std::string& path, std::string_view text, int firstLine, ParseState& st,
+                           SourceSet& out, std::string& error) {
+        if (text.empty()) return true;
+        const uint32_t file = out.fileIndex(path);
+        const bool fast = fastPath.load(std::memory_order_relaxed);
+        PlainRecord pr;
+        size_t runStart = std::string_view::npos;
+        int runLine = 0;
+        auto flush = [&](size_t upto) {
+            if (runStart == std::string_view::npos) return true;
+            st.toLdns();
+            bool ok = parseLdns(file, path, text.substr(runStart, upto - runStart), runLine, st, out, error);
+            st.fromLdns();
+            runStart = std::string_view::npos;
+            return ok;
+        };
+        int depth = 0, line = firstLine;
+        bool inQuote = false;
+        for (size_t i = 0; i < text.size(); ++line) {
+            size_t eol = text.find('\n', i);
+            if (eol == std::string_view::npos) eol = text.size();
+            std::string_view l = text.substr(i, eol - i);
+            const size_t at = i;
+            i = eol + 1;
+            if (fast && depth == 0 && !inQuote) {
+                if (runStart != std::string_view::npos) {
+                    if (!maybePlain(l)) {
+                        scanZoneLine(l, depth, inQuote);  // stays in the ldns run
+                        continue;
+                    }
+                    if (!flush(at)) return false;
+                }
+                PlainContext ctx{st.originWire, st.prevWire, st.ttl};
+                PlainResult r = parsePlainLine(l, ctx, pr);
+                if (r == PlainResult::Empty) continue;
+                if (r == PlainResult::Record) {
+                    lowerName(pr.owner, pr.ownerLen);
+                    std::string_view owner(reinterpret_cast<const char*>(pr.owner), pr.ownerLen);
+                    if (pr.ownerChanged) {
+                        st.prevWire.assign(owner);
+                        st.prevStale = true;
+                    }
+                    SourceRecord rec;
+                    // Records of one owner usually follow each other: they share the owner's bytes.
+                    rec.owner = !out.records.empty() && out.records.back().owner == owner
+                                    ? out.records.back().owner
+                                    : out.store(owner);
+                    rec.rdata = out.store(pr.rdata);
+                    rec.type = pr.type;
+                    rec.ttl = pr.ttl;
+                    rec.file = file;
+                    rec.line = line;
+                    out.records.push_back(rec);
+                    continue;
+                }
+                runStart = at;
+                runLine = line;
+            } else if (!fast && runStart == std::string_view::npos) {
+                runStart = at;
+                runLine = line;
+            }
+            scanZoneLine(l, depth, inQuote);
+        }
+        return flush(text.size());
+    }
+
     // A large piece is cut at lines that start a record with an explicit owner, at parenthesis depth 0, so
     // that each part parses alone given the $ORIGIN and $TTL in force where it starts; the parts are parsed
     // on several threads (ldns keeps no global state) and their records joined in file order.
-    bool parseSegment(const std::string& path, std::string_view seg, int firstLine, LdnsRdf& origin,
-                      LdnsRdf& prev, uint32_t& defTtl) {
-        if (!file_ || *file_ != path) file_ = std::make_shared<const std::string>(path);
+    bool parseSegment(const std::string& path, std::string_view seg, int firstLine, ParseState& st) {
         unsigned threads = std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
         if (seg.size() < parallelMin.load(std::memory_order_relaxed) || threads < 2)
-            return parseChunk(file_, seg, firstLine, origin, prev, defTtl, out_, error_);
+            return parseChunk(path, seg, firstLine, st, out_, error_);
 
         struct Cut {
             size_t offset;
@@ -210,22 +323,23 @@ class Reader {
             i = eol + 1;
         }
         size_t n = cuts.size();
-        if (n < 2) return parseChunk(file_, seg, firstLine, origin, prev, defTtl, out_, error_);
+        if (n < 2) return parseChunk(path, seg, firstLine, st, out_, error_);
 
         struct Part {
-            LdnsRdf origin, prev;
-            uint32_t ttl = 0;
-            std::vector<SourceRecord> recs;
+            ParseState st;
+            SourceSet recs;
             std::string error;
             bool ok = true;
         };
         std::vector<Part> parts(n);
         // Each part starts from the segment's state with the directives before its cut applied, by ldns
         // itself.
+        st.toLdns();
         for (size_t k = 0; k < n; ++k) {
-            parts[k].origin.p = ldns_rdf_clone(origin.p);
-            if (k == 0 && prev.p) parts[k].prev.p = ldns_rdf_clone(prev.p);
-            parts[k].ttl = defTtl;
+            ParseState& ps = parts[k].st;
+            ps.origin.p = ldns_rdf_clone(st.origin.p);
+            if (k == 0 && st.prev.p) ps.prev.p = ldns_rdf_clone(st.prev.p);
+            ps.ttl = st.ttl;
             std::string dirs;
             for (size_t d = 0; d < cuts[k].directives; ++d) {
                 size_t e = seg.find('\n', directives[d]);
@@ -234,22 +348,21 @@ class Reader {
                 dirs += '\n';
             }
             // A bad directive is reported, with its real line, by the part that holds it.
-            std::vector<SourceRecord> none;
-            parseChunk(file_, dirs, cuts[k].line, parts[k].origin, parts[k].prev, parts[k].ttl, none,
-                       parts[k].error);
-            parts[k].error.clear();
-            if (k > 0 && parts[k].prev.p) {
-                ldns_rdf_deep_free(parts[k].prev.p);
-                parts[k].prev.p = nullptr;  // the part starts with an explicit owner
+            SourceSet none;
+            std::string ignored;
+            parseLdns(none.fileIndex(path), path, dirs, cuts[k].line, ps, none, ignored);
+            if (k > 0 && ps.prev.p) {
+                ldns_rdf_deep_free(ps.prev.p);
+                ps.prev.p = nullptr;  // the part starts with an explicit owner
             }
+            ps.fromLdns();
         }
         std::vector<std::thread> pool;
         for (size_t k = 0; k < n; ++k) {
             size_t from = cuts[k].offset, to = k + 1 < n ? cuts[k + 1].offset : seg.size();
             auto job = [&, k, from, to] {
                 Part& p = parts[k];
-                p.ok = parseChunk(file_, seg.substr(from, to - from), cuts[k].line, p.origin, p.prev, p.ttl,
-                                  p.recs, p.error);
+                p.ok = parseChunk(path, seg.substr(from, to - from), cuts[k].line, p.st, p.recs, p.error);
             };
             if (k + 1 < n)
                 pool.emplace_back(job);
@@ -262,29 +375,34 @@ class Reader {
                 error_ = p.error;
                 return false;
             }
-        for (auto& p : parts) {
-            out_.insert(out_.end(), std::make_move_iterator(p.recs.begin()),
-                        std::make_move_iterator(p.recs.end()));
-            p.recs.clear();
-        }
+        for (auto& p : parts) out_.append(std::move(p.recs));
         // The state after the segment is the last part's.
-        std::swap(origin.p, parts[n - 1].origin.p);
-        std::swap(prev.p, parts[n - 1].prev.p);
-        defTtl = parts[n - 1].ttl;
+        ParseState& last = parts[n - 1].st;
+        last.toLdns();
+        std::swap(st.origin.p, last.origin.p);
+        std::swap(st.prev.p, last.prev.p);
+        st.ttl = last.ttl;
+        st.fromLdns();
         return true;
     }
 
-    static bool addRecord(const std::shared_ptr<const std::string>& file, int line, ldns_rr* rr,
-                          ldns_buffer* buf, std::vector<SourceRecord>& out, std::string& error) {
-        const std::string& path = *file;
+    static bool addRecord(uint32_t file, const std::string& path, int line, ldns_rr* rr, ldns_buffer* buf,
+                          SourceSet& out, std::string& error) {
         if (ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN) {
             error = fmt::format("{}:{}: only class IN is served", path, line);
             return false;
         }
         SourceRecord r;
         const ldns_rdf* owner = ldns_rr_owner(rr);
-        r.owner.assign(reinterpret_cast<const char*>(ldns_rdf_data(owner)), ldns_rdf_size(owner));
-        lowerName(reinterpret_cast<uint8_t*>(r.owner.data()), r.owner.size());
+        uint8_t lower[kMaxNameLen];
+        size_t ownerLen = ldns_rdf_size(owner);
+        if (ownerLen > kMaxNameLen) {
+            error = fmt::format("{}:{}: owner name longer than 255 octets", path, line);
+            return false;
+        }
+        std::memcpy(lower, ldns_rdf_data(owner), ownerLen);
+        lowerName(lower, ownerLen);
+        r.owner = out.store({reinterpret_cast<const char*>(lower), ownerLen});
         r.type = uint16_t(ldns_rr_get_type(rr));
         if (isMetaType(r.type)) {
             error = fmt::format("{}:{}: type {} cannot be zone data", path, line, r.type);
@@ -300,22 +418,26 @@ class Reader {
             error = fmt::format("{}:{}: rdata longer than 65535 octets", path, line);
             return false;
         }
-        r.rdata.assign(reinterpret_cast<const char*>(ldns_buffer_begin(buf)), ldns_buffer_position(buf));
+        r.rdata =
+            out.store({reinterpret_cast<const char*>(ldns_buffer_begin(buf)), ldns_buffer_position(buf)});
         r.file = file;
         r.line = line;
-        out.push_back(std::move(r));
+        out.records.push_back(r);
         return true;
     }
 
-    std::vector<SourceRecord>& out_;
+    SourceSet& out_;
     std::string& error_;
-    std::shared_ptr<const std::string> file_;  // the file being read, shared by its records
 };
 
 }  // namespace
 
 void setParallelParseThreshold(size_t octets) {
     parallelMin.store(octets, std::memory_order_relaxed);
+}
+
+void setPlainFastPath(bool on) {
+    fastPath.store(on, std::memory_order_relaxed);
 }
 
 void scanZoneLine(std::string_view l, int& depth, bool& inQuote) {
@@ -340,8 +462,7 @@ void scanZoneLine(std::string_view l, int& depth, bool& inQuote) {
     }
 }
 
-bool readZoneFile(const std::string& path, const std::string& origin, std::vector<SourceRecord>& out,
-                  std::string& error) {
+bool readZoneFile(const std::string& path, const std::string& origin, SourceSet& out, std::string& error) {
     LdnsRdf org;
     std::string o = origin;
     if (o.empty() || o.back() != '.') o += '.';
@@ -354,19 +475,19 @@ bool readZoneFile(const std::string& path, const std::string& origin, std::vecto
 
     // RFC 2308 §4: without $TTL, a record's TTL defaults to the SOA MINIMUM field.
     uint32_t minimum = 0;
-    for (const auto& rec : out)
+    for (const auto& rec : out.records)
         if (rec.type == kTypeSOA && rec.rdata.size() >= 4) {
             const auto* p = reinterpret_cast<const uint8_t*>(rec.rdata.data()) + rec.rdata.size() - 4;
             minimum = (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
             break;
         }
-    for (auto& rec : out)
+    for (auto& rec : out.records)
         if (rec.ttl == kNoTtl) rec.ttl = minimum;
     return true;
 }
 
 std::unique_ptr<Zone> loadZone(const std::string& path, const std::string& origin, std::string& error) {
-    std::vector<SourceRecord> recs;
+    SourceSet recs;
     if (!readZoneFile(path, origin, recs, error)) return nullptr;
     WireName apex;
     std::string o = origin;
@@ -375,7 +496,7 @@ std::unique_ptr<Zone> loadZone(const std::string& path, const std::string& origi
         error = fmt::format("{}: zone name \"{}\" is not a domain name", path, origin);
         return nullptr;
     }
-    return Zone::compile(apex, std::move(recs), path, error);
+    return Zone::compile(apex, recs, path, error);
 }
 
 }  // namespace gslb::zones

@@ -16,8 +16,9 @@ namespace gslb::zones {
 /// and RFC 3597 TYPEnnn / \# rdata. Records without a TTL and no $TTL before them get the SOA MINIMUM (RFC
 /// 2308 §4, BIND's behaviour). $INCLUDE nesting is limited to 16 levels (an include loop is an error).
 /// Returns false with `error` = "file:line: message" on the first problem.
-bool readZoneFile(const std::string& path, const std::string& origin, std::vector<SourceRecord>& out,
-                  std::string& error);
+/// One-line records of the common types are decoded by the fast path of plain_rr.hpp; every other line goes
+/// to ldns (ldns_rr_new_frm_fp_l) unchanged. `out` gets the records in file order.
+bool readZoneFile(const std::string& path, const std::string& origin, SourceSet& out, std::string& error);
 
 /// Follows one line of a master file: parentheses (a record spanning lines, RFC 1035 §5.1) and quotes, so
 /// that a
@@ -28,6 +29,9 @@ void scanZoneLine(std::string_view line, int& depth, bool& inQuote);
 /// Files (or the pieces between $INCLUDEs) of at least this many octets are cut at record boundaries and
 /// parsed on up to 4 threads (default 4 MB). For tests and tuning; the records come out the same either way.
 void setParallelParseThreshold(size_t octets);
+
+/// Turns the fast path off (every line through ldns) or on (the default). For tests that compare the two.
+void setPlainFastPath(bool on);
 
 /// readZoneFile + Zone::compile. nullptr and `error` on failure.
 std::unique_ptr<Zone> loadZone(const std::string& path, const std::string& origin, std::string& error);

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <unordered_map>
+#include <strings.h>
 
 #include "zones/rrtype.hpp"
 
@@ -110,13 +110,52 @@ uint32_t Zone::addNode(std::string_view name) {
     return uint32_t(nodes_.size() - 1);
 }
 
-std::unique_ptr<Zone> Zone::compile(const WireName& apex, std::vector<SourceRecord>&& recs,
-                                    const std::string& file, std::string& error) {
+uint32_t SourceSet::fileIndex(const std::string& path) {
+    for (uint32_t i = 0; i < files_.size(); ++i)
+        if (files_[i] == path) return i;
+    files_.push_back(path);
+    return uint32_t(files_.size() - 1);
+}
+
+std::string_view SourceSet::store(std::string_view bytes) {
+    constexpr size_t kBlock = 1u << 20;
+    if (bytes.size() > left_) {
+        size_t size = std::max(kBlock, bytes.size());
+        blocks_.push_back(std::make_unique<char[]>(size));
+        cur_ = blocks_.back().get();
+        left_ = size;
+    }
+    std::memcpy(cur_, bytes.data(), bytes.size());
+    std::string_view v(cur_, bytes.size());
+    cur_ += bytes.size();
+    left_ -= bytes.size();
+    return v;
+}
+
+void SourceSet::append(SourceSet&& other) {
+    std::vector<uint32_t> map(other.files_.size());
+    for (size_t i = 0; i < map.size(); ++i) map[i] = fileIndex(other.files_[i]);
+    records.reserve(records.size() + other.records.size());
+    for (SourceRecord r : other.records) {
+        r.file = map[r.file];
+        records.push_back(r);
+    }
+    // Blocks are taken over, not copied: the views stay valid. This set keeps filling its own current block.
+    for (auto& b : other.blocks_) blocks_.push_back(std::move(b));
+    other.records.clear();
+    other.blocks_.clear();
+    other.cur_ = nullptr;
+    other.left_ = 0;
+}
+
+std::unique_ptr<Zone> Zone::compile(const WireName& apex, const SourceSet& set, const std::string& file,
+                                    std::string& error) {
+    const std::vector<SourceRecord>& recs = set.records;
     auto z = std::make_unique<Zone>();
     z->apex_ = apex;
     z->nameText_ = nameToText(apex);
     z->file_ = file;
-    auto where = [&](const SourceRecord& r) { return fmt::format("{}:{}", *r.file, r.line); };
+    auto where = [&](const SourceRecord& r) { return fmt::format("{}:{}", set.file(r), r.line); };
 
     const SourceRecord* soa = nullptr;
     for (const auto& r : recs) {
@@ -125,7 +164,7 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, std::vector<SourceReco
             return nullptr;
         }
         if (r.type == kTypeSOA) {
-            if (r.owner != apex) {
+            if (r.owner != std::string_view(apex)) {
                 error = fmt::format("{}: SOA owner {} is not the zone apex {}", where(r), nameToText(r.owner),
                                     z->nameText_);
                 return nullptr;
@@ -145,31 +184,29 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, std::vector<SourceReco
         return nullptr;
     }
     int soaLine = soa->line;
-    std::string soaFile = *soa->file;
-
-    // Group by (owner, type), keeping file order inside an RRset.
-    std::vector<uint32_t> order(recs.size());
-    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-        if (recs[a].owner != recs[b].owner) return recs[a].owner < recs[b].owner;
-        return recs[a].type < recs[b].type;
-    });
+    std::string soaFile = set.file(*soa);
 
     // Nodes: every owner, every empty non-terminal between an owner and the apex (RFC 4592 §2.2.2), entered
-    // in the zone's own open-addressing index as they are made (no per-name heap strings).
+    // in the zone's own open-addressing index as they are made, in file order. Each record learns its node
+    // from the index (one hash look-up, no sort of a million names); a parent is always made before its
+    // children.
     size_t cap = 16;
     while (cap < recs.size() * 2) cap <<= 1;
     z->index_.assign(cap, Slot{kNone, 0});
     z->mask_ = uint32_t(cap - 1);
     z->nodes_.reserve(recs.size() + 1);
+    z->bytes_.reserve(recs.size() * 24);
     z->addNode(apex);
-    std::vector<uint32_t> parent(1, kNone);  // parent node of each node: made before its children
+    std::vector<uint32_t> parent(1, kNone);  // parent node of each node
     parent.reserve(recs.size() + 1);
     std::string_view chain[kMaxLabels];
-    std::vector<uint32_t> ownerNode(order.size(), kNone);  // at the first record of each owner: its node
-    for (size_t k = 0; k < order.size(); ++k) {
-        std::string_view n = recs[order[k]].owner;
-        if (k > 0 && n == std::string_view(recs[order[k - 1]].owner)) continue;
+    std::vector<uint32_t> recNode(recs.size());
+    for (size_t i = 0; i < recs.size(); ++i) {
+        std::string_view n = recs[i].owner;
+        if (i > 0 && n == recs[i - 1].owner) {
+            recNode[i] = recNode[i - 1];
+            continue;
+        }
         uint32_t self = z->find(n);
         if (self == kNone) {
             size_t depth = 0;
@@ -187,23 +224,39 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, std::vector<SourceReco
             }
             self = up;  // the last node made is n itself
         }
-        ownerNode[k] = self;
+        recNode[i] = self;
     }
     const size_t nodeTotal = z->nodes_.size();
     z->apexNode_ = 0;
     z->nodes_[0].flags |= kNodeApex;
 
-    // RRsets, node by node in the order of `order` (owners sorted). Nodes get contiguous RRset ranges because
-    // records of one owner are adjacent in `order`.
-    size_t k = 0;
+    // Records grouped by node (a counting sort: file order inside a node), then by type inside each node.
+    std::vector<uint32_t> start(nodeTotal + 1, 0);
+    for (uint32_t nd : recNode) ++start[nd + 1];
+    for (size_t i = 0; i < nodeTotal; ++i) start[i + 1] += start[i];
+    std::vector<uint32_t> order(recs.size());
+    {
+        std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+        for (uint32_t i = 0; i < recs.size(); ++i) order[fill[recNode[i]]++] = i;
+    }
+    std::vector<uint32_t>().swap(recNode);
+    for (size_t nd = 0; nd < nodeTotal; ++nd) {
+        auto b = order.begin() + start[nd], e = order.begin() + start[nd + 1];
+        if (e - b > 1)
+            std::stable_sort(b, e, [&](uint32_t a, uint32_t c) { return recs[a].type < recs[c].type; });
+    }
+
+    // RRsets, node by node: each node gets a contiguous range.
     std::vector<RRset> sets;
     std::vector<Rdata> rds;
-    std::vector<uint32_t> nodeFirst(nodeTotal, kNone), nodeCount(nodeTotal, 0);
-    while (k < order.size()) {
+    sets.reserve(recs.size());
+    rds.reserve(recs.size());
+    for (uint32_t nodeIdx = 0; nodeIdx < nodeTotal; ++nodeIdx) {
+        const size_t k = start[nodeIdx], e = start[nodeIdx + 1];
+        z->nodes_[nodeIdx].firstSet = uint32_t(sets.size());
+        z->nodes_[nodeIdx].setCount = 0;
+        if (k == e) continue;  // an empty non-terminal
         const SourceRecord& first = recs[order[k]];
-        uint32_t nodeIdx = ownerNode[k];
-        size_t e = k;
-        while (e < order.size() && recs[order[e]].owner == first.owner) ++e;
         // [k, e) is one owner. CNAME beside other data (RFC 1034 §3.6.2; RRSIG/NSEC may coexist, RFC 4035
         // §2.5).
         const SourceRecord* cname = nullptr;
@@ -220,28 +273,30 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, std::vector<SourceReco
         }
         if (cname && other) {
             const SourceRecord& later =
-                (*other->file == *cname->file && other->line > cname->line) ? *other : *cname;
+                (other->file == cname->file && other->line > cname->line) ? *other : *cname;
             error = fmt::format("{}: CNAME beside other data at {} (RFC 1034 §3.6.2)", where(later),
                                 nameToText(first.owner));
             return nullptr;
         }
         if (cnameCount > 1) {
             // Identical duplicates are dropped below; two different CNAMEs are an error (RFC 2181 §10.1).
-            std::string firstRd;
+            std::string_view firstRd;
+            bool seen = false;
             for (size_t j = k; j < e; ++j) {
                 const auto& r = recs[order[j]];
                 if (r.type != kTypeCNAME) continue;
-                if (firstRd.empty())
+                if (!seen) {
                     firstRd = r.rdata;
-                else if (r.rdata.size() != firstRd.size() ||
-                         strncasecmp(r.rdata.data(), firstRd.data(), firstRd.size()) != 0) {
+                    seen = true;
+                } else if (r.rdata.size() != firstRd.size() ||
+                           strncasecmp(r.rdata.data(), firstRd.data(), firstRd.size()) != 0) {
                     error = fmt::format("{}: more than one CNAME at {} (RFC 2181 §10.1)", where(r),
                                         nameToText(first.owner));
                     return nullptr;
                 }
             }
         }
-        if (first.owner == apex) {
+        if (nodeIdx == 0) {
             bool hasNs = false;
             for (size_t j = k; j < e; ++j) hasNs |= recs[order[j]].type == kTypeNS;
             if (!hasNs) {
@@ -249,7 +304,6 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, std::vector<SourceReco
                 return nullptr;
             }
         }
-        nodeFirst[nodeIdx] = uint32_t(sets.size());
         for (size_t j = k; j < e;) {
             uint16_t type = recs[order[j]].type;
             size_t te = j;
@@ -269,26 +323,16 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, std::vector<SourceReco
                 ++s.count;
             }
             sets.push_back(s);
-            ++nodeCount[nodeIdx];
+            ++z->nodes_[nodeIdx].setCount;
             j = te;
         }
-        k = e;
     }
-    if (nodeCount[0] == 0) {
+    if (z->nodes_[0].setCount == 0) {
         error = fmt::format("{}:{}: no NS records at the apex {}", soaFile, soaLine, z->nameText_);
         return nullptr;
     }
     z->rrsets_ = std::move(sets);
     z->rdatas_ = std::move(rds);
-    for (uint32_t i = 0; i < nodeTotal; ++i) {
-        if (nodeFirst[i] != kNone) {
-            z->nodes_[i].firstSet = nodeFirst[i];
-            z->nodes_[i].setCount = nodeCount[i];
-        } else {
-            z->nodes_[i].firstSet = 0;
-            z->nodes_[i].setCount = 0;
-        }
-    }
 
     // Zone cuts and what they occlude.
     for (uint32_t i = 1; i < z->nodes_.size(); ++i)

@@ -48,15 +48,45 @@ struct Node {
     int32_t dynamic;  // GSLB hostname id assigned by the server (-1: a static name)
 };
 
-/// One record as read from a master file, before compilation. Names are lower-cased wire; rdata is
-/// uncompressed wire with the names in the case the file wrote them.
+/// One record as read from a master file, before compilation. `owner` is lower-cased wire; `rdata` is
+/// uncompressed wire with the names in the case the file wrote them. Both view bytes kept by the SourceSet
+/// that holds the record.
 struct SourceRecord {
-    WireName owner;
+    std::string_view owner;
+    std::string_view rdata;
     uint16_t type;
     uint32_t ttl;
-    std::string rdata;
-    std::shared_ptr<const std::string> file;  // shared by every record of one file
+    uint32_t file;  // index into SourceSet::files()
     int line;
+};
+
+/// The records of one zone as read (file order), with the bytes they point into and the names of the files
+/// they came from. The bytes live in large blocks that never move: a million records cost a few dozen
+/// allocations, not two each. Movable, not copyable (the records' views point into the blocks).
+class SourceSet {
+  public:
+    SourceSet() = default;
+    SourceSet(SourceSet&&) = default;
+    SourceSet& operator=(SourceSet&&) = default;
+    SourceSet(const SourceSet&) = delete;
+    SourceSet& operator=(const SourceSet&) = delete;
+
+    std::vector<SourceRecord> records;
+
+    const std::vector<std::string>& files() const { return files_; }
+    const std::string& file(const SourceRecord& r) const { return files_[r.file]; }
+    /// Index of `path` among files(), added when new.
+    uint32_t fileIndex(const std::string& path);
+    /// A copy of `bytes` that lives as long as this set.
+    std::string_view store(std::string_view bytes);
+    /// Moves every record of `other` to the end of this set (file indices translated, blocks taken over).
+    void append(SourceSet&& other);
+
+  private:
+    std::vector<std::string> files_;
+    std::vector<std::unique_ptr<char[]>> blocks_;
+    char* cur_ = nullptr;
+    size_t left_ = 0;
 };
 
 class Zone {
@@ -92,7 +122,9 @@ class Zone {
     /// Builds a zone from parsed records, applying the checks of issue 2 / RFC 1034 / RFC 2181: exactly one
     /// SOA at the apex, NS at the apex, no CNAME beside other data (RFC 1034 §3.6.2, RFC 2181 §10.1), no
     /// records outside the zone. On failure returns nullptr and sets `error` to "file:line: message".
-    static std::unique_ptr<Zone> compile(const WireName& apex, std::vector<SourceRecord>&& records,
+    /// Nodes are numbered in the order their names first appear in the file (the apex first; an empty
+    /// non-terminal just before the first name below it), which is also the AXFR order.
+    static std::unique_ptr<Zone> compile(const WireName& apex, const SourceSet& records,
                                          const std::string& file, std::string& error);
 
   private:

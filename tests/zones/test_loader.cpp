@@ -164,29 +164,38 @@ TEST_CASE("a large file parsed in parts on several threads gives exactly the rec
         if (i % 131 == 0) text += fmt::format("t{} TXT \"a ; b\" \"(c\"\n", i);
     }
     std::string path = writeFile("parallel.zone", text);
-    std::vector<SourceRecord> seq, par;
+    // The reference: one thread, every line through ldns.
+    SourceSet ref;
     std::string err;
     setParallelParseThreshold(SIZE_MAX);
-    REQUIRE_MESSAGE(readZoneFile(path, "t.test.", seq, err), err);
-    setParallelParseThreshold(1024);
-    REQUIRE_MESSAGE(readZoneFile(path, "t.test.", par, err), err);
-    setParallelParseThreshold(4u << 20);
-    REQUIRE(seq.size() > 6000);
-    REQUIRE(par.size() == seq.size());
-    for (size_t i = 0; i < seq.size(); ++i) {
-        CAPTURE(i);
-        CHECK(par[i].owner == seq[i].owner);
-        CHECK(par[i].type == seq[i].type);
-        CHECK(par[i].ttl == seq[i].ttl);
-        CHECK(par[i].rdata == seq[i].rdata);
-        CHECK(par[i].line == seq[i].line);
-        if (par[i].owner != seq[i].owner || par[i].line != seq[i].line) break;
+    setPlainFastPath(false);
+    REQUIRE_MESSAGE(readZoneFile(path, "t.test.", ref, err), err);
+    setPlainFastPath(true);
+    REQUIRE(ref.records.size() > 6000);
+    for (size_t threshold : {size_t(SIZE_MAX), size_t(1024)}) {
+        CAPTURE(threshold);
+        SourceSet par;
+        setParallelParseThreshold(threshold);
+        REQUIRE_MESSAGE(readZoneFile(path, "t.test.", par, err), err);
+        REQUIRE(par.records.size() == ref.records.size());
+        for (size_t i = 0; i < ref.records.size(); ++i) {
+            CAPTURE(i);
+            const SourceRecord &a = par.records[i], &b = ref.records[i];
+            CHECK(a.owner == b.owner);
+            CHECK(a.type == b.type);
+            CHECK(a.ttl == b.ttl);
+            CHECK(a.rdata == b.rdata);
+            CHECK(a.line == b.line);
+            CHECK(par.file(a) == ref.file(b));
+            if (a.owner != b.owner || a.line != b.line) break;
+        }
     }
+    setParallelParseThreshold(4u << 20);
     // An error in a later part is still reported with its own line.
     std::string bad = text + "oops A 999.1.1.1\n";
     size_t lines = size_t(std::count(bad.begin(), bad.end(), '\n'));
     setParallelParseThreshold(1024);
-    std::vector<SourceRecord> none;
+    SourceSet none;
     CHECK_FALSE(readZoneFile(writeFile("parallel-bad.zone", bad), "t.test.", none, err));
     setParallelParseThreshold(4u << 20);
     CHECK(err.find(fmt::format("parallel-bad.zone:{}:", lines)) != std::string::npos);

@@ -35,12 +35,12 @@ struct Report {
 };
 
 // The lower-case wire name inside `rdata` at `off`, or empty.
-std::string nameAt(const std::string& rdata, size_t off) {
+std::string nameAt(std::string_view rdata, size_t off) {
     size_t p = off;
     while (p < rdata.size()) {
         uint8_t l = uint8_t(rdata[p]);
         if (l == 0) {
-            std::string n = rdata.substr(off, p + 1 - off);
+            std::string n(rdata.substr(off, p + 1 - off));
             zones::lowerName(reinterpret_cast<uint8_t*>(n.data()), n.size());
             return n;
         }
@@ -51,18 +51,18 @@ std::string nameAt(const std::string& rdata, size_t off) {
 }
 
 // Warnings named-checkzone would give and that cost nothing here.
-void warnings(const std::vector<zones::SourceRecord>& recs, const std::string& apex, Report& rep) {
-    std::map<std::string, std::set<uint16_t>> types;
-    std::map<std::pair<std::string, uint16_t>, const zones::SourceRecord*> firstOfSet;
-    for (const auto& r : recs) types[r.owner].insert(r.type);
-    for (const auto& r : recs) {
+void warnings(const zones::SourceSet& set, const std::string& apex, Report& rep) {
+    std::map<std::string_view, std::set<uint16_t>, std::less<>> types;
+    std::map<std::pair<std::string_view, uint16_t>, const zones::SourceRecord*> firstOfSet;
+    for (const auto& r : set.records) types[r.owner].insert(r.type);
+    for (const auto& r : set.records) {
         auto key = std::make_pair(r.owner, r.type);
         auto it = firstOfSet.find(key);
         if (it == firstOfSet.end()) {
             firstOfSet[key] = &r;
         } else if (it->second->ttl != r.ttl) {
             rep.warning(
-                fmt::format("{}:{}", *r.file, r.line),
+                fmt::format("{}:{}", set.file(r), r.line),
                 fmt::format("TTL {} differs from the {} of the RRset {} type {} at line {} (RFC 2181 §5.2: "
                             "the lowest is served)",
                             r.ttl, it->second->ttl, zones::nameToText(r.owner), r.type, it->second->line));
@@ -78,7 +78,7 @@ void warnings(const std::vector<zones::SourceRecord>& recs, const std::string& a
         if (target.empty() || target == std::string(1, '\0')) continue;
         if (!zones::isSubdomain(target, apex)) continue;
         auto t = types.find(target);
-        std::string where = fmt::format("{}:{}", *r.file, r.line);
+        std::string where = fmt::format("{}:{}", set.file(r), r.line);
         if (t != types.end() && t->second.count(zones::kTypeCNAME)) {
             rep.warning(where, fmt::format("{} target {} is a CNAME (RFC 2181 §10.3)", what,
                                            zones::nameToText(target)));
@@ -126,7 +126,7 @@ int check(const std::string& configPath) {
     bool zonesOk = true;
     size_t records = 0;
     for (const auto& zc : zoneList) {
-        std::vector<zones::SourceRecord> recs;
+        zones::SourceSet recs;
         if (!zones::readZoneFile(zc.file, zc.name, recs, error)) {
             rep.problem(error);
             zonesOk = false;
@@ -139,7 +139,7 @@ int check(const std::string& configPath) {
             continue;
         }
         warnings(recs, apex, rep);
-        auto z = zones::Zone::compile(apex, std::vector<zones::SourceRecord>(recs), zc.file, error);
+        auto z = zones::Zone::compile(apex, recs, zc.file, error);
         if (!z) {
             rep.problem(error);
             zonesOk = false;
