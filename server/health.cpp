@@ -151,10 +151,11 @@ struct HealthMonitor::Impl {
             }
         }
         updateSlot(slotKeyOf(e.site, e.address));
-        // Next run: one interval after this one started; the first after the initial round is spread over
-        // the second half of the interval so that hundreds of checks do not fire together.
-        double delay =
-            e.inRound ? e.interval * (0.5 + 0.5 * e.stagger) : e.startedAt + e.interval - monoSec();
+        // Next run: one interval after this one started. The first after the initial round (where every check
+        // ran at once) comes 0.5 to 1.5 intervals later by the check's stagger: from then on the checks are
+        // spread over the whole interval (hundreds of checks neither fire together nor leave half of each
+        // interval idle), and none runs again sooner than half an interval after its initial run.
+        double delay = e.inRound ? e.interval * (0.5 + e.stagger) : e.startedAt + e.interval - monoSec();
         if (e.inRound) {
             e.inRound = false;
             --pending;
