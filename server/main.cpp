@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <event2/event.h>
 #include <event2/thread.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <csignal>
 #include <memory>
@@ -150,6 +152,13 @@ int main(int argc, char** argv) {
         }
     }
     for (auto& w : d.workers) w->start();
+    // This thread (control API, health checks, reloads) yields to the workers: SCHED_BATCH keeps its normal
+    // share of the CPU but never preempts a running worker when it wakes, so a burst of reports or checks
+    // does not delay the answers in flight on a shared core. The workers were started above with the
+    // default policy.
+    sched_param none{};
+    if (pthread_setschedparam(pthread_self(), SCHED_BATCH, &none) != 0)
+        log::warn("control thread: SCHED_BATCH not available; it may preempt the workers");
     std::string addrs;
     for (const auto& l : sc.listen) addrs += (addrs.empty() ? "" : ", ") + l.text;
     log::info("serving {} zone(s) on {} with {} worker(s)", d.shared.holder.get()->db.zones().size(), addrs,

@@ -112,6 +112,19 @@ class Core(unittest.TestCase):
         self.assertEqual(m.rcode, "NOERROR")
         self.assertEqual(len(m.answer), 2)
 
+    def test_control_thread_yields_to_workers(self):
+        # The main thread (control API, health checks) runs SCHED_BATCH: it never preempts a worker when it
+        # wakes. The workers keep the default policy. Policy is field 41 of /proc/TID/stat (man 5 proc).
+        pid = self.g.proc.pid
+        policies = {}
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                st = f.read()
+            policies[int(tid)] = int(st[st.rindex(")") + 2:].split()[38])
+        self.assertEqual(policies.pop(pid), 3, "main thread: SCHED_BATCH (3)")
+        self.assertTrue(policies, "no worker threads found")
+        self.assertEqual(set(policies.values()), {0}, f"worker threads: SCHED_OTHER (0): {policies}")
+
     # ---------------------------------------------------------------- answers
     def test_aa_on_answers_udp_tcp_v4_v6(self):
         for label, r in self.each(fq("www"), "A", addrs=ADDRS):
