@@ -20,6 +20,10 @@ namespace {
 // A TTL no record can carry on purpose: marks "no TTL written and no $TTL yet", replaced by the SOA MINIMUM
 // once the SOA is known (RFC 2308 §4). Values above 2^31-1 are not valid TTLs (RFC 2181 §8).
 constexpr uint32_t kNoTtl = 0xFFFFFFFFu;
+// ldns gives a record without a TTL its LDNS_DEFAULT_TTL (3600) when the $TTL in force is 0, where RFC 1035
+// §5.1 and RFC 2308 §4 mean 0. ldns is handed this stand-in for a $TTL of 0 instead, and a record that comes
+// back with it gets 0 (a TTL this large is not valid either way: RFC 2181 §8 treats it as 0).
+constexpr uint32_t kZeroTtl = 0xFFFFFFFEu;
 constexpr int kMaxIncludeDepth = 16;
 // A piece of a master file this large is parsed on several threads (4 MB: about 100,000 records).
 std::atomic<size_t> parallelMin{4u << 20};
@@ -196,7 +200,10 @@ class Reader {
         while (!feof(fp)) {
             ldns_rr* rr = nullptr;
             int before = lineNr;
-            ldns_status s = ldns_rr_new_frm_fp_l(&rr, fp, &st.ttl, &st.origin.p, &st.prev.p, &lineNr);
+            uint32_t ttl = st.ttl == 0 ? kZeroTtl : st.ttl;
+            ldns_status s = ldns_rr_new_frm_fp_l(&rr, fp, &ttl, &st.origin.p, &st.prev.p, &lineNr);
+            st.ttl = ttl == kZeroTtl ? 0 : ttl;
+            if (s == LDNS_STATUS_OK && ldns_rr_ttl(rr) == kZeroTtl) ldns_rr_set_ttl(rr, 0);
             if (s == LDNS_STATUS_SYNTAX_EMPTY || s == LDNS_STATUS_SYNTAX_TTL ||
                 s == LDNS_STATUS_SYNTAX_ORIGIN)
                 continue;

@@ -10,7 +10,6 @@
 namespace gslb::zones {
 namespace {
 
-constexpr uint32_t kLdnsDefaultTtl = 3600;  // LDNS_DEFAULT_TTL: what ldns gives a TTL-less record at $TTL 0
 constexpr size_t kMaxTokens = 64;
 
 struct Token {
@@ -191,7 +190,7 @@ PlainResult parsePlainLine(std::string_view line, const PlainContext& ctx, Plain
     out.type = plainType(toks[t].text);
     if (out.type == 0) return PlainResult::NotPlain;
     ++t;
-    out.ttl = haveTtl ? ttl : (ctx.defaultTtl == 0 ? kLdnsDefaultTtl : ctx.defaultTtl);
+    out.ttl = haveTtl ? ttl : ctx.defaultTtl;
 
     // rdata
     const Token* rd = toks + t;

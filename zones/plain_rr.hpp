@@ -40,8 +40,8 @@ enum class PlainResult {
 /// [ttl] [IN] type rdata [; comment]` with the owner "@", a name, or blanks (the previous owner); ttl in
 /// plain decimal seconds; type one of A, AAAA, NS, CNAME, PTR, DNAME, MX, SRV, TXT; rdata as RFC 1035 §5.1
 /// without escapes or parentheses (names relative to the origin unless they end in a dot, "@" for the
-/// origin; TXT as unquoted words or quoted strings). A record without a TTL takes `defaultTtl`, or 3600 when
-/// it is 0 (ldns' own rule, kept so that both paths agree). Never fails: whatever it does not take is
+/// origin; TXT as unquoted words or quoted strings). A record without a TTL takes `defaultTtl` (0 included:
+/// the loader corrects ldns, which would give 3600 there). Never fails: whatever it does not take is
 /// NotPlain.
 PlainResult parsePlainLine(std::string_view line, const PlainContext& ctx, PlainRecord& out);
 

@@ -59,9 +59,9 @@ TEST_CASE("plain records: owner, TTL, class and rdata in wire form") {
     CHECK(r.rdata == kOrigin);
     REQUIRE(parse("t TXT \"a ; b\" word", r) == PlainResult::Record);
     CHECK(r.rdata == bytes({5, 'a', ' ', ';', ' ', 'b', 4, 'w', 'o', 'r', 'd'}));
-    // ldns' rule for a record without TTL under "$TTL 0", kept so both paths agree.
+    // "$TTL 0" means 0 (RFC 1035 §5.1, RFC 2308 §4), not ldns' default of 3600.
     REQUIRE(parse("z A 192.0.2.1", r, 0) == PlainResult::Record);
-    CHECK(r.ttl == 3600);
+    CHECK(r.ttl == 0);
 
     CHECK(parse("", r) == PlainResult::Empty);
     CHECK(parse("   ; only a comment", r) == PlainResult::Empty);
@@ -94,6 +94,26 @@ TEST_CASE("plain records: everything else is left to ldns") {
         CHECK_MESSAGE(parse(line, r) == PlainResult::NotPlain, line);
     std::string longLabel(64, 'x');
     CHECK(parse(longLabel + " A 192.0.2.1", r) == PlainResult::NotPlain);
+}
+
+TEST_CASE("$TTL 0 gives records without a TTL a TTL of 0 on both paths") {
+    // One line the fast path takes, one multi-line record ldns reads, one with an explicit TTL.
+    std::string text =
+        "$ORIGIN t.test.\n$TTL 0\n@ SOA ns1 host ( 1 3600 600 86400 60 )\n@ NS ns1\nns1 A 192.0.2.1\n"
+        "m MX ( 10\n ns1 )\nx 5 A 192.0.2.2\n";
+    for (bool fast : {true, false}) {
+        CAPTURE(fast);
+        setPlainFastPath(fast);
+        SourceSet set;
+        std::string err;
+        REQUIRE_MESSAGE(readZoneFile(writeFile("ttl0.zone", text), "t.test.", set, err), err);
+        REQUIRE(set.records.size() == 5);
+        for (const SourceRecord& r : set.records) {
+            CAPTURE(r.line);
+            CHECK(r.ttl == (r.owner.substr(0, 2) == "\1x" ? 5u : 0u));
+        }
+    }
+    setPlainFastPath(true);
 }
 
 TEST_CASE("plain records: the fast path and ldns read every line of a generated corpus the same") {
