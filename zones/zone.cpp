@@ -119,6 +119,7 @@ uint32_t SourceSet::fileIndex(const std::string& path) {
 
 std::string_view SourceSet::store(std::string_view bytes) {
     constexpr size_t kBlock = 1u << 20;
+    if (bytes.empty()) return {};
     if (bytes.size() > left_) {
         size_t size = std::max(kBlock, bytes.size());
         blocks_.push_back(std::make_unique<char[]>(size));
