@@ -41,17 +41,17 @@ std::string_view rdfBytes(const ldns_rdf* r) {
 }
 
 // Everything one line of a master file is read in: origin, previous owner, $TTL. ldns reads and writes the
-// ldns forms; the fast path (plain_rr.hpp) reads the wire forms and writes `prevWire` only, marking the ldns
-// copy stale until ldns needs it again (a fresh ldns_rdf per record would cost what the fast path saves).
+// ldns forms; the fast path (plain_rr.hpp) reads the origin's bytes as they are and keeps the previous owner
+// in `prevWire`, marking the ldns copy stale until ldns needs it again (a fresh ldns_rdf per record would
+// cost what the fast path saves).
 struct ParseState {
     LdnsRdf origin;
     LdnsRdf prev;
     uint32_t ttl = kNoTtl;
-    std::string originWire, prevWire;
+    std::string prevWire;
     bool prevStale = false;
 
     void fromLdns() {
-        originWire.assign(rdfBytes(origin.p));
         prevWire.assign(rdfBytes(prev.p));
         prevStale = false;
     }
@@ -231,7 +231,12 @@ class Reader {
                            SourceSet& out, std::string& error) {
         if (text.empty()) return true;
         const uint32_t file = out.fileIndex(path);
-        const bool fast = fastPath.load(std::memory_order_relaxed);
+        if (!fastPath.load(std::memory_order_relaxed)) {
+            st.toLdns();
+            bool ok = parseLdns(file, path, text, firstLine, st, out, error);
+            st.fromLdns();
+            return ok;
+        }
         PlainRecord pr;
         size_t runStart = std::string_view::npos;
         int runLine = 0;
@@ -251,7 +256,7 @@ class Reader {
             std::string_view l = text.substr(i, eol - i);
             const size_t at = i;
             i = eol + 1;
-            if (fast && depth == 0 && !inQuote) {
+            if (depth == 0 && !inQuote) {
                 if (runStart != std::string_view::npos) {
                     if (!maybePlain(l)) {
                         scanZoneLine(l, depth, inQuote);  // stays in the ldns run
@@ -259,7 +264,7 @@ class Reader {
                     }
                     if (!flush(at)) return false;
                 }
-                PlainContext ctx{st.originWire, st.prevWire, st.ttl};
+                PlainContext ctx{rdfBytes(st.origin.p), st.prevWire, st.ttl};
                 PlainResult r = parsePlainLine(l, ctx, pr);
                 if (r == PlainResult::Empty) continue;
                 if (r == PlainResult::Record) {
@@ -282,9 +287,6 @@ class Reader {
                     out.records.push_back(rec);
                     continue;
                 }
-                runStart = at;
-                runLine = line;
-            } else if (!fast && runStart == std::string_view::npos) {
                 runStart = at;
                 runLine = line;
             }
