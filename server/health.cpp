@@ -151,11 +151,10 @@ struct HealthMonitor::Impl {
             }
         }
         updateSlot(slotKeyOf(e.site, e.address));
-        // Next run: one interval after this one started. The first after the initial round (where every check
-        // ran at once) comes 0.5 to 1.5 intervals later by the check's stagger: from then on the checks are
-        // spread over the whole interval (hundreds of checks neither fire together nor leave half of each
-        // interval idle), and none runs again sooner than half an interval after its initial run.
-        double delay = e.inRound ? e.interval * (0.5 + e.stagger) : e.startedAt + e.interval - monoSec();
+        // Next run: one interval after this one started; after the initial round, spread
+        // (firstPeriodicDelay).
+        double delay =
+            e.inRound ? firstPeriodicDelay(e.interval, e.stagger) : e.startedAt + e.interval - monoSec();
         if (e.inRound) {
             e.inRound = false;
             --pending;
@@ -438,6 +437,10 @@ struct HealthMonitor::Impl {
         return st;
     }
 };
+
+double firstPeriodicDelay(double intervalSec, double stagger) {
+    return intervalSec * (0.5 + stagger);
+}
 
 HealthMonitor::HealthMonitor(event_base* base) : impl_(std::make_unique<Impl>(base)) {}
 HealthMonitor::~HealthMonitor() = default;

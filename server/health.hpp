@@ -38,6 +38,12 @@ struct CheckStatus {
     double l4Ms = -1, l7Ms = -1;  // smoothed FlashBack times, -1 when unknown
 };
 
+/// Seconds from the end of the start-up round (where every check ran at once) to a check's first periodic
+/// run: 0.5 to 1.5 intervals by its `stagger` (0..1, its rank among the checks started together). From then
+/// on each check repeats one interval after its last start, so the checks cover the whole interval evenly,
+/// and none runs again sooner than half an interval after its start-up run.
+double firstPeriodicDelay(double intervalSec, double stagger);
+
 class HealthMonitor {
   public:
     explicit HealthMonitor(event_base* base);

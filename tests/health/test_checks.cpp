@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -399,4 +400,23 @@ TEST_CASE("reload: unchanged checks keep state and counters under a new slot ind
     uint64_t cBefore = hm.status(c3).successes;
     REQUIRE(f.runUntil([&] { return hm.status(c3).successes >= cBefore + 3; }));
     CHECK(srv.requests() == after);
+}
+
+TEST_CASE("after the start-up round, 500 checks of a 1 s interval cover the whole interval") {
+    // Each check's first periodic run is firstPeriodicDelay after the round, then one interval after each
+    // start: its phase within the interval is fixed by that first delay. With staggers k/500 the phases must
+    // leave no gap wider than one step (the old rule put them all in the second half: a 0.5 s gap).
+    const int n = 500;
+    std::vector<double> phase;
+    for (int k = 0; k < n; ++k) {
+        double d = gslb::server::firstPeriodicDelay(1.0, double(k) / n);
+        CHECK(d >= 0.5);  // never sooner than half an interval after the start-up run
+        CHECK(d < 1.5);
+        phase.push_back(std::fmod(d, 1.0));
+    }
+    std::sort(phase.begin(), phase.end());
+    double gap = phase.front() + 1.0 - phase.back();  // across the interval's end
+    for (size_t i = 1; i < phase.size(); ++i) gap = std::max(gap, phase[i] - phase[i - 1]);
+    CHECK(gap <= 1.0 / n + 1e-9);
+    CHECK(gslb::server::firstPeriodicDelay(2.0, 0.25) == doctest::Approx(1.5));
 }
