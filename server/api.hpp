@@ -22,7 +22,7 @@
 #include <string>
 
 #include "metrics/load_factor.hpp"
-#include "server/health.hpp"
+#include "server/probes/health.hpp"
 #include "server/worker.hpp"
 
 namespace gslb::server {

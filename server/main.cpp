@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "server/api.hpp"
-#include "server/health.hpp"
+#include "server/probes/health.hpp"
 #include "server/log.hpp"
 #include "server/snapshot.hpp"
 #include "server/worker.hpp"

@@ -1,4 +1,4 @@
-// The real checks (server/health*.cpp) through HealthMonitor's public API, against small servers on
+// The real checks (server/probes/health*.cpp) through HealthMonitor's public API, against small servers on
 // 127.0.0.1 started here: a listening socket (tcp), a closed port, and an HTTP responder thread that answers
 // 200 / 503 / a wrong body / too slowly. Outcomes only: no assertion on how long anything took.
 #include <doctest/doctest.h>
@@ -25,7 +25,7 @@
 #include <fmt/format.h>
 
 #include "metrics/state_table.hpp"
-#include "server/health.hpp"
+#include "server/probes/health.hpp"
 #include "server/log.hpp"
 #include "server/snapshot.hpp"
 

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "metrics/health/http_response.hpp"
-#include "server/health_check.hpp"
+#include "server/probes/health_check.hpp"
 
 namespace gslb::server::health {
 

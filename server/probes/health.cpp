@@ -6,7 +6,7 @@
 // that keeps that identity keeps its state, counters and history, whatever happened to the slot index;
 // interval, timeout, rise and fall may change in place. Hostnames sharing a VIP with the same check share
 // one run. Per-slot rules (several checks on one slot, site down) are in metrics/health/aggregate.hpp.
-#include "server/health.hpp"
+#include "server/probes/health.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -17,7 +17,7 @@
 #include "metrics/health/aggregate.hpp"
 #include "metrics/health/hysteresis.hpp"
 #include "metrics/health/smoothing.hpp"
-#include "server/health_check.hpp"
+#include "server/probes/health_check.hpp"
 #include "server/log.hpp"
 #include "server/snapshot.hpp"
 

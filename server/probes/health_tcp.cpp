@@ -1,6 +1,6 @@
 // The `tcp` health check: up when a TCP connection to the target opens within the timeout; its time is the
 // L4 (connect) FlashBack time. The connection is closed at once.
-#include "server/health_check.hpp"
+#include "server/probes/health_check.hpp"
 
 namespace gslb::server::health {
 

@@ -1,5 +1,5 @@
 // The common part of a health check run: non-blocking connect, deadline, result (see health_check.hpp).
-#include "server/health_check.hpp"
+#include "server/probes/health_check.hpp"
 
 #include "server/config.hpp"
 
