@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace gslb::metrics {
 
 namespace {
@@ -68,6 +70,9 @@ void StateTable::copyState(const SiteState& from, SiteState& to) noexcept {
     to.sessionsMax.store(from.sessionsMax.load(kRelaxed), kRelaxed);
     to.loadFactor.store(from.loadFactor.load(kRelaxed), kRelaxed);
     to.reportAtMs.store(from.reportAtMs.load(kRelaxed), kRelaxed);
+    to.cpuAtMs.store(from.cpuAtMs.load(kRelaxed), kRelaxed);
+    to.sessionsAtMs.store(from.sessionsAtMs.load(kRelaxed), kRelaxed);
+    to.loadFactorAtMs.store(from.loadFactorAtMs.load(kRelaxed), kRelaxed);
     to.enabled.store(from.enabled.load(kRelaxed), kRelaxed);
     to.up.store(from.up.load(kRelaxed), kRelaxed);
     to.preference.store(from.preference.load(kRelaxed), kRelaxed);
@@ -100,12 +105,26 @@ void StateTable::setFlashback(std::uint32_t s, double l4Ms, double l7Ms) noexcep
     services_[s].l7Ms.store(l7Ms, kRelaxed);
 }
 void StateTable::reportSite(std::uint32_t s, const SiteReport& r, std::int64_t nowMs) noexcept {
+    // Only the fields the report carries: the others keep their values and their (older) time stamps.
     SiteState& site = sites_[s];
-    site.cpu.store(r.cpu, kRelaxed);
-    site.sessionsUsed.store(r.sessionsUsed, kRelaxed);
-    site.sessionsMax.store(r.sessionsMax, kRelaxed);
-    site.loadFactor.store(r.loadFactor, kRelaxed);
-    site.reportAtMs.store(nowMs, kRelaxed);
+    bool any = false;
+    if (!std::isnan(r.cpu)) {
+        site.cpu.store(r.cpu, kRelaxed);
+        site.cpuAtMs.store(nowMs, kRelaxed);
+        any = true;
+    }
+    if (!std::isnan(r.sessionsUsed) && !std::isnan(r.sessionsMax)) {
+        site.sessionsUsed.store(r.sessionsUsed, kRelaxed);
+        site.sessionsMax.store(r.sessionsMax, kRelaxed);
+        site.sessionsAtMs.store(nowMs, kRelaxed);
+        any = true;
+    }
+    if (!std::isnan(r.loadFactor)) {
+        site.loadFactor.store(r.loadFactor, kRelaxed);
+        site.loadFactorAtMs.store(nowMs, kRelaxed);
+        any = true;
+    }
+    if (any) site.reportAtMs.store(nowMs, kRelaxed);
 }
 void StateTable::setSiteEnabled(std::uint32_t s, bool e) noexcept {
     sites_[s].enabled.store(e, kRelaxed);
@@ -128,9 +147,19 @@ StateTable::ServiceView StateTable::serviceView(std::uint32_t s) const noexcept 
 }
 StateTable::SiteView StateTable::siteView(std::uint32_t s) const noexcept {
     const SiteState& v = sites_[s];
-    return SiteView{v.cpu.load(kRelaxed),        v.sessionsUsed.load(kRelaxed), v.sessionsMax.load(kRelaxed),
-                    v.loadFactor.load(kRelaxed), v.reportAtMs.load(kRelaxed),   v.enabled.load(kRelaxed),
-                    v.up.load(kRelaxed),         v.preference.load(kRelaxed)};
+    SiteView out;
+    out.cpu = v.cpu.load(kRelaxed);
+    out.sessionsUsed = v.sessionsUsed.load(kRelaxed);
+    out.sessionsMax = v.sessionsMax.load(kRelaxed);
+    out.loadFactor = v.loadFactor.load(kRelaxed);
+    out.reportAtMs = v.reportAtMs.load(kRelaxed);
+    out.cpuAtMs = v.cpuAtMs.load(kRelaxed);
+    out.sessionsAtMs = v.sessionsAtMs.load(kRelaxed);
+    out.loadFactorAtMs = v.loadFactorAtMs.load(kRelaxed);
+    out.enabled = v.enabled.load(kRelaxed);
+    out.up = v.up.load(kRelaxed);
+    out.preference = v.preference.load(kRelaxed);
+    return out;
 }
 
 Health StateTable::health(std::uint32_t s) const noexcept {
@@ -161,12 +190,12 @@ Candidate fillCandidate(const StateTable& table, std::uint32_t serviceSlot, std:
     c.l7Ms = svc.l7Ms.load(kRelaxed);
     if (fresh(svc.connectionsAtMs.load(kRelaxed), nowMs, maxAgeMs))
         c.connections = svc.connections.load(kRelaxed);
-    if (fresh(site.reportAtMs.load(kRelaxed), nowMs, maxAgeMs)) {
-        c.cpu = site.cpu.load(kRelaxed);
+    if (fresh(site.cpuAtMs.load(kRelaxed), nowMs, maxAgeMs)) c.cpu = site.cpu.load(kRelaxed);
+    if (fresh(site.sessionsAtMs.load(kRelaxed), nowMs, maxAgeMs)) {
         c.sessionsUsed = site.sessionsUsed.load(kRelaxed);
         c.sessionsMax = site.sessionsMax.load(kRelaxed);
-        c.loadFactor = site.loadFactor.load(kRelaxed);
     }
+    if (fresh(site.loadFactorAtMs.load(kRelaxed), nowMs, maxAgeMs)) c.loadFactor = site.loadFactor.load(kRelaxed);
     return c;
 }
 

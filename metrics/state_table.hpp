@@ -32,8 +32,10 @@ struct ServiceKey {
     std::string address;
 };
 
-// One site report (DESIGN.md "Reports"). NaN = not in this report: stored as unknown, since the report's
-// time stamps every field and an old value must not look fresh.
+// One site report (DESIGN.md "Reports"), pushed or scraped. NaN = not in this report: that field keeps its
+// value and its age (issue 12: an agent that sends connections and cpu separately must not erase one with
+// the other). Each field has its own time stamp, so a value that stops coming still ages out after max_age.
+// sessionsUsed and sessionsMax are one field (a use ratio needs both from the same moment): both or neither.
 struct SiteReport {
     double cpu = kUnknown;           // percent 0..100
     double sessionsUsed = kUnknown;  // count
@@ -86,7 +88,8 @@ class StateTable {
     };
     struct SiteView {
         double cpu, sessionsUsed, sessionsMax, loadFactor;
-        std::int64_t reportAtMs;  // kNeverMs when never reported
+        std::int64_t reportAtMs;  // the latest of the three below; kNeverMs when never reported
+        std::int64_t cpuAtMs, sessionsAtMs, loadFactorAtMs;  // per field; kNeverMs when never reported
         bool enabled, up;
         std::uint8_t preference;
     };
@@ -119,6 +122,9 @@ class StateTable {
         std::atomic<double> sessionsMax{kUnknown};
         std::atomic<double> loadFactor{kUnknown};
         std::atomic<std::int64_t> reportAtMs{kNeverMs};
+        std::atomic<std::int64_t> cpuAtMs{kNeverMs};
+        std::atomic<std::int64_t> sessionsAtMs{kNeverMs};
+        std::atomic<std::int64_t> loadFactorAtMs{kNeverMs};
         std::atomic<bool> enabled{true};
         std::atomic<bool> up{true};
         std::atomic<std::uint8_t> preference{128};

@@ -96,6 +96,18 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
             o.sample("gslbd_site_report_age_seconds", fmt::format("site=\"{}\"", esc(t.siteName(i))),
                      double(now - v.reportAtMs) / 1000.0);
     }
+    o.head("gslbd_site_metric_age_seconds", "gauge",
+           "Age of each site metric (cpu, sessions, load_factor): a partial report updates only its own.");
+    for (uint32_t i = 0; i < t.siteCount(); ++i) {
+        auto v = t.siteView(i);
+        const std::pair<const char*, int64_t> ages[] = {
+            {"cpu", v.cpuAtMs}, {"sessions", v.sessionsAtMs}, {"load_factor", v.loadFactorAtMs}};
+        for (const auto& [name, at] : ages)
+            if (at != metrics::kNeverMs)
+                o.sample("gslbd_site_metric_age_seconds",
+                         fmt::format("site=\"{}\",metric=\"{}\"", esc(t.siteName(i)), name),
+                         double(now - at) / 1000.0);
+    }
     o.head("gslbd_site_cpu_percent", "gauge", "Last reported CPU of the site's load balancer.");
     for (uint32_t i = 0; i < t.siteCount(); ++i)
         o.sample("gslbd_site_cpu_percent", fmt::format("site=\"{}\"", esc(t.siteName(i))), t.siteView(i).cpu);

@@ -84,6 +84,41 @@ TEST_CASE("state table: written values reach the candidate; stale reports read a
     CHECK(c.cpu == 35);
 }
 
+TEST_CASE("state table: a partial report updates its keys and their ages, and leaves the others alone") {
+    auto t = table();
+    t->reportSite(0, {35, 200000, 1000000, 70}, 10000);
+    SiteReport cpuOnly;
+    cpuOnly.cpu = 50;
+    t->reportSite(0, cpuOnly, 40000);
+    Candidate c = fillCandidate(*t, 0, 0, 1.0, 41000, 60000);
+    CHECK(c.cpu == 50);
+    CHECK(c.sessionsUsed == 200000);  // before issue 12 a cpu-only report erased these
+    CHECK(c.sessionsMax == 1000000);
+    CHECK(c.loadFactor == 70);
+    auto v = t->siteView(0);
+    CHECK(v.cpuAtMs == 40000);
+    CHECK(v.sessionsAtMs == 10000);
+    CHECK(v.loadFactorAtMs == 10000);
+    CHECK(v.reportAtMs == 40000);
+
+    // Each key ages on its own: at 75 s the sessions (10 s) are stale, the cpu (40 s) is not.
+    c = fillCandidate(*t, 0, 0, 1.0, 75000, 60000);
+    CHECK(c.cpu == 50);
+    CHECK(std::isnan(c.sessionsUsed));
+    CHECK(std::isnan(c.sessionsMax));
+    CHECK(std::isnan(c.loadFactor));
+
+    // An empty report changes nothing, not even the report time.
+    t->reportSite(0, SiteReport{}, 90000);
+    CHECK(t->siteView(0).reportAtMs == 40000);
+    // Half a session pair is not a session report.
+    SiteReport half;
+    half.sessionsUsed = 5;
+    t->reportSite(0, half, 95000);
+    CHECK(t->siteView(0).sessionsUsed == 200000);
+    CHECK(t->siteView(0).sessionsAtMs == 10000);
+}
+
 TEST_CASE("state table: a reload carries over the (site, address) slots that still exist") {
     auto old = table();
     old->setHealth(1, Health::Down);

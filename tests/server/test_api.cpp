@@ -215,7 +215,7 @@ TEST_CASE("a valid report writes cpu, sessions, load factor and connections") {
     // Other sites and services untouched.
     CHECK(std::isnan(a.t().siteView(a.site("west")).cpu));
     CHECK(std::isnan(a.t().serviceView(a.svc("west", "192.0.2.2")).connections));
-    // An IPv6 service, by its address; a second report replaces the first (fields it lacks become unknown).
+    // An IPv6 service, by its address; a second report updates only the keys it carries.
     REQUIRE(a.post("/v1/sites/west/report", R"({"services": {"2001:db8::1": {"connections": 7}}})").status ==
             200);
     CHECK(a.t().serviceView(a.svc("west", "2001:db8::1")).connections == 7);
@@ -225,9 +225,32 @@ TEST_CASE("a valid report writes cpu, sessions, load factor and connections") {
     CHECK(sv.cpu == 0);
     CHECK(sv.sessionsUsed == 0);
     CHECK(sv.sessionsMax == 1);
+    CHECK(sv.loadFactor == doctest::Approx(70));  // not in this report: kept, with its age
     CHECK(a.t().serviceView(a.svc("east", "192.0.2.1")).connections == 900);  // not in this report
     // The empty object is a valid (empty) report.
     CHECK(a.post("/v1/sites/south/report", "{}").status == 200);
+}
+
+TEST_CASE("a partial report keeps the keys it lacks (an agent sending connections and cpu apart)") {
+    Api a;
+    REQUIRE(a.post("/v1/sites/east/report", R"({"services": {"192.0.2.1": {"connections": 12}}})").status ==
+            200);
+    REQUIRE(a.post("/v1/sites/east/report", R"({"cpu": 20})").status == 200);
+    REQUIRE(a.post("/v1/sites/east/report", R"({"sessions_used": 5, "sessions_max": 100})").status == 200);
+    auto sv = a.t().siteView(a.site("east"));
+    CHECK(sv.cpu == 20);
+    CHECK(sv.sessionsUsed == 5);
+    CHECK(sv.cpuAtMs != gslb::metrics::kNeverMs);
+    CHECK(sv.sessionsAtMs >= sv.cpuAtMs);
+    CHECK(sv.loadFactorAtMs == gslb::metrics::kNeverMs);  // never reported: still unknown
+    CHECK(a.t().serviceView(a.svc("east", "192.0.2.1")).connections == 12);
+    auto st = nlohmann::json::parse(a.get("/v1/status").body);
+    for (const auto& site : st["sites"])
+        if (site["name"] == "east") {
+            CHECK(site["ages_s"]["cpu"].is_number());
+            CHECK(site["ages_s"]["sessions"].is_number());
+            CHECK(site["ages_s"]["load_factor"].is_null());
+        }
 }
 
 TEST_CASE("drain / enable of a site and of a service flip enabled") {
