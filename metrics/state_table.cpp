@@ -195,7 +195,8 @@ Candidate fillCandidate(const StateTable& table, std::uint32_t serviceSlot, std:
         c.sessionsUsed = site.sessionsUsed.load(kRelaxed);
         c.sessionsMax = site.sessionsMax.load(kRelaxed);
     }
-    if (fresh(site.loadFactorAtMs.load(kRelaxed), nowMs, maxAgeMs)) c.loadFactor = site.loadFactor.load(kRelaxed);
+    if (fresh(site.loadFactorAtMs.load(kRelaxed), nowMs, maxAgeMs))
+        c.loadFactor = site.loadFactor.load(kRelaxed);
     return c;
 }
 

@@ -35,20 +35,21 @@ ApiResponse ControlApi::status(const Snapshot& s) {
     j["sites"] = json::array();
     for (uint32_t i = 0; i < t.siteCount(); ++i) {
         auto v = t.siteView(i);
-        j["sites"].push_back({{"name", t.siteName(i)},
-                              {"enabled", v.enabled},
-                              {"up", v.up},
-                              {"preference", v.preference},
-                              {"cpu", num(v.cpu)},
-                              {"sessions_used", num(v.sessionsUsed)},
-                              {"sessions_max", num(v.sessionsMax)},
-                              {"load_factor", num(v.loadFactor)},
-                              {"report_age_s", age(v.reportAtMs, now)},
-                              // Each key ages on its own (a partial report or a scrape updates only its keys).
-                              {"ages_s",
-                               {{"cpu", age(v.cpuAtMs, now)},
-                                {"sessions", age(v.sessionsAtMs, now)},
-                                {"load_factor", age(v.loadFactorAtMs, now)}}}});
+        j["sites"].push_back(
+            {{"name", t.siteName(i)},
+             {"enabled", v.enabled},
+             {"up", v.up},
+             {"preference", v.preference},
+             {"cpu", num(v.cpu)},
+             {"sessions_used", num(v.sessionsUsed)},
+             {"sessions_max", num(v.sessionsMax)},
+             {"load_factor", num(v.loadFactor)},
+             {"report_age_s", age(v.reportAtMs, now)},
+             // Each key ages on its own (a partial report or a scrape updates only its keys).
+             {"ages_s",
+              {{"cpu", age(v.cpuAtMs, now)},
+               {"sessions", age(v.sessionsAtMs, now)},
+               {"load_factor", age(v.loadFactorAtMs, now)}}}});
     }
     std::map<uint32_t, std::vector<std::string>> hostsOf;
     j["hostnames"] = json::array();

@@ -134,7 +134,7 @@ class Gslb(unittest.TestCase):
     def state(self):
         """The status without what moves by itself (ages) or by our queries (answers)."""
         j = self.status()
-        sites = {s["name"]: {k: v for k, v in s.items() if k != "report_age_s"} for s in j["sites"]}
+        sites = {s["name"]: {k: v for k, v in s.items() if k not in ("report_age_s", "ages_s")} for s in j["sites"]}
         svcs = {(s["site"], s["address"]): {k: v for k, v in s.items() if k not in ("connections_age_s", "answers")}
                 for s in j["services"]}
         return sites, svcs
