@@ -205,6 +205,7 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
         out.server.minimalResponses = s.getBool("minimal_responses", true);
         out.server.identity = s.getString("identity", "");
         out.server.version = s.getString("version", "");
+        out.server.ecs = s.getBool("ecs", true);
         s.finish();
 
         // [control]

@@ -40,6 +40,7 @@ struct ServerConf {
     bool minimalResponses = true;  // no NS RRset in the authority section of positive answers (RFC 2181 §6.1)
     std::string identity;          // CH TXT id.server; empty: REFUSED
     std::string version;           // CH TXT version.bind; empty: REFUSED
+    bool ecs = true;               // EDNS Client Subnet (RFC 7871): use the client's prefix, echo the scope
 };
 
 struct ControlConf {

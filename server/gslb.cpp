@@ -197,7 +197,7 @@ void Selector::rebind(const Gslb* g) {
 }
 
 void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const zones::RRset*,
-                      zones::DynAnswer& out) noexcept {
+                      const zones::Client&, zones::DynAnswer& out) noexcept {
     const GslbHost& h = gslb_->hosts[size_t(dynamic)];
     int f = qtype == zones::kTypeA ? 0 : 1;
     const auto& svcs = h.family[f];

@@ -95,7 +95,7 @@ class Selector : public zones::DynamicHook {
     /// same.
     void rebind(const Gslb* gslb);
     void select(int32_t dynamic, uint16_t qtype, const zones::Zone& zone, const zones::RRset* set,
-                zones::DynAnswer& out) noexcept override;
+                const zones::Client& client, zones::DynAnswer& out) noexcept override;
 
   private:
     size_t worker_;

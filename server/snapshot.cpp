@@ -28,6 +28,7 @@ std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot*
     s->answer.identity = s->config.server.identity;
     s->answer.version = s->config.server.version;
     s->answer.minimalResponses = s->config.server.minimalResponses;
+    s->answer.ecs = s->config.server.ecs;
     return s;
 }
 

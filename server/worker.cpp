@@ -149,7 +149,8 @@ void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
             uint8_t* obuf = w->sendBuf_.data() + size_t(m) * kSendSize;
             auto res = zones::answer(snap.db, snap.answer,
                                      {reinterpret_cast<uint8_t*>(iin[i].iov_base), in[i].msg_len}, false,
-                                     {obuf, kSendSize}, &w->selector_);
+                                     {obuf, kSendSize}, &w->selector_,
+                                     zones::ClientInfo{reinterpret_cast<const sockaddr*>(&peers[i])});
             WorkerStats& st = w->shared_.stats[w->id_];
             bump(st.udp);
             if (res.action != zones::Action::Send || res.len == 0) {
@@ -248,8 +249,9 @@ void Worker::onTcpRead(bufferevent* bev, void* arg) {
         evbuffer_remove(in, query, len);
         WorkerStats& st = w->shared_.stats[w->id_];
         bump(st.tcp);
-        auto res = zones::answer(snap.db, snap.answer, {query, len}, true,
-                                 {w->tcpBuf_.data(), w->tcpBuf_.size()}, &w->selector_);
+        auto res =
+            zones::answer(snap.db, snap.answer, {query, len}, true, {w->tcpBuf_.data(), w->tcpBuf_.size()},
+                          &w->selector_, zones::ClientInfo{reinterpret_cast<const sockaddr*>(&c->peer)});
         size_t outLen = res.len;
         if (res.action == zones::Action::Axfr) {
             bool allowed = false;

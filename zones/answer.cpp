@@ -45,14 +45,17 @@ void putHeader(uint8_t* buf, uint16_t id, uint8_t opcode, bool rd, bool cd, bool
 }
 
 struct Ctx {
-    Ctx(const ZoneDb& d, const AnswerOptions& o, const Query& qq, Writer& ww, DynamicHook* h, bool t)
-        : db(d), opt(o), q(qq), w(ww), hook(h), tcp(t) {}
+    Ctx(const ZoneDb& d, const AnswerOptions& o, const Query& qq, Writer& ww, DynamicHook* h, bool t,
+        const Client& cl)
+        : db(d), opt(o), q(qq), w(ww), hook(h), tcp(t), client(cl) {}
     const ZoneDb& db;
     const AnswerOptions& opt;
     const Query& q;
     Writer& w;
     DynamicHook* hook;
     bool tcp;
+    const Client& client;
+    uint8_t scope = 0;  // ECS scope of the answer: the longest any dynamic answer in it depended on
     bool aa = true;
     bool tc = false;
     uint8_t rcode = kRcodeNoError;
@@ -167,7 +170,8 @@ struct Ctx {
     // A GSLB name's A or AAAA records: what the hook chose. False when it chose nothing (NODATA).
     bool dynamicAnswer(const Zone& z, const Node& n, const uint8_t* owner, size_t olen, uint16_t type) {
         DynAnswer da;
-        hook->select(n.dynamic, type, z, z.rrset(n, type), da);
+        hook->select(n.dynamic, type, z, z.rrset(n, type), client, da);
+        if (da.scope > scope) scope = da.scope;
         if (da.count == 0) return false;
         auto m = w.mark();
         for (uint16_t i = 0; i < da.count; ++i)
@@ -349,7 +353,7 @@ size_t refuse(std::span<const uint8_t> query, std::span<uint8_t> out) noexcept {
 }
 
 AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const uint8_t> query, bool tcp,
-                    std::span<uint8_t> out, DynamicHook* hook) noexcept {
+                    std::span<uint8_t> out, DynamicHook* hook, const ClientInfo& info) noexcept {
     AnswerResult res;
     Query q;
     ParseStatus st = parseQuery(query, q);
@@ -373,21 +377,36 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
     w.bytes(query.data() + kHeader, q.questionEnd - kHeader);
     w.remember(q.qname, q.qnameLen, kHeader);
 
-    Ctx c(db, opt, q, w, hook, tcp);
+    // RFC 7871 §7.1.1: the ECS prefix, when sent, is where the client is; else the packet's source.
+    Client client;
+    bool useEcs = opt.ecs && q.edns && q.ecsCount > 0;
+    if (useEcs && q.ecsValid) {
+        client.subnet = q.ecs.subnet;
+        client.fromEcs = true;
+    } else {
+        client.subnet = subnetOf(info.source);
+    }
+    bool echoEcs = false;  // a valid ECS goes back with our scope (§7.2.1)
+    Ctx c(db, opt, q, w, hook, tcp, client);
     if (st == ParseStatus::NotImp) {
         c.aa = false;
         c.rcode = kRcodeNotImp;
     } else if (q.edns && q.ednsVersion > 0) {
         c.aa = false;
         c.rcode = kRcodeBadVers;  // RFC 6891 §6.1.3: no answer, OPT with our version 0
+    } else if (useEcs && !q.ecsValid) {
+        c.aa = false;
+        c.rcode = kRcodeFormErr;  // RFC 7871 §7.1.2: a malformed ECS option (or two of them)
     } else {
+        echoEcs = client.fromEcs;
         size_t limit = 65535;
         if (!tcp) {
             limit = 512;
             if (q.edns) limit = std::max<size_t>(512, std::min<size_t>(q.ednsSize, opt.udpPayloadMax));
         }
         limit = std::min(limit, out.size());
-        w.setLimit(limit - (q.edns ? kOptSize : 0));
+        size_t ecsSize = echoEcs ? 8 + (size_t(client.subnet.bits) + 7) / 8 : 0;
+        w.setLimit(limit - (q.edns ? kOptSize + ecsSize : 0));
         if (q.qclass == kClassCH) {
             c.chaos();
         } else if (q.qclass != kClassIN) {
@@ -421,6 +440,11 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
     }
     if (q.edns) {
         w.setLimit(out.size());
+        uint8_t ecs[kEcsMaxSize];
+        size_t ecsLen = 0;
+        // The scope of a client-independent answer is 0 (§7.2.1); a 0-bit source prefix asks for an answer
+        // that suits every client, and gets scope 0 too.
+        if (echoEcs) ecsLen = writeEcs(client.subnet, client.subnet.bits ? c.scope : 0, ecs);
         uint8_t o[kOptSize] = {0,
                                0,
                                kTypeOPT,
@@ -430,9 +454,10 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
                                0,
                                uint8_t(q.ednsDo ? 0x80 : 0),
                                0,
-                               0,
-                               0};
+                               uint8_t(ecsLen >> 8),
+                               uint8_t(ecsLen)};
         w.bytes(o, kOptSize);
+        if (ecsLen) w.bytes(ecs, ecsLen);
         w.addCount(kAdditional);
     }
     putHeader(out.data(), q.id, q.opcode, q.rd, q.cd, c.aa && c.rcode != kRcodeRefused, c.tc, c.rcode, 1, w);

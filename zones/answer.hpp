@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 
+#include "zones/client.hpp"
 #include "zones/packet.hpp"
 #include "zones/zonedb.hpp"
 
@@ -17,6 +18,7 @@ struct AnswerOptions {
     bool minimalResponses = true;  // positive answers without the zone's NS RRset in authority (and its glue)
     std::string identity;          // CH TXT id.server / hostname.bind (RFC 4892); empty: REFUSED
     std::string version;           // CH TXT version.bind / version.server; empty: REFUSED
+    bool ecs = true;  // use and echo EDNS Client Subnet (RFC 7871); false: the option is ignored as unknown
 };
 
 /// One record chosen by a dynamic (GSLB) answer: its rdata, which must stay valid during the call.
@@ -29,17 +31,19 @@ inline constexpr size_t kMaxDynRecords = 64;
 struct DynAnswer {
     uint32_t ttl = 0;
     uint16_t count = 0;  // 0: NODATA (the hostname's `fallback = "none"`)
+    uint8_t scope = 0;   // ECS SCOPE PREFIX-LENGTH: how much of the client's address decided (0: none of it)
     DynRecord recs[kMaxDynRecords];
 };
 
 /// Chooses the records of a GSLB hostname. Called on the query path for A and AAAA queries at a node whose
 /// `dynamic` id is set: must not block, allocate or throw. `set` is the name's static RRset of `qtype` in the
-/// zone (nullptr when it has none).
+/// zone (nullptr when it has none). `client` is where the query comes from (family 0 or a 0-bit prefix:
+/// unknown); the hook sets `out.scope` to the prefix length its choice depended on (RFC 7871 §7.2.1).
 class DynamicHook {
   public:
     virtual ~DynamicHook() = default;
     virtual void select(int32_t dynamic, uint16_t qtype, const Zone& zone, const RRset* set,
-                        DynAnswer& out) noexcept = 0;
+                        const Client& client, DynAnswer& out) noexcept = 0;
 };
 
 enum class Action : uint8_t {
@@ -61,8 +65,11 @@ struct AnswerResult {
 /// octets. Never throws; malformed input yields FORMERR or Drop (see parseQuery). The rules followed are
 /// RFC 1034 §4.3.2 (with RFC 4592 wildcards, RFC 2308 negative answers, RFC 6672-free CNAME chasing), RFC
 /// 6891, RFC 8482 (minimal ANY over UDP) and RFC 9471 (in-domain glue is required: TC when it does not fit).
+/// With options.ecs, an ECS option (RFC 7871) is the client's location (else `client.source` is), a
+/// malformed one or two of them get FORMERR (§7.1.2), and a valid one is echoed with the scope the hook
+/// reported (0 for every answer that does not depend on the client: static names, errors, referrals).
 AnswerResult answer(const ZoneDb& db, const AnswerOptions& options, std::span<const uint8_t> query, bool tcp,
-                    std::span<uint8_t> out, DynamicHook* hook) noexcept;
+                    std::span<uint8_t> out, DynamicHook* hook, const ClientInfo& client = {}) noexcept;
 
 /// A REFUSED response to `query` (for an AXFR from a source outside axfr_allow). Returns its length.
 size_t refuse(std::span<const uint8_t> query, std::span<uint8_t> out) noexcept;

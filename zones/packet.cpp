@@ -42,6 +42,8 @@ size_t skipName(std::span<const uint8_t> pkt, size_t pos) {
 ParseStatus parseQuery(std::span<const uint8_t> pkt, Query& q) noexcept {
     q.questionOk = false;
     q.edns = false;
+    q.ecsCount = 0;
+    q.ecsValid = false;
     if (pkt.size() < 12) return ParseStatus::Drop;
     const uint8_t* h = pkt.data();
     q.id = rd16(h);
@@ -109,9 +111,14 @@ ParseStatus parseQuery(std::span<const uint8_t> pkt, Query& q) noexcept {
             size_t o = pos, oe = pos + rdlen;
             while (o < oe) {
                 if (o + 4 > oe) return ParseStatus::FormErr;
+                uint16_t code = rd16(pkt.data() + o);
                 size_t olen = rd16(pkt.data() + o + 2);
+                if (olen > oe - o - 4) return ParseStatus::FormErr;
+                if (code == kOptionEcs && q.ecsCount < 255) {
+                    ++q.ecsCount;
+                    q.ecsValid = q.ecsCount == 1 && parseEcs(pkt.data() + o + 4, olen, q.ecs);
+                }
                 o += 4 + olen;
-                if (o > oe) return ParseStatus::FormErr;
             }
         }
         pos += rdlen;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <span>
 
+#include "zones/client.hpp"
 #include "zones/name.hpp"
 
 namespace gslb::zones {
@@ -27,6 +28,10 @@ struct Query {
     uint16_t ednsSize = 0;           // requestor's UDP payload size, as sent
     uint8_t ednsVersion = 0;
     bool ednsDo = false;  // DNSSEC OK (RFC 3225)
+    // EDNS Client Subnet (RFC 7871), parsed whatever [server] ecs says; answer() decides whether to use it.
+    uint8_t ecsCount = 0;   // ECS options seen (more than one is malformed: the location is ambiguous)
+    bool ecsValid = false;  // exactly one, and parseEcs accepted it
+    EcsOption ecs;          // valid when ecsValid
 };
 
 enum class ParseStatus {
