@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 #include <vector>
 
 #include "server/log.hpp"
@@ -21,6 +22,7 @@ ControlApi::ControlApi(event_base* base, Shared& shared, ReloadFn reload, CheckS
 
 ControlApi::~ControlApi() {
     if (http_) evhttp_free(http_);
+    if (fd_ >= 0) close(fd_);
 }
 
 bool ControlApi::readToken(const std::string& path, std::string& error) {
@@ -43,12 +45,13 @@ bool ControlApi::readToken(const std::string& path, std::string& error) {
 }
 
 bool ControlApi::start(const ControlConf& conf, std::string& error) {
+    if (!bind(conf, error)) return false;
+    return serve(error);
+}
+
+bool ControlApi::bind(const ControlConf& conf, std::string& error) {
     if (!readToken(conf.tokenFile, error)) return false;
-    http_ = evhttp_new(base_);
-    evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD);
-    evhttp_set_max_body_size(http_, 1 << 20);
-    evhttp_set_timeout(http_, 10);
-    evhttp_set_gencb(http_, onRequest, this);
+    listenText_ = conf.listen.text;
     const sockaddr* sa = reinterpret_cast<const sockaddr*>(&conf.listen.addr);
     evutil_socket_t fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
@@ -57,16 +60,27 @@ bool ControlApi::start(const ControlConf& conf, std::string& error) {
     }
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, sa, conf.listen.len) != 0 || listen(fd, 128) != 0) {
+    if (::bind(fd, sa, conf.listen.len) != 0 || listen(fd, 128) != 0) {
         error =
             fmt::format("control API {}: {}", conf.listen.text, strerror(errno));  // errno of bind or listen
         close(fd);
         return false;
     }
-    if (!evhttp_accept_socket_with_handle(http_, fd)) {
-        error = fmt::format("control API {}: cannot accept", conf.listen.text);
+    fd_ = fd;
+    return true;
+}
+
+bool ControlApi::serve(std::string& error) {
+    http_ = evhttp_new(base_);
+    evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD);
+    evhttp_set_max_body_size(http_, 1 << 20);
+    evhttp_set_timeout(http_, 10);
+    evhttp_set_gencb(http_, onRequest, this);
+    if (!evhttp_accept_socket_with_handle(http_, fd_)) {
+        error = fmt::format("control API {}: cannot accept", listenText_);
         return false;
     }
+    fd_ = -1;  // evhttp owns it now
     return true;
 }
 

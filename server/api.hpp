@@ -43,6 +43,10 @@ class ControlApi {
 
     /// Binds the HTTP listener and reads the token. False and `error` when either fails.
     bool start(const ControlConf& conf, std::string& error);
+    /// start() in two steps: bind() (and read the token) while the process still has its privileges, serve()
+    /// once start-up is done, so no request is handled during the initial health round.
+    bool bind(const ControlConf& conf, std::string& error);
+    bool serve(std::string& error);
     /// Re-reads the token file (after a reload). False and `error` when it cannot be read; the old token
     /// stays.
     bool readToken(const std::string& path, std::string& error);
@@ -64,6 +68,8 @@ class ControlApi {
     ReloadFn reload_;
     CheckStatusFn checkStatus_;
     evhttp* http_ = nullptr;
+    int fd_ = -1;  // bound, not yet served
+    std::string listenText_;
     std::string token_;
     std::map<std::string, metrics::LoadHistory> loadHistory_;  // per site, across reloads
     uint64_t reports_ = 0, refused_ = 0, reloads_ = 0, reloadFailures_ = 0;

@@ -206,6 +206,12 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
         out.server.identity = s.getString("identity", "");
         out.server.version = s.getString("version", "");
         out.server.ecs = s.getBool("ecs", true);
+        out.server.user = s.getString("user", "");
+        std::string sd = s.getString("state_dir", "");
+        if (!sd.empty()) out.server.stateDir = resolvePath(path, sd);
+        out.server.log = s.getString("log", "stderr");
+        if (out.server.log != "stderr" && out.server.log != "syslog")
+            s.fail(s.raw("log"), "log", fmt::format("\"{}\" is not stderr or syslog", out.server.log));
         s.finish();
 
         // [control]

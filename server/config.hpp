@@ -41,6 +41,9 @@ struct ServerConf {
     std::string identity;          // CH TXT id.server; empty: REFUSED
     std::string version;           // CH TXT version.bind; empty: REFUSED
     bool ecs = true;               // EDNS Client Subnet (RFC 7871): use the client's prefix, echo the scope
+    std::string user;              // drop to this user after binding; empty: stay who we are
+    std::string stateDir;          // admin state (drains) kept across restarts; empty: not kept
+    std::string log = "stderr";    // stderr | syslog
 };
 
 struct ControlConf {

@@ -5,6 +5,7 @@
 #include <event2/thread.h>
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <memory>
@@ -13,6 +14,8 @@
 #include "server/api.hpp"
 #include "server/probes/health.hpp"
 #include "server/log.hpp"
+#include "server/service/instance_guard.hpp"
+#include "server/service/privileges.hpp"
 #include "server/snapshot.hpp"
 #include "server/worker.hpp"
 
@@ -119,37 +122,67 @@ int main(int argc, char** argv) {
     d.configPath = config;
     const ServerConf sc = snap->config.server;
     const ControlConf sc_control = snap->config.control;
+    service::UserInfo user;
+    if (!sc.user.empty() && !service::lookupUser(sc.user, user, error)) {
+        log::error("{}", error);
+        return 1;
+    }
     d.shared.holder.publish(std::move(snap));
     d.base = event_base_new();
-
-    // DESIGN.md "Start-up": one round of health checks, bounded by their timeouts, before the listeners open,
-    // so no first answer is a guess.
     d.health = std::make_unique<HealthMonitor>(d.base);
-    d.health->apply(*d.shared.holder.get());
-    d.health->runInitialRound();
 
-    for (int i = 0; i < sc.workers; ++i) {
-        auto w = std::make_unique<Worker>(i, d.shared);
-        if (!w->open(sc.listen, error)) {
+    // Bind everything while we may (ports below 1024 need root or CAP_NET_BIND_SERVICE), then drop
+    // privileges before any network input is read: the sockets only queue until the workers start.
+    {
+        // One gslbd per address: probe exclusively under the start lock, then bind the workers' shared
+        // sockets before letting the next instance probe.
+        service::StartLock lock;
+        if (!lock.acquire(5000, error) || !service::probeExclusive(sc.listen, error)) {
             log::error("cannot listen: {}", error);
             return 1;
         }
-        d.workers.push_back(std::move(w));
+        for (int i = 0; i < sc.workers; ++i) {
+            auto w = std::make_unique<Worker>(i, d.shared);
+            if (!w->open(sc.listen, error)) {
+                log::error("cannot listen: {}", error);
+                return 1;
+            }
+            d.workers.push_back(std::move(w));
+        }
     }
+    if (sc_control.enabled) {
+        d.api = std::make_unique<ControlApi>(
+            d.base, d.shared, [&d](std::string& m) { return d.reload(m); },
+            [&d](uint32_t slot) { return d.health->status(slot); });
+        if (!d.api->bind(sc_control, error)) {
+            log::error("{}", error);
+            return 1;
+        }
+    }
+    if (!sc.user.empty() && (geteuid() != user.uid || getegid() != user.gid)) {
+        if (!service::dropPrivileges(user, error)) {
+            log::error("cannot drop privileges: {}", error);
+            return 1;
+        }
+        log::info("running as user {} (uid {}, gid {})", user.name, user.uid, user.gid);
+    } else if (geteuid() == 0) {
+        log::warn("running as root: set [server] user to drop privileges after binding the listeners");
+    }
+
+    // DESIGN.md "Start-up": one round of health checks, bounded by their timeouts, before the listeners
+    // answer, so no first answer is a guess.
+    d.health->apply(*d.shared.holder.get());
+    d.health->runInitialRound();
+
     std::vector<event*> sigs;
     for (int s : {SIGHUP, SIGTERM, SIGINT}) {
         event* e = evsignal_new(d.base, s, onSignal, &d);
         event_add(e, nullptr);
         sigs.push_back(e);
     }
-    if (sc_control.enabled) {
-        d.api = std::make_unique<ControlApi>(
-            d.base, d.shared, [&d](std::string& m) { return d.reload(m); },
-            [&d](uint32_t slot) { return d.health->status(slot); });
-        if (!d.api->start(sc_control, error)) {
-            log::error("{}", error);
-            return 1;
-        }
+    if (d.api && !d.api->serve(error)) {
+        log::error("{}", error);
+        return 1;
     }
     for (auto& w : d.workers) w->start();
     // This thread (control API, health checks, reloads) yields to the workers: SCHED_BATCH keeps its normal

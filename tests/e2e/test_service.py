@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""gslbd as a service (issue 11): one instance per address, dropping privileges, drains kept across
+restarts, the systemd notify protocol, logs."""
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import HAVE_IPV6, Gslbd, TcpClient, build_query, run_tests  # noqa: E402
+
+ORIGIN = "gslb.example.com."
+ZONE = f"""$ORIGIN {ORIGIN}
+$TTL 300
+@ IN SOA ns1 admin 1 3600 900 604800 60
+@ IN NS ns1
+ns1 IN A 192.0.2.1
+www IN A 192.0.2.10
+"""
+
+
+def second(port, listen):
+    """A gslbd on `listen` (addresses at `port`) that is expected to be refused."""
+    g = Gslbd(zones={ORIGIN: ZONE}, server={"listen": [a.format(port=port) for a in listen]},
+              expect_start=False)
+    g.port = port
+    return g
+
+
+class OneInstance(unittest.TestCase):
+    def refused(self, port, listen):
+        with second(port, listen) as g2:
+            rc = g2.wait_exit(10)
+            self.assertEqual(rc, 1, f"second gslbd on {listen} was not refused:\n{g2.stderr()}")
+            self.assertRegex(g2.stderr(), r"already in use: another gslbd", g2.stderr())
+
+    def test_same_address_refused(self):
+        with Gslbd(zones={ORIGIN: ZONE}) as g:
+            self.refused(g.port, ["127.0.0.1:{port}"])
+            if HAVE_IPV6:
+                self.refused(g.port, ["[::1]:{port}"])
+            # The first one still answers every query (the second never joined its sockets).
+            for _ in range(20):
+                self.assertEqual(g.dig("www." + ORIGIN).rcode, "NOERROR")
+            g.stop()
+
+    def test_wildcard_overlap_refused(self):
+        with Gslbd(zones={ORIGIN: ZONE}, ipv6=False) as g:
+            self.refused(g.port, ["0.0.0.0:{port}"])
+            g.stop()
+        g = Gslbd(zones={ORIGIN: ZONE}, server={"listen": ["0.0.0.0:0"]}, ipv6=False)
+        g.server_opts["listen"] = [f"0.0.0.0:{g.port}"] + ([f"[::]:{g.port}"] if HAVE_IPV6 else [])
+        with g:
+            self.refused(g.port, ["127.0.0.1:{port}"])
+            if HAVE_IPV6:
+                self.refused(g.port, ["[::1]:{port}"])
+            g.stop()
+
+    def test_restart_after_tcp_reuses_port(self):
+        # Connections the server closed (idle timeout) sit in TIME_WAIT on its port: a restart must not
+        # count them as another instance.
+        with Gslbd(zones={ORIGIN: ZONE}, server={"tcp_idle_timeout": 1}, ipv6=False) as g:
+            c = TcpClient(g.port)
+            self.assertEqual(c.query(build_query("www." + ORIGIN)).rcode, "NOERROR")
+            self.assertTrue(c.is_closed(3), "the server did not close the idle connection")
+            c.close()
+            tw = subprocess.run(["ss", "-Htan", "state", "time-wait", f"sport = :{g.port}"],
+                                stdout=subprocess.PIPE, text=True).stdout
+            self.assertIn(f"127.0.0.1:{g.port}", tw, "no server-side TIME_WAIT to test with")
+            g.stop()
+            g.start()
+            self.assertEqual(g.dig("www." + ORIGIN).rcode, "NOERROR")
+            g.stop()
+
+
+def proc_ids(pid):
+    ids = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("Uid", "Gid", "Groups"):
+                ids[k] = v.split()
+    return ids
+
+
+@unittest.skipUnless(os.geteuid() == 0, "needs root to drop privileges")
+class Privileges(unittest.TestCase):
+    def test_drops_to_user(self):
+        import pwd
+        nobody = pwd.getpwnam("nobody")
+        with Gslbd(zones={ORIGIN: ZONE}, server={"user": "nobody"}) as g:
+            ids = proc_ids(g.proc.pid)
+            self.assertEqual(ids["Uid"], [str(nobody.pw_uid)] * 4, ids)
+            self.assertEqual(ids["Gid"], [str(nobody.pw_gid)] * 4, ids)
+            self.assertNotIn("0", ids.get("Groups", []), ids)
+            # every thread, not just the main one
+            for tid in os.listdir(f"/proc/{g.proc.pid}/task"):
+                self.assertEqual(proc_ids(f"{g.proc.pid}/task/{tid}")["Uid"], [str(nobody.pw_uid)] * 4)
+            self.assertRegex(g.stderr(), r"running as user nobody \(uid \d+, gid \d+\)")
+            self.assertNotIn("running as root", g.stderr())
+            self.assertEqual(g.dig("www." + ORIGIN).rcode, "NOERROR")
+            g.stop()
+
+    def test_root_without_user_warns(self):
+        with Gslbd(zones={ORIGIN: ZONE}) as g:
+            self.assertRegex(g.stderr(), r"warning: running as root: set \[server\] user")
+            g.stop()
+
+    def test_unknown_user_refused(self):
+        with Gslbd(zones={ORIGIN: ZONE}, server={"user": "no-such-user-gslbd"}, expect_start=False) as g:
+            self.assertEqual(g.wait_exit(10), 1)
+            self.assertIn('user "no-such-user-gslbd": no such user', g.stderr())
+
+
+if __name__ == "__main__":
+    run_tests()
