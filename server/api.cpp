@@ -118,6 +118,19 @@ std::vector<std::string> splitPath(const std::string& path) {
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::string>> queryParams(const std::string& path) {
+    std::vector<std::pair<std::string, std::string>> out;
+    auto q = path.find('?');
+    if (q == std::string::npos) return out;
+    evkeyvalq kv;
+    kv.tqh_first = nullptr;
+    kv.tqh_last = &kv.tqh_first;
+    if (evhttp_parse_query_str(path.c_str() + q + 1, &kv) == 0)
+        for (evkeyval* e = kv.tqh_first; e; e = e->next.tqe_next) out.emplace_back(e->key, e->value);
+    evhttp_clear_headers(&kv);
+    return out;
+}
+
 ApiResponse ControlApi::handle(const std::string& method, const std::string& path,
                                const std::string& authorization, const std::string& body) {
     auto snap = shared_.holder.get();
@@ -126,6 +139,10 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
     if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "status") {
         if (!get) return apiError(405, "use GET for /v1/status");
         return status(*snap);
+    }
+    if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "events") {
+        if (!get) return apiError(405, "use GET for /v1/events");
+        return events(path);
     }
     if (parts.size() == 1 && parts[0] == "metrics") {
         if (!get) return apiError(405, "use GET for /metrics");

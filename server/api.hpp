@@ -3,6 +3,7 @@
 //
 //   GET  /v1/status                               sites, services, states, metrics, their age, answer counts
 //   GET  /metrics                                 Prometheus text format (version 0.0.4)
+//   GET  /v1/events[?since=SEQ&limit=N]           recent events (health changes, drains, reloads, scrapes)
 //   POST /v1/sites/{site}/report                  {"cpu":35,"sessions_used":…,"sessions_max":…,
 //                                                  "loads":{"busy":0.3},"services":{"192.0.2.10":{"connections":900}}}
 //   POST /v1/sites/{site}/drain | enable
@@ -12,7 +13,7 @@
 // Errors are JSON {"error": "..."} with 400 (bad body or value), 401 (token), 404 (unknown site, service or
 // path), 405 (method), 500 (reload failed). A refused request changes nothing: bodies are validated whole
 // before anything is written. Each handler lives in its own file: api_report.cpp, api_admin.cpp,
-// api_status.cpp, api_metrics.cpp (reload is in api.cpp, it only calls the daemon back).
+// api_status.cpp, api_metrics.cpp, api_events.cpp (reload is in api.cpp, it only calls the daemon back).
 #pragma once
 #include <event2/event.h>
 #include <event2/http.h>
@@ -20,6 +21,8 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "metrics/load_factor.hpp"
 #include "server/probes/health.hpp"
@@ -59,6 +62,8 @@ class ControlApi {
     ApiResponse admin(const Snapshot& s, const std::string& site, const std::string& address, bool enable);
     ApiResponse status(const Snapshot& s);
     ApiResponse prometheus(const Snapshot& s);
+    /// GET /v1/events; `path` carries the query string.
+    ApiResponse events(const std::string& path);
 
   private:
     static void onRequest(evhttp_request* req, void* arg);
@@ -77,5 +82,12 @@ class ControlApi {
 
 /// {"error": message} with `status`.
 ApiResponse apiError(int status, const std::string& message);
+
+/// The decoded key=value pairs of the query string of `path` ("/v1/events?since=3" -> {{"since","3"}}), in
+/// order; empty when there is none or it is malformed.
+std::vector<std::pair<std::string, std::string>> queryParams(const std::string& path);
+
+/// "2026-12-01T09:30:00.123Z" for milliseconds since the epoch (UTC).
+std::string isoTime(int64_t unixMs);
 
 }  // namespace gslb::server

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/api.hpp"
+#include "server/events.hpp"
 #include "server/log.hpp"
 
 namespace gslb::server {
@@ -16,7 +17,10 @@ ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const 
     if (address.empty()) {
         bool was = t.siteEnabled(*siteSlot);
         t.setSiteEnabled(*siteSlot, enable);
-        if (was != enable) log::info("site {} {} by the control API", site, verb);
+        if (was != enable) {
+            log::info("site {} {} by the control API", site, verb);
+            recordEvent(log::Level::Info, "admin", "site " + site, fmt::format("{} by the control API", verb));
+        }
         return ApiResponse{200,
                            nlohmann::json{{"ok", true}, {"site", site}, {"enabled", enable}}.dump() + "\n"};
     }
@@ -24,7 +28,11 @@ ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const 
     if (!slot) return apiError(404, fmt::format("site \"{}\" has no service {}", site, address));
     bool was = t.serviceEnabled(*slot);
     t.setServiceEnabled(*slot, enable);
-    if (was != enable) log::info("service {} ({}) {} by the control API", address, site, verb);
+    if (was != enable) {
+        log::info("service {} ({}) {} by the control API", address, site, verb);
+        recordEvent(log::Level::Info, "admin", fmt::format("{} ({})", address, site),
+                    fmt::format("{} by the control API", verb));
+    }
     return ApiResponse{
         200, nlohmann::json{{"ok", true}, {"site", site}, {"address", address}, {"enabled", enable}}.dump() +
                  "\n"};

@@ -85,6 +85,7 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                      {"state", cs.state},
                      {"last_error", cs.lastError},
                      {"last_change_unix_ms", cs.lastChangeUnixMs},
+                     {"last_change_reason", cs.lastChangeReason},
                      {"flaps", cs.flaps},
                      {"successes", cs.successes},
                      {"failures", cs.failures},

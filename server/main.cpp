@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server/api.hpp"
+#include "server/events.hpp"
 #include "server/probes/health.hpp"
 #include "server/log.hpp"
 #include "server/service/instance_guard.hpp"
@@ -41,6 +42,8 @@ struct Daemon {
         auto s = buildSnapshot(configPath, old.get(), error);
         if (!s) {
             log::error("reload failed, still serving the previous configuration: {}", error);
+            recordEvent(log::Level::Error, "reload", configPath,
+                        "failed, still serving the previous configuration: " + error);
             message = error;
             return false;
         }
@@ -61,6 +64,7 @@ struct Daemon {
         if (health) health->apply(*shared.holder.get());  // new checks start, unchanged ones keep their state
         message = fmt::format("reloaded {}: {} zone(s), {} records", configPath, zones, records);
         log::info("{}", message);
+        recordEvent(log::Level::Info, "reload", configPath, fmt::format("ok: {} zone(s), {} records", zones, records));
         return true;
     }
 
@@ -196,6 +200,9 @@ int main(int argc, char** argv) {
     for (const auto& l : sc.listen) addrs += (addrs.empty() ? "" : ", ") + l.text;
     log::info("serving {} zone(s) on {} with {} worker(s)", d.shared.holder.get()->db.zones().size(), addrs,
               sc.workers);
+    recordEvent(log::Level::Info, "start", config,
+                fmt::format("serving {} zone(s) on {} with {} worker(s)", d.shared.holder.get()->db.zones().size(),
+                            addrs, sc.workers));
 
     event_base_dispatch(d.base);
 

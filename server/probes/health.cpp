@@ -17,6 +17,7 @@
 #include "metrics/health/aggregate.hpp"
 #include "metrics/health/hysteresis.hpp"
 #include "metrics/health/smoothing.hpp"
+#include "server/events.hpp"
 #include "server/probes/health_check.hpp"
 #include "server/log.hpp"
 #include "server/snapshot.hpp"
@@ -73,6 +74,11 @@ struct HealthMonitor::Impl {
         int64_t lastErrorAt = 0;
         double lastLatencyMs = -1;
         int64_t lastResultAt = 0;
+        uint64_t durationBuckets[kCheckDurationBucketCount] = {};  // the bucket of each run's time
+        uint64_t durationCount = 0;
+        double durationSumSec = 0;
+        std::string lastChangeReason;  // "down: http 503 after 3 failures"
+        int64_t lastChangeAt = -1;
     };
     struct Slot {
         Health health = Health::Unknown;
@@ -127,6 +133,14 @@ struct HealthMonitor::Impl {
     void onResult(Entry& e, const health::CheckResult& r) {
         e.lastLatencyMs = r.elapsedMs;
         e.lastResultAt = wallMs();
+        double sec = r.elapsedMs / 1000.0;
+        for (size_t i = 0; i < kCheckDurationBucketCount; ++i)
+            if (sec <= kCheckDurationBuckets[i]) {
+                ++e.durationBuckets[i];
+                break;
+            }
+        ++e.durationCount;
+        e.durationSumSec += sec;
         if (r.ok) {
             ++e.successes;
             e.l4.add(r.l4Ms);
@@ -138,17 +152,24 @@ struct HealthMonitor::Impl {
         }
         auto step = e.hyst.feed(r.ok);
         if (step.changed) {
+            // The reason goes to the log, to the event ring and to the slot (the page shows it beside the
+            // state).
+            std::string why;
+            log::Level level = log::Level::Info;
             if (step.state == Health::Down) {
-                if (step.first)
-                    log::warn("{} down: {} (first check)", e.label, r.reason);
-                else
-                    log::warn("{} down: {} after {} failure{}", e.label, r.reason, step.run,
-                              step.run == 1 ? "" : "s");
-            } else if (step.first) {
-                log::line(log::Level::Debug, fmt::format("{} up ({}, first check)", e.label, r.reason));
+                level = log::Level::Warn;
+                why = step.first ? fmt::format("down: {} (first check)", r.reason)
+                                 : fmt::format("down: {} after {} failure{}", r.reason, step.run,
+                                               step.run == 1 ? "" : "s");
             } else {
-                log::info("{} up after {} success{}", e.label, step.run, step.run == 1 ? "" : "es");
+                why = step.first ? fmt::format("up ({}, first check)", r.reason)
+                                 : fmt::format("up after {} success{}", step.run, step.run == 1 ? "" : "es");
             }
+            log::line(step.state == Health::Up && step.first ? log::Level::Debug : level,
+                      fmt::format("{} {}", e.label, why));
+            recordEvent(level, "health", e.label, why);
+            e.lastChangeReason = why;
+            e.lastChangeAt = e.lastResultAt;
         }
         updateSlot(slotKeyOf(e.site, e.address));
         // Next run: one interval after this one started; after the initial round, spread
@@ -213,10 +234,14 @@ struct HealthMonitor::Impl {
         table->setSiteUp(*siteSlot, !down);
         bool was = siteDown.count(site) ? siteDown[site] : false;
         if (down != was) {
-            if (down)
+            if (down) {
                 log::warn("site {} down: all {} checked service(s) down", site, checked);
-            else
+                recordEvent(log::Level::Warn, "health", "site " + site,
+                            fmt::format("down: all {} checked service(s) down", checked));
+            } else {
                 log::info("site {} up", site);
+                recordEvent(log::Level::Info, "health", "site " + site, "up");
+            }
         }
         siteDown[site] = down;
     }
@@ -418,16 +443,24 @@ struct HealthMonitor::Impl {
             }
             to += (to.empty() ? "" : ",") + v;
         };
-        int64_t lastErrAt = -1, lastAt = -1;
+        int64_t lastErrAt = -1, lastAt = -1, lastChangeAt = -1;
         for (const Entry* e : s.entries) {
             join(st.check, e->checkName);
             join(st.type, e->spec.type);
             join(st.target, e->spec.target);
             st.successes += e->successes;
             st.failures += e->failures;
+            for (size_t i = 0; i < kCheckDurationBucketCount; ++i) st.durationBuckets[i] += e->durationBuckets[i];
+            st.durationCount += e->durationCount;
+            st.durationSumSec += e->durationSumSec;
             if (!e->lastError.empty() && e->lastErrorAt > lastErrAt) {
                 lastErrAt = e->lastErrorAt;
                 st.lastError = e->lastError;
+            }
+            // The slot's reason is that of the check that changed last (with several checks on one VIP).
+            if (!e->lastChangeReason.empty() && e->lastChangeAt > lastChangeAt) {
+                lastChangeAt = e->lastChangeAt;
+                st.lastChangeReason = e->lastChangeReason;
             }
             if (e->lastResultAt > lastAt && e->lastLatencyMs >= 0) {
                 lastAt = e->lastResultAt;

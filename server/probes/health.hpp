@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,12 @@
 namespace gslb::server {
 
 struct Snapshot;
+
+/// Upper bounds (seconds) of the check-duration histogram of GET /metrics (gslbd_check_duration_seconds):
+/// from a loopback connect (~0.1 ms) to the longest timeout worth having; +Inf is implied.
+inline constexpr double kCheckDurationBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                   0.1,    0.25,  0.5,    1,     2.5,  5,     10};
+inline constexpr size_t kCheckDurationBucketCount = std::size(kCheckDurationBuckets);
 
 /// What one service slot's checks look like now (control thread only).
 struct CheckStatus {
@@ -32,10 +39,17 @@ struct CheckStatus {
     std::string state = "unknown";  // up | down | unknown
     std::string lastError;  // last failure reason ("http 503", "connect: Connection refused", "timeout")
     int64_t lastChangeUnixMs = 0;  // wall clock of the last up/down change (0: never)
+    std::string lastChangeReason;  // why it changed last: "down: http 503 after 3 failures", "up after 2 successes"
     uint64_t flaps = 0;            // state changes since start
     uint64_t successes = 0, failures = 0;
     double lastLatencyMs = -1;    // last check's time, -1 when none
     double l4Ms = -1, l7Ms = -1;  // smoothed FlashBack times, -1 when unknown
+    // Every finished check's duration (successes and failures, a timeout counts its full time), cumulative
+    // over the slot's checks: durationBuckets[i] counts runs <= kCheckDurationBuckets[i] (not cumulative
+    // across buckets; GET /metrics sums them), count and sum (seconds) cover every run.
+    uint64_t durationBuckets[kCheckDurationBucketCount] = {};
+    uint64_t durationCount = 0;
+    double durationSumSec = 0;
 };
 
 /// Seconds from the end of the start-up round (where every check ran at once) to a check's first periodic

@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "metrics/state_table.hpp"
+#include "server/events.hpp"
 #include "server/probes/health.hpp"
 #include "server/log.hpp"
 #include "server/snapshot.hpp"
@@ -338,6 +339,7 @@ TEST_CASE("periodic checks: fall 2 takes it down, rise 2 brings it back, each ch
     CHECK(d.failures == failuresBefore + 2);  // … the second one is
     CHECK(d.flaps == 1);
     CHECK(d.lastError == "http 503");
+    CHECK(d.lastChangeReason == "down: http 503 after 2 failures");
     CHECK(s->gslb.table->health(a) == Health::Down);
     CHECK_FALSE(siteUp(*s, "a", a));
 
@@ -348,8 +350,46 @@ TEST_CASE("periodic checks: fall 2 takes it down, rise 2 brings it back, each ch
     REQUIRE(f.runUntil([&] { return hm.status(a).state == "up"; }));
     CHECK(hm.status(a).successes == okBefore + 2);
     CHECK(hm.status(a).flaps == 2);
+    CHECK(hm.status(a).lastChangeReason == "up after 2 successes");
     CHECK(s->gslb.table->health(a) == Health::Up);
     CHECK(siteUp(*s, "a", a));
+}
+
+TEST_CASE("health changes go to the event ring with their reason; every run lands in the duration histogram") {
+    eventLog().clear();
+    uint64_t seq0 = eventLog().lastSeq();
+    Fixture f;
+    HttpServer srv;
+    int cport = closedPort();
+    auto s = f.build(kWeb, {{"192.0.2.1", "a", "web", srv.port()}, {"192.0.2.2", "b", "web", cport}});
+    auto& hm = f.monitor();
+    hm.apply(*s);
+    hm.runInitialRound();
+    uint32_t a = f.slot(*s, "a", "192.0.2.1"), b = f.slot(*s, "b", "192.0.2.2");
+    auto find = [&](const std::string& subject, const std::string& message) {
+        for (const auto& e : eventLog().since(seq0))
+            if (e.kind == "health" && e.subject == subject && e.message == message) return true;
+        return false;
+    };
+    CHECK(find("www.t.test./192.0.2.1 (a)", "up (http 200, first check)"));
+    CHECK(find("www.t.test./192.0.2.2 (b)", "down: connect: Connection refused (first check)"));
+    CHECK(find("site b", "down: all 1 checked service(s) down"));
+    CHECK(hm.status(b).lastChangeReason == "down: connect: Connection refused (first check)");
+    for (const auto& e : eventLog().since(seq0))
+        if (e.subject == "www.t.test./192.0.2.2 (b)") CHECK(e.level == log::Level::Warn);
+
+    srv.setMode(HttpServer::Unavailable);
+    REQUIRE(f.runUntil([&] { return hm.status(a).state == "down"; }));
+    CHECK(find("www.t.test./192.0.2.1 (a)", "down: http 503 after 2 failures"));
+    CHECK(find("site a", "down: all 1 checked service(s) down"));
+
+    CheckStatus st = hm.status(a);
+    uint64_t inBuckets = 0;
+    for (uint64_t n : st.durationBuckets) inBuckets += n;
+    CHECK(st.durationCount == st.successes + st.failures);
+    CHECK(inBuckets == st.durationCount);  // loopback checks take well under 10 s
+    CHECK(st.durationSumSec > 0);
+    CHECK(st.durationBuckets[kCheckDurationBucketCount - 1] == 0);  // nothing near 10 s here
 }
 
 TEST_CASE("reload: unchanged checks keep state and counters under a new slot index; removed ones stop") {
