@@ -19,7 +19,8 @@ ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const 
         t.setSiteEnabled(*siteSlot, enable);
         if (was != enable) {
             log::info("site {} {} by the control API", site, verb);
-            recordEvent(log::Level::Info, "admin", "site " + site, fmt::format("{} by the control API", verb));
+            recordEvent(log::Level::Info, "admin", "site " + site,
+                        fmt::format("{} by the control API", verb));
         }
         return ApiResponse{200,
                            nlohmann::json{{"ok", true}, {"site", site}, {"enabled", enable}}.dump() + "\n"};

@@ -18,8 +18,8 @@ std::string isoTime(int64_t unixMs) {
     time_t s = time_t(unixMs / 1000);
     tm t;
     gmtime_r(&s, &t);
-    return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday,
-                       t.tm_hour, t.tm_min, t.tm_sec, int(unixMs % 1000));
+    return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", t.tm_year + 1900, t.tm_mon + 1,
+                       t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, int(unixMs % 1000));
 }
 
 nlohmann::json eventsJson(const std::vector<Event>& events) {

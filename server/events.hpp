@@ -6,8 +6,8 @@
 // Recording is one line from anywhere in the server (the control thread in practice; the ring has its own
 // mutex, so a worker or a test thread may call it too, but never per query):
 //
-//   recordEvent(log::Level::Warn, "health", "www.gslb.example.com./192.0.2.10 (east)", "down: http 503 after 3
-//   failures"); recordEvent(log::Level::Info, "scrape", "east-lb", "ok again after 4 failures");
+//   recordEvent(log::Level::Warn, "health", "www.gslb.example.com./192.0.2.10 (east)", "down: http 503 after
+//   3 failures"); recordEvent(log::Level::Info, "scrape", "east-lb", "ok again after 4 failures");
 //
 // Kinds in use: "health" (service or site up/down), "admin" (drain/enable), "reload" (ok or failed),
 // "scrape" (a metric source failed or recovered). A new kind needs no registration: it is a free string,
@@ -25,8 +25,8 @@
 namespace gslb::server {
 
 struct Event {
-    uint64_t seq = 0;     // 1, 2, 3, … since the process started; never reused, survives reloads
-    int64_t unixMs = 0;   // wall clock, milliseconds since the epoch
+    uint64_t seq = 0;    // 1, 2, 3, … since the process started; never reused, survives reloads
+    int64_t unixMs = 0;  // wall clock, milliseconds since the epoch
     log::Level level = log::Level::Info;
     std::string kind;     // "health" | "admin" | "reload" | "scrape" | …
     std::string subject;  // what it is about: a service label, "site east", a source name, the config path
@@ -63,7 +63,8 @@ class EventLog {
 EventLog& eventLog();
 
 /// Records one event in eventLog(): the one-line call for any code that has something to tell the operator.
-inline uint64_t recordEvent(log::Level level, std::string_view kind, std::string subject, std::string message) {
+inline uint64_t recordEvent(log::Level level, std::string_view kind, std::string subject,
+                            std::string message) {
     return eventLog().record(level, kind, std::move(subject), std::move(message));
 }
 

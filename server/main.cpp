@@ -64,7 +64,8 @@ struct Daemon {
         if (health) health->apply(*shared.holder.get());  // new checks start, unchanged ones keep their state
         message = fmt::format("reloaded {}: {} zone(s), {} records", configPath, zones, records);
         log::info("{}", message);
-        recordEvent(log::Level::Info, "reload", configPath, fmt::format("ok: {} zone(s), {} records", zones, records));
+        recordEvent(log::Level::Info, "reload", configPath,
+                    fmt::format("ok: {} zone(s), {} records", zones, records));
         return true;
     }
 
@@ -201,8 +202,8 @@ int main(int argc, char** argv) {
     log::info("serving {} zone(s) on {} with {} worker(s)", d.shared.holder.get()->db.zones().size(), addrs,
               sc.workers);
     recordEvent(log::Level::Info, "start", config,
-                fmt::format("serving {} zone(s) on {} with {} worker(s)", d.shared.holder.get()->db.zones().size(),
-                            addrs, sc.workers));
+                fmt::format("serving {} zone(s) on {} with {} worker(s)",
+                            d.shared.holder.get()->db.zones().size(), addrs, sc.workers));
 
     event_base_dispatch(d.base);
 

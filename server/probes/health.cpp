@@ -450,7 +450,8 @@ struct HealthMonitor::Impl {
             join(st.target, e->spec.target);
             st.successes += e->successes;
             st.failures += e->failures;
-            for (size_t i = 0; i < kCheckDurationBucketCount; ++i) st.durationBuckets[i] += e->durationBuckets[i];
+            for (size_t i = 0; i < kCheckDurationBucketCount; ++i)
+                st.durationBuckets[i] += e->durationBuckets[i];
             st.durationCount += e->durationCount;
             st.durationSumSec += e->durationSumSec;
             if (!e->lastError.empty() && e->lastErrorAt > lastErrAt) {

@@ -39,8 +39,9 @@ struct CheckStatus {
     std::string state = "unknown";  // up | down | unknown
     std::string lastError;  // last failure reason ("http 503", "connect: Connection refused", "timeout")
     int64_t lastChangeUnixMs = 0;  // wall clock of the last up/down change (0: never)
-    std::string lastChangeReason;  // why it changed last: "down: http 503 after 3 failures", "up after 2 successes"
-    uint64_t flaps = 0;            // state changes since start
+    std::string
+        lastChangeReason;  // why it changed last: "down: http 503 after 3 failures", "up after 2 successes"
+    uint64_t flaps = 0;    // state changes since start
     uint64_t successes = 0, failures = 0;
     double lastLatencyMs = -1;    // last check's time, -1 when none
     double l4Ms = -1, l7Ms = -1;  // smoothed FlashBack times, -1 when unknown

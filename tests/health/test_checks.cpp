@@ -355,7 +355,8 @@ TEST_CASE("periodic checks: fall 2 takes it down, rise 2 brings it back, each ch
     CHECK(siteUp(*s, "a", a));
 }
 
-TEST_CASE("health changes go to the event ring with their reason; every run lands in the duration histogram") {
+TEST_CASE(
+    "health changes go to the event ring with their reason; every run lands in the duration histogram") {
     eventLog().clear();
     uint64_t seq0 = eventLog().lastSeq();
     Fixture f;

@@ -49,7 +49,7 @@ TEST_CASE("EventLog: sequence numbers, since, limit, and a full ring drops the o
     ring.clear();
     CHECK(ring.since(0).empty());
     CHECK(ring.record(log::Level::Info, "reload", "x.toml", "ok") == 6);  // the sequence goes on
-    CHECK(ring.since(0)[0].unixMs > 1700000000000);                     // 0 stamps it now (wall clock)
+    CHECK(ring.since(0)[0].unixMs > 1700000000000);                       // 0 stamps it now (wall clock)
 }
 
 TEST_CASE("EventLog: a zero capacity still keeps the newest event") {
