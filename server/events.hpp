@@ -4,10 +4,9 @@
 // holds the last `capacity` events in memory (oldest overwritten first, the count of those lost is kept).
 //
 // Recording is one line from anywhere in the server (the control thread in practice; the ring has its own
-// mutex, so a worker or a test thread may call it too, but never per query):
-//
-//   recordEvent(log::Level::Warn, "health", "www.gslb.example.com./192.0.2.10 (east)", "down: http 503 after
-//   3 failures"); recordEvent(log::Level::Info, "scrape", "east-lb", "ok again after 4 failures");
+// mutex, so a worker or a test thread may call it too, but never per query). For example:
+//   recordEvent(log::Level::Warn, "health", label, "down: http 503 after 3 failures");
+//   recordEvent(log::Level::Info, "scrape", "east-lb", "ok again after 4 failures");
 //
 // Kinds in use: "health" (service or site up/down), "admin" (drain/enable), "reload" (ok or failed),
 // "scrape" (a metric source failed or recovered). A new kind needs no registration: it is a free string,
