@@ -17,6 +17,16 @@ inline bool equalWithinTolerance(double a, double b, double tolerancePercent) no
     return std::fabs(a - b) <= larger * tolerancePercent / 100.0;
 }
 
+// Brocade tolerance with an absolute floor, for times (ms): equal when they differ by no more than
+// `tolerancePercent` of the larger OR by no more than `floorMs`. A relative tolerance alone makes LAN noise
+// decisive (0.25 ms vs 0.31 ms differ by 20 %); Brocade counts FlashBack in units of 100 us, so a difference
+// below what the measurement resolves is no difference (issue 12). NaN -> false.
+inline bool equalWithinToleranceOrFloor(double a, double b, double tolerancePercent,
+                                        double floorMs) noexcept {
+    if (std::isnan(a) || std::isnan(b)) return false;
+    return std::fabs(a - b) <= floorMs || equalWithinTolerance(a, b, tolerancePercent);
+}
+
 // HP SA9200 factor (seed 001, DESIGN.md) for lower-is-better metrics (connections, cpu percent):
 // `value` is close enough to `best` when value <= best * (1 + factor). Factor 0 keeps only the best.
 // Note best == 0 keeps only zeros whatever the factor (0 * (1 + f) == 0): a factor is relative, so an idle

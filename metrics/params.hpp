@@ -10,8 +10,11 @@ struct Params {
     double sessionThreshold = 90.0;    // percent of the session table in use, 0..100 (session-threshold)
     double sessionTolerance = 10.0;    // percent, 0..100 (session-capacity), Brocade tolerance rule
     double flashbackTolerance = 10.0;  // percent, 0..100 (flashback), Brocade tolerance rule
-    double factor = 0.0;               // >= 0, HP close-enough factor (least-connections, cpu)
-    std::uint16_t answers = 1;         // records per answer, 1..kMaxServices
+    // ms, 0..10000 (flashback): times that differ by no more than this are equal whatever the tolerance
+    // (issue 12: on a LAN the noise between equal sites is far above 10 %; a site tens of ms slower loses).
+    double flashbackFloorMs = 5.0;
+    double factor = 0.0;        // >= 0, HP close-enough factor (least-connections, cpu)
+    std::uint16_t answers = 1;  // records per answer, 1..kMaxServices
 };
 
 }  // namespace gslb::metrics

@@ -13,6 +13,14 @@ SelectResult select(const Policy& policy, std::span<Candidate> candidates, Choos
     // Indices are bits of a 64-bit mask and subscripts of ChooserState's arrays.
     assert(std::all_of(candidates.begin(), candidates.end(),
                        [](const Candidate& c) { return c.index < kMaxServices; }));
+    // Preference 0 takes a site out whatever the policy (select.hpp).
+    {
+        std::size_t w = 0;
+        for (std::size_t r = 0; r < n; ++r)
+            if (candidates[r].preference != 0) candidates[w++] = candidates[r];
+        n = w;
+        if (n == 0) return {0, SelectStatus::AllExcluded};
+    }
     for (const StageInfo* stage : policy.filters()) {
         n = stage->filter(candidates.first(n), params);
         if (n == 0) {

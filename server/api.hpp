@@ -20,6 +20,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,6 +78,7 @@ class ControlApi {
     std::string listenText_;
     std::string token_;
     std::map<std::string, metrics::LoadHistory> loadHistory_;  // per site, across reloads
+    std::set<std::string> unreadLogged_;                       // "site\0key" reported but read by no stage
     uint64_t reports_ = 0, refused_ = 0, reloads_ = 0, reloadFailures_ = 0;
 };
 

@@ -8,6 +8,7 @@
 #include "server/api.hpp"
 #include "server/gslb.hpp"
 #include "server/log.hpp"
+#include "server/unread_settings.hpp"
 
 namespace gslb::server {
 
@@ -109,7 +110,28 @@ ApiResponse ControlApi::report(const Snapshot& s, const std::string& site, const
     w.reportSite(*siteSlot, rep, now);
     for (const auto& [slot, c] : conns) w.reportConnections(slot, c, now);
     ++reports_;
-    return ApiResponse{200, nlohmann::json{{"ok", true}}.dump() + "\n"};
+
+    // Stored either way (a reload may add the stage), but a key no policy at this site reads is said to be
+    // ignored: in the answer, and once in the log (issue 12).
+    const unsigned reads = metricsReadAtSite(s.config, site);
+    nlohmann::json ignored = nlohmann::json::array();
+    const std::pair<bool, std::pair<const char*, unsigned>> keys[] = {
+        {!std::isnan(rep.cpu), {"cpu", kReadsCpu}},
+        {!std::isnan(rep.sessionsUsed), {"sessions", kReadsSessions}},
+        {!loads.empty(), {"loads", kReadsLoads}},
+        {!conns.empty(), {"connections", kReadsConnections}}};
+    for (const auto& [present, kb] : keys) {
+        if (!present || (reads & kb.second)) continue;
+        ignored.push_back(kb.first);
+        if (unreadLogged_.insert(site + '\0' + kb.first).second)
+            log::warn(
+                "site {}: {} reported, but no hostname with a service at this site has a stage that reads "
+                "it; ignored",
+                site, kb.first);
+    }
+    nlohmann::json out{{"ok", true}};
+    if (!ignored.empty()) out["ignored"] = ignored;
+    return ApiResponse{200, out.dump() + "\n"};
 }
 
 }  // namespace gslb::server

@@ -66,8 +66,10 @@ struct PolicyConf {
     double sessionThreshold = 90;     // percent of the session table used
     double sessionTolerance = 10;     // percent
     double flashbackTolerance = 10;   // percent
+    double flashbackFloor = 5;        // ms: FlashBack times this close are equal whatever the percentage
     double factor = 0;  // close-enough factor (least-connections, cpu): value <= best * (1 + factor)
     int maxAge = 60;    // s: older reports count as unknown
+    std::vector<std::string> written;  // the keys this table set itself (not inherited): for the warnings
 };
 
 /// A named health check ([check.NAME]); the checks themselves run in the control thread (issue 4).

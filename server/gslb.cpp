@@ -144,6 +144,7 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
         params.sessionThreshold = p.sessionThreshold;
         params.sessionTolerance = p.sessionTolerance;
         params.flashbackTolerance = p.flashbackTolerance;
+        params.flashbackFloorMs = p.flashbackFloor;
         params.factor = p.factor;
         params.answers = p.answers;
         auto policy = metrics::Policy::compile(

@@ -18,6 +18,7 @@
 #include "server/service/instance_guard.hpp"
 #include "server/service/privileges.hpp"
 #include "server/snapshot.hpp"
+#include "server/unread_settings.hpp"
 #include "server/worker.hpp"
 
 using namespace gslb;
@@ -47,6 +48,7 @@ struct Daemon {
             message = error;
             return false;
         }
+        for (const auto& w : unreadSettings(s->config)) log::warn("{}: {}", w.where, w.message);
         if (old && !sameListeners(old->config, s->config))
             log::warn("reload: listen addresses changed; they take effect at the next restart");
         if (old && (old->config.control.enabled != s->config.control.enabled ||
@@ -113,6 +115,13 @@ int main(int argc, char** argv) {
         else
             log::error("{}", error);
         return 1;
+    }
+    // Settings no policy reads are valid but would be ignored: say so at load (issue 12).
+    for (const auto& w : unreadSettings(snap->config)) {
+        if (check)
+            fmt::print(stderr, "{}: warning: {}\n", w.where, w.message);
+        else
+            log::warn("{}: {}", w.where, w.message);
     }
     if (check) {
         size_t records = 0;

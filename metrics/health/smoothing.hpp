@@ -2,38 +2,42 @@
 // FlashBack smoothing of health-check times (DESIGN.md "Metric sources": the check times are the FlashBack
 // speeds). Pure logic, no I/O.
 //
-// Rules (decided for issue 4):
-// - Each check keeps an exponentially weighted moving average per time (L4 connect, L7 response) with
-//   alpha = 0.3: avg = 0.3 * sample + 0.7 * avg. The first sample is taken as is.
+// Rules (issue 4, revised by issue 12's decision-quality trial):
+// - Each check keeps the last kFlashbackWindow (5) successful samples per time (L4 connect, L7 response);
+//   its FlashBack time is their median (the lower median while fewer than an odd count are known; the first
+//   sample is taken as is). One sample — a scheduling hiccup, a retransmitted SYN — cannot move the median
+//   past the others, so it cannot flip a ranking; a site that is really slower moves it after 3 of 5
+//   samples. (The EWMA with alpha 0.3 it replaces let one 50 ms hiccup add 15 ms and push a site out for four
+//   intervals.) Noise *between* equal sites is handled by the flashback stage's absolute floor
+//   (Params::flashbackFloorMs), not here.
 // - Only successful checks feed it: a refused connection or a timeout says nothing about speed (the health
-//   state takes it out); the average keeps its last value while a check fails.
+//   state takes it out); the value keeps its last samples while a check fails.
 // - A service slot with several checks (several hostnames or applications on one VIP) is as fast as its
-//   slowest check: slot time = max over its checks of their averages, unknown (NaN) values ignored, NaN when
+//   slowest check: slot time = max over its checks of their values, unknown (NaN) values ignored, NaN when
 //   none is known. L4 and L7 are taken separately.
 
+#include <array>
 #include <cmath>
+#include <cstddef>
 #include <span>
 
 #include "metrics/candidate.hpp"
 
 namespace gslb::metrics::health {
 
-inline constexpr double kFlashbackAlpha = 0.3;
+inline constexpr std::size_t kFlashbackWindow = 5;
 
-class Ewma {
+class RollingMedian {
   public:
-    explicit Ewma(double alpha = kFlashbackAlpha) : alpha_(alpha) {}
-    void add(double sample) {
-        if (std::isnan(sample)) return;
-        value_ = std::isnan(value_) ? sample : alpha_ * sample + (1.0 - alpha_) * value_;
-    }
-    double value() const { return value_; }  // NaN until the first sample
-    bool known() const { return !std::isnan(value_); }
-    void reset() { value_ = kUnknown; }
+    void add(double sample);  // NaN samples (no time of that kind) are ignored
+    double value() const;     // NaN until the first sample
+    bool known() const { return count_ > 0; }
+    void reset() { count_ = next_ = 0; }
 
   private:
-    double alpha_;
-    double value_ = kUnknown;
+    std::array<double, kFlashbackWindow> samples_{};
+    std::size_t count_ = 0;  // samples held, <= kFlashbackWindow
+    std::size_t next_ = 0;   // ring position of the next sample
 };
 
 // The slowest known value (NaN ignored); NaN when none is known.

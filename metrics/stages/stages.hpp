@@ -54,8 +54,9 @@ std::size_t filterSessionThreshold(std::span<Candidate> in, const Params& params
 // clamped at 0) are equal, within sessionTolerance percent of the larger, to the most available.
 std::size_t filterSessionCapacity(std::span<Candidate> in, const Params& params);
 
-// flashback (Brocade, seed 002): keeps services whose FlashBack time (ms, lower is better) is equal within
-// flashbackTolerance percent to the fastest. L7 is compared first when any candidate has an L7 time; if that
+// flashback (Brocade, seed 002): keeps services whose FlashBack time (ms, lower is better) is equal to the
+// fastest: within flashbackTolerance percent of the larger, or within flashbackFloorMs (default 5 ms) whatever
+// the percentage (compare.hpp). L7 is compared first when any candidate has an L7 time; if that
 // keeps more than one, L4 is compared among those kept (also when no one has L7).
 std::size_t filterFlashback(std::span<Candidate> in, const Params& params);
 
@@ -66,6 +67,8 @@ std::size_t filterLeastConnections(std::span<Candidate> in, const Params& params
 std::size_t filterCpu(std::span<Candidate> in, const Params& params);
 
 // preference (Brocade): drops sites with preference 0 (hard: even the only one), then keeps the highest.
+// select() drops preference 0 before any stage, whatever the policy (see select.hpp); here it stays so the
+// stage is right when called alone.
 std::size_t filterPreference(std::span<Candidate> in, const Params& params);
 
 // random (HP, WebSphere seed 003): uniform among the untaken active candidates.

@@ -62,7 +62,7 @@ struct HealthMonitor::Impl {
         health::CheckSpec spec;
         double interval = 5;
         mh::Hysteresis hyst{2, 3};
-        mh::Ewma l4, l7;
+        mh::RollingMedian l4, l7;
         std::unique_ptr<health::CheckRun> run;
         event* timer = nullptr;
         double startedAt = 0;  // monotonic s

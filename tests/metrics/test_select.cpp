@@ -51,6 +51,24 @@ TEST_CASE("select: health leaving nothing is reported as AllDown, never an empty
     CHECK(r.count == 0);
 }
 
+TEST_CASE("select: preference 0 takes a site out whatever the policy (issue 12)") {
+    auto c = candidates(3);
+    c[1].preference = 0;
+    ChooserState st(3);
+    Rng rng(7);
+    std::array<std::uint16_t, 1> out{};
+    const Policy p = Policy::defaultPolicy();  // no `preference` stage
+    for (int i = 0; i < 300; ++i) {
+        auto copy = c;
+        const auto r = select(p, copy, st, rng, out);
+        REQUIRE(r.count == 1);
+        CHECK(out[0] != 1);
+    }
+    // Every site at 0: AllExcluded, even without the stage.
+    for (auto& x : c) x.preference = 0;
+    CHECK(select(p, c, st, rng, out).status == SelectStatus::AllExcluded);
+}
+
 TEST_CASE("select: preference 0 everywhere is AllExcluded; no candidates at all is NoCandidates") {
     auto c = candidates(2);
     c[0].preference = 0;

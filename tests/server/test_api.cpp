@@ -231,6 +231,19 @@ TEST_CASE("a valid report writes cpu, sessions, load factor and connections") {
     CHECK(a.post("/v1/sites/south/report", "{}").status == 200);
 }
 
+TEST_CASE("a report key no stage at the site reads is stored but said to be ignored") {
+    Api a;
+    // east: www (least-connections) and dual (default policy: sessions, flashback, connections). No cpu.
+    auto r = a.post("/v1/sites/east/report",
+                    R"({"cpu": 20, "sessions_used": 1, "sessions_max": 2, "loads": {"busy": 0.5}})");
+    REQUIRE(r.status == 200);
+    auto j = nlohmann::json::parse(r.body);
+    CHECK(j["ignored"] == nlohmann::json{"cpu", "loads"});
+    CHECK(a.t().siteView(a.site("east")).cpu == 20);  // a reload may add the stage
+    r = a.post("/v1/sites/east/report", R"({"sessions_used": 1, "sessions_max": 2})");
+    CHECK_FALSE(nlohmann::json::parse(r.body).contains("ignored"));
+}
+
 TEST_CASE("a partial report keeps the keys it lacks (an agent sending connections and cpu apart)") {
     Api a;
     REQUIRE(a.post("/v1/sites/east/report", R"({"services": {"192.0.2.1": {"connections": 12}}})").status ==

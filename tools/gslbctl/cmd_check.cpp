@@ -9,6 +9,7 @@
 #include "server/config.hpp"
 #include "server/gslb.hpp"
 #include "server/snapshot.hpp"
+#include "server/unread_settings.hpp"
 #include "tools/gslbctl/commands.hpp"
 #include "tools/gslbctl/fileio.hpp"
 #include "zones/loader.hpp"
@@ -159,6 +160,7 @@ int check(const std::string& configPath) {
             server::Gslb g;
             if (!server::buildGslb(one, db, nullptr, 1, g, error)) rep.problem(error);
         }
+        for (const auto& w : server::unreadSettings(cfg)) rep.warning(w.where, w.message);
         // The verdict gslbd itself would give.
         if (!server::buildSnapshot(configPath, nullptr, error)) rep.problem(error);
     }
