@@ -104,8 +104,8 @@ PolicyConf readPolicy(TableReader& t, const PolicyConf& base) {
     p.flashbackFloor = t.getNumber("flashback_floor", base.flashbackFloor, 0, 10000);
     p.factor = t.getNumber("factor", base.factor, 0, 1000);
     p.maxAge = int(t.getInt("max_age", base.maxAge, 0, 86400 * 365));
-    for (const char* k : {"session_threshold", "session_tolerance", "flashback_tolerance", "flashback_floor",
-                          "factor"})
+    for (const char* k :
+         {"session_threshold", "session_tolerance", "flashback_tolerance", "flashback_floor", "factor"})
         if (t.has(k)) p.written.emplace_back(k);
     return p;
 }

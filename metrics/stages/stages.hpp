@@ -55,8 +55,8 @@ std::size_t filterSessionThreshold(std::span<Candidate> in, const Params& params
 std::size_t filterSessionCapacity(std::span<Candidate> in, const Params& params);
 
 // flashback (Brocade, seed 002): keeps services whose FlashBack time (ms, lower is better) is equal to the
-// fastest: within flashbackTolerance percent of the larger, or within flashbackFloorMs (default 5 ms) whatever
-// the percentage (compare.hpp). L7 is compared first when any candidate has an L7 time; if that
+// fastest: within flashbackTolerance percent of the larger, or within flashbackFloorMs (default 5 ms)
+// whatever the percentage (compare.hpp). L7 is compared first when any candidate has an L7 time; if that
 // keeps more than one, L4 is compared among those kept (also when no one has L7).
 std::size_t filterFlashback(std::span<Candidate> in, const Params& params);
 
