@@ -206,6 +206,7 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                        fmt::format("\"{}\" is not an address or prefix", a));
             out.server.axfrAllow.push_back(p);
         }
+        out.server.axfrMaxConcurrent = int(s.getInt("axfr_max_concurrent", 10, 1, 100000));
         out.server.minimalResponses = s.getBool("minimal_responses", true);
         out.server.identity = s.getString("identity", "");
         out.server.version = s.getString("version", "");

@@ -37,6 +37,7 @@ struct ServerConf {
     int tcpIdleTimeout = 10;        // s
     int tcpMaxConnections = 1024;
     std::vector<Prefix> axfrAllow;  // empty: nobody may transfer
+    int axfrMaxConcurrent = 10;     // zone transfers in flight at once, all workers together (BIND's default)
     bool minimalResponses = true;  // no NS RRset in the authority section of positive answers (RFC 2181 §6.1)
     std::string identity;          // CH TXT id.server; empty: REFUSED
     std::string version;           // CH TXT version.bind; empty: REFUSED

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "server/log.hpp"
+#include "zones/axfr.hpp"
 
 namespace gslb::server {
 namespace {
@@ -20,6 +21,14 @@ constexpr int kBatch = 32;          // datagrams per recvmmsg/sendmmsg
 constexpr size_t kRecvSize = 4096;  // a query larger than this is truncated by the kernel, then FORMERR
 constexpr size_t kSendSize = 65536;
 constexpr size_t kTcpOutHigh = 1 << 20;  // stop reading a TCP client that does not read its answers
+// An AXFR is written as the client drains it: messages are generated while less than kAxfrHigh octets wait
+// in the connection's output, and again when the output falls to kAxfrLow. A client that stops reading so
+// costs at most kAxfrHigh plus one message, whatever the size of the zone (the kernel's socket buffer aside).
+// Messages of up to 64 KiB, written straight into the output buffer's memory: 16 KiB messages would halve
+// that memory (libevent allocates in powers of two) but made kdig's AXFR of a 100k-record zone 60 % slower.
+constexpr size_t kAxfrMsg = 65535;
+constexpr size_t kAxfrHigh = 48 << 10;
+constexpr size_t kAxfrLow = 16 << 10;
 constexpr int kCmsgSpace = 64;
 
 }  // namespace
@@ -32,11 +41,19 @@ struct Worker::UdpSocket {
     event* ev = nullptr;
 };
 
+// A transfer in flight: the snapshot it reads (kept alive across a reload, so the zone stays valid until
+// the transfer ends) and the cursor.
+struct AxfrJob {
+    std::shared_ptr<const Snapshot> snap;
+    zones::AxfrWriter writer;
+};
+
 struct Worker::TcpConn {
     Worker* worker;
     ::bufferevent* bev;
     sockaddr_storage peer;
     bool closing = false;
+    std::unique_ptr<AxfrJob> axfr;  // while set, reading is off: later queries wait for the transfer's end
 };
 
 Worker::Worker(int id, Shared& shared)
@@ -216,7 +233,7 @@ void Worker::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* sa, int len
         close(fd);
         return;
     }
-    auto* c = new TcpConn{w, nullptr, {}, false};
+    auto* c = new TcpConn{w, nullptr, {}, false, nullptr};
     std::memcpy(&c->peer, sa, std::min<size_t>(size_t(len), sizeof c->peer));
     c->bev = bufferevent_socket_new(w->base_, fd, BEV_OPT_CLOSE_ON_FREE);
     timeval idle{snap.config.server.tcpIdleTimeout, 0};
@@ -226,6 +243,7 @@ void Worker::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* sa, int len
 }
 
 void Worker::closeConn(TcpConn* c) {
+    if (c->axfr) endAxfr(c);
     bufferevent_free(c->bev);
     shared_.tcpConnections.fetch_sub(1);
     delete c;
@@ -238,6 +256,7 @@ void Worker::onTcpRead(bufferevent* bev, void* arg) {
     evbuffer* in = bufferevent_get_input(bev);
     evbuffer* outb = bufferevent_get_output(bev);
     uint8_t query[65535];
+    if (c->axfr) return;  // resumed by onTcpWrite once the transfer has been written
     // RFC 1035 §4.2.2 / RFC 7766 §6.2.1: two-octet length, then the message; any number of messages may be
     // pipelined in one segment, and one message may arrive in many.
     while (evbuffer_get_length(in) >= 2) {
@@ -257,22 +276,26 @@ void Worker::onTcpRead(bufferevent* bev, void* arg) {
             bool allowed = false;
             for (const auto& p : snap.config.server.axfrAllow)
                 allowed |= p.matches(reinterpret_cast<const sockaddr*>(&c->peer));
-            if (allowed) {
-                zones::writeAxfr(*res.zone, {query, len}, 65535, [&](std::span<const uint8_t> msg) {
-                    uint8_t l2[2] = {uint8_t(msg.size() >> 8), uint8_t(msg.size())};
-                    evbuffer_add(outb, l2, 2);
-                    evbuffer_add(outb, msg.data(), msg.size());
-                });
-                outLen = 0;
-            } else {
+            if (!allowed) {
                 outLen = zones::refuse({query, len}, {w->tcpBuf_.data(), w->tcpBuf_.size()});
+            } else if (w->shared_.axfrActive.fetch_add(1) >= snap.config.server.axfrMaxConcurrent) {
+                // Over the cap: SERVFAIL, not REFUSED. The cap is a passing condition of this server, not a
+                // policy about the client: a secondary retries after the SOA's retry interval (RFC 1034
+                // §4.3.5), where REFUSED reads as "you may not" and is logged as a configuration error.
+                w->shared_.axfrActive.fetch_sub(1);
+                outLen = zones::refuse({query, len}, {w->tcpBuf_.data(), w->tcpBuf_.size()}, 2);
+            } else {
+                w->startAxfr(c, *res.zone, {query, len});
+                st.count(res.qtype, res.rcode);
+                return;  // nothing after the transfer is read before it is written
             }
         } else if (res.action == zones::Action::Drop) {
             outLen = 0;
             bump(st.dropped);
         }
         if (res.action != zones::Action::Drop)
-            st.count(res.qtype, res.action == zones::Action::Axfr && outLen ? 5 : res.rcode);
+            st.count(res.qtype,
+                     res.action == zones::Action::Axfr && outLen ? w->tcpBuf_[3] & 0x0F : res.rcode);
         if (outLen) {
             uint8_t l2[2] = {uint8_t(outLen >> 8), uint8_t(outLen)};
             evbuffer_add(outb, l2, 2);
@@ -285,8 +308,43 @@ void Worker::onTcpRead(bufferevent* bev, void* arg) {
     }
 }
 
+void Worker::startAxfr(TcpConn* c, const zones::Zone& zone, std::span<const uint8_t> query) {
+    c->axfr = std::make_unique<AxfrJob>(AxfrJob{snap_, zones::AxfrWriter(zone, query, kAxfrMsg)});
+    bufferevent_disable(c->bev, EV_READ);
+    // The write callback now runs whenever the output drains to kAxfrLow, not only when it is empty.
+    bufferevent_setwatermark(c->bev, EV_WRITE, kAxfrLow, 0);
+    pumpAxfr(c);
+}
+
+void Worker::pumpAxfr(TcpConn* c) {
+    evbuffer* outb = bufferevent_get_output(c->bev);
+    zones::AxfrWriter& wr = c->axfr->writer;
+    while (!wr.done() && evbuffer_get_length(outb) < kAxfrHigh) {
+        evbuffer_iovec v;
+        if (evbuffer_reserve_space(outb, ev_ssize_t(kAxfrMsg + 2), &v, 1) != 1) break;
+        auto* p = static_cast<uint8_t*>(v.iov_base);
+        size_t n = wr.next({p + 2, kAxfrMsg});
+        p[0] = uint8_t(n >> 8);
+        p[1] = uint8_t(n);
+        v.iov_len = n ? n + 2 : 0;
+        evbuffer_commit_space(outb, &v, 1);
+        if (n == 0) break;
+    }
+    if (wr.done()) endAxfr(c);  // the last messages are in the output; its slot is free for the next
+}
+
+void Worker::endAxfr(TcpConn* c) {
+    c->axfr.reset();
+    shared_.axfrActive.fetch_sub(1);
+    bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
+}
+
 void Worker::onTcpWrite(bufferevent* bev, void* arg) {
     auto* c = static_cast<TcpConn*>(arg);
+    if (c->axfr) {
+        c->worker->pumpAxfr(c);
+        if (c->axfr) return;
+    }
     if (evbuffer_get_length(bufferevent_get_output(bev)) != 0) return;
     if (c->closing) {
         c->worker->closeConn(c);
@@ -301,7 +359,7 @@ void Worker::onTcpWrite(bufferevent* bev, void* arg) {
 void Worker::onTcpEvent(bufferevent* bev, short what, void* arg) {
     auto* c = static_cast<TcpConn*>(arg);
     if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) &&
-        evbuffer_get_length(bufferevent_get_output(bev)) > 0) {
+        (evbuffer_get_length(bufferevent_get_output(bev)) > 0 || c->axfr)) {
         // The client closed its side after its last query: finish writing the answers, then close.
         c->closing = true;
         bufferevent_disable(bev, EV_READ);

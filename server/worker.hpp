@@ -23,6 +23,7 @@ namespace gslb::server {
 struct Shared {
     SnapshotHolder holder;
     std::atomic<int> tcpConnections{0};
+    std::atomic<int> axfrActive{0};  // transfers in flight (axfr_max_concurrent caps it)
     WorkerStats stats[kMaxWorkers];  // [worker id]; read by the control API
 };
 
@@ -49,6 +50,9 @@ class Worker {
     static void onTcpWrite(struct bufferevent* bev, void* arg);
     static void onTcpEvent(struct bufferevent* bev, short what, void* arg);
     void closeConn(TcpConn* c);
+    void startAxfr(TcpConn* c, const zones::Zone& zone, std::span<const uint8_t> query);
+    void pumpAxfr(TcpConn* c);
+    void endAxfr(TcpConn* c);
     const Snapshot& snapshot();
 
     int id_;

@@ -343,12 +343,12 @@ struct Ctx {
 
 }  // namespace
 
-size_t refuse(std::span<const uint8_t> query, std::span<uint8_t> out) noexcept {
+size_t refuse(std::span<const uint8_t> query, std::span<uint8_t> out, uint8_t rcode) noexcept {
     Query q;
     if (parseQuery(query, q) == ParseStatus::Drop || !q.questionOk) return 0;
     Writer w(out.data(), out.size());
     w.bytes(query.data(), q.questionEnd);
-    putHeader(out.data(), q.id, q.opcode, q.rd, q.cd, false, false, kRcodeRefused, 1, w);
+    putHeader(out.data(), q.id, q.opcode, q.rd, q.cd, false, false, rcode, 1, w);
     return w.size();
 }
 
@@ -464,51 +464,6 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
     res.len = w.size();
     res.rcode = c.rcode;
     return res;
-}
-
-void writeAxfr(const Zone& z, std::span<const uint8_t> query, size_t msgMax,
-               const std::function<void(std::span<const uint8_t>)>& emit) {
-    Query q;
-    if (parseQuery(query, q) != ParseStatus::Ok) return;
-    std::vector<uint8_t> buf(msgMax);
-    bool first = true;
-    std::unique_ptr<Writer> w;
-    auto start = [&]() {
-        w = std::make_unique<Writer>(buf.data(), msgMax);
-        uint8_t zero[kHeader] = {};
-        w->bytes(zero, kHeader);
-        if (first) {
-            w->bytes(query.data() + kHeader, q.questionEnd - kHeader);
-            w->remember(q.qname, q.qnameLen, kHeader);
-        }
-    };
-    auto flush = [&]() {
-        putHeader(buf.data(), q.id, q.opcode, q.rd, q.cd, true, false, kRcodeNoError, first ? 1 : 0, *w);
-        emit({buf.data(), w->size()});
-        first = false;
-    };
-    auto put = [&](std::string_view owner, uint16_t type, uint32_t ttl, const Rdata& rd) {
-        for (int attempt = 0; attempt < 2; ++attempt) {
-            auto m = w->mark();
-            if (w->rr(kAnswer, u8(owner), owner.size(), type, ttl, z.bytes(rd), rd.len)) return;
-            w->rollback(m);  // nothing of a record that did not fit stays in this message
-            flush();
-            start();
-        }
-    };
-    start();
-    const RRset& soa = z.soa();
-    put(z.apex(), kTypeSOA, soa.ttl, z.rdata(soa.first));
-    for (uint32_t i = 0; i < z.nodeCount(); ++i) {
-        const Node& n = z.node(i);
-        std::string_view nm = z.nodeName(n);
-        for (const RRset* s = z.rrsetsBegin(n); s != z.rrsetsEnd(n); ++s) {
-            if (s->type == kTypeSOA) continue;
-            for (uint32_t r = s->first; r < s->first + s->count; ++r) put(nm, s->type, s->ttl, z.rdata(r));
-        }
-    }
-    put(z.apex(), kTypeSOA, soa.ttl, z.rdata(soa.first));
-    flush();
 }
 
 }  // namespace gslb::zones

@@ -2,7 +2,6 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <span>
 #include <string>
 
@@ -49,7 +48,8 @@ class DynamicHook {
 enum class Action : uint8_t {
     Send,  // send `len` octets of the output
     Drop,  // send nothing (a response, or a runt)
-    Axfr,  // a zone transfer over TCP: the server checks its ACL, then calls writeAxfr or refuse
+    Axfr,  // a zone transfer over TCP: the server checks its ACL, then writes it with AxfrWriter
+           // (zones/axfr.hpp) or answers refuse()
 };
 
 struct AnswerResult {
@@ -71,12 +71,9 @@ struct AnswerResult {
 AnswerResult answer(const ZoneDb& db, const AnswerOptions& options, std::span<const uint8_t> query, bool tcp,
                     std::span<uint8_t> out, DynamicHook* hook, const ClientInfo& client = {}) noexcept;
 
-/// A REFUSED response to `query` (for an AXFR from a source outside axfr_allow). Returns its length.
-size_t refuse(std::span<const uint8_t> query, std::span<uint8_t> out) noexcept;
-
-/// Writes the AXFR of `zone` (RFC 5936) as a sequence of messages of at most `msgMax` octets, each passed to
-/// `emit`: SOA first, every RRset, SOA last. The question is echoed in the first message.
-void writeAxfr(const Zone& zone, std::span<const uint8_t> query, size_t msgMax,
-               const std::function<void(std::span<const uint8_t>)>& emit);
+/// An error response to `query` with `rcode`, the question echoed and nothing else: REFUSED (5) for an AXFR
+/// from a source outside axfr_allow, SERVFAIL (2) for one over the server's cap on concurrent transfers.
+/// Returns its length; 0 when the query has no question to echo.
+size_t refuse(std::span<const uint8_t> query, std::span<uint8_t> out, uint8_t rcode = 5) noexcept;
 
 }  // namespace gslb::zones

@@ -196,3 +196,24 @@ TEST_CASE("a TOML syntax error names file and line") {
     std::string err = st::configError(text, &path);
     CHECK_MESSAGE(err.rfind(path + ":" + std::to_string(st::lineOf(text, "ttl = =")) + ": ", 0) == 0, err);
 }
+
+TEST_CASE("[server] limits: defaults, values and ranges") {
+    const std::string zone = "[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n";
+    std::string text = "[server]\nlisten = [\"127.0.0.1:5353\"]\n" + zone;
+    st::Written w = st::writeConfig(text);
+    Config cfg;
+    std::string error;
+    REQUIRE_MESSAGE(loadConfig(w.config, cfg, error), error);
+    CHECK(cfg.server.axfrMaxConcurrent == 10);
+
+    text = "[server]\naxfr_max_concurrent = 3\n" + zone;
+    w = st::writeConfig(text);
+    REQUIRE_MESSAGE(loadConfig(w.config, cfg, error), error);
+    CHECK(cfg.server.axfrMaxConcurrent == 3);
+
+    std::string path;
+    text = "[server]\naxfr_max_concurrent = 0\n" + zone;
+    std::string err = st::configError(text, &path);
+    CHECK(err == at(path, text, "axfr_max_concurrent",
+                    "[server] axfr_max_concurrent: 0 is out of range [1, 100000]"));
+}
