@@ -51,6 +51,8 @@ class ControlApi {
     /// once start-up is done, so no request is handled during the initial health round.
     bool bind(const ControlConf& conf, std::string& error);
     bool serve(std::string& error);
+    /// Called on the control thread after a drain or enable changed the admin state (to persist it).
+    void setAdminChanged(std::function<void()> fn) { adminChanged_ = std::move(fn); }
     /// Re-reads the token file (after a reload). False and `error` when it cannot be read; the old token
     /// stays.
     bool readToken(const std::string& path, std::string& error);
@@ -75,6 +77,7 @@ class ControlApi {
     CheckStatusFn checkStatus_;
     evhttp* http_ = nullptr;
     int fd_ = -1;  // bound, not yet served
+    std::function<void()> adminChanged_;
     std::string listenText_;
     std::string token_;
     std::map<std::string, metrics::LoadHistory> loadHistory_;  // per site, across reloads

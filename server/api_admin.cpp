@@ -21,6 +21,7 @@ ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const 
             log::info("site {} {} by the control API", site, verb);
             recordEvent(log::Level::Info, "admin", "site " + site,
                         fmt::format("{} by the control API", verb));
+            if (adminChanged_) adminChanged_();
         }
         return ApiResponse{200,
                            nlohmann::json{{"ok", true}, {"site", site}, {"enabled", enable}}.dump() + "\n"};
@@ -33,6 +34,7 @@ ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const 
         log::info("service {} ({}) {} by the control API", address, site, verb);
         recordEvent(log::Level::Info, "admin", fmt::format("{} ({})", address, site),
                     fmt::format("{} by the control API", verb));
+        if (adminChanged_) adminChanged_();
     }
     return ApiResponse{
         200, nlohmann::json{{"ok", true}, {"site", site}, {"address", address}, {"enabled", enable}}.dump() +

@@ -15,6 +15,7 @@
 #include "server/events.hpp"
 #include "server/probes/health.hpp"
 #include "server/log.hpp"
+#include "server/service/admin_state.hpp"
 #include "server/service/instance_guard.hpp"
 #include "server/service/privileges.hpp"
 #include "server/snapshot.hpp"
@@ -34,6 +35,15 @@ struct Daemon {
 
     std::unique_ptr<ControlApi> api;
     std::unique_ptr<HealthMonitor> health;  // its events live on `base`: destroyed before the base
+    std::string stateDir;                   // [server] state_dir at start; empty: drains are not kept
+
+    // After every admin change and reload: the drains on disk are the drains in the table.
+    void saveAdminState() {
+        if (stateDir.empty()) return;
+        std::string error;
+        if (!service::saveAdminState(*shared.holder.get()->gslb.table, stateDir, error))
+            log::error("admin state not saved (drains will not survive a restart): {}", error);
+    }
 
     // SIGHUP or POST /v1/reload: build a whole new snapshot; publish it only if everything loaded (STYLE.md
     // 3). `message` gets the outcome either way.
@@ -64,6 +74,7 @@ struct Daemon {
         size_t zones = s->db.zones().size();
         shared.holder.publish(std::move(s));
         if (health) health->apply(*shared.holder.get());  // new checks start, unchanged ones keep their state
+        saveAdminState();  // drains of services that left the config are gone from the table: forget them
         message = fmt::format("reloaded {}: {} zone(s), {} records", configPath, zones, records);
         log::info("{}", message);
         recordEvent(log::Level::Info, "reload", configPath,
@@ -141,6 +152,26 @@ int main(int argc, char** argv) {
         log::error("{}", error);
         return 1;
     }
+    if (!sc.stateDir.empty()) {
+        // Before the drop: the directory must belong to the user that writes it later.
+        bool drop = !sc.user.empty() && geteuid() == 0;
+        if (!service::prepareStateDir(sc.stateDir, drop ? int(user.uid) : -1, drop ? int(user.gid) : -1,
+                                      error)) {
+            log::error("{}", error);
+            return 1;
+        }
+        service::AdminStateLoad loaded;
+        if (!service::loadAdminState(*snap->gslb.table, sc.stateDir, loaded, error)) {
+            log::error(
+                "admin state: {} (fix or delete it; refusing to serve what the operator may have drained)",
+                error);
+            return 1;
+        }
+        for (const auto& d : loaded.dropped) log::info("admin state: dropped the drain of {}", d);
+        if (loaded.applied)
+            log::info("admin state: {} drain(s) restored from {}", loaded.applied, sc.stateDir);
+    }
+    d.stateDir = sc.stateDir;
     d.shared.holder.publish(std::move(snap));
     d.base = event_base_new();
     d.health = std::make_unique<HealthMonitor>(d.base);
@@ -168,6 +199,7 @@ int main(int argc, char** argv) {
         d.api = std::make_unique<ControlApi>(
             d.base, d.shared, [&d](std::string& m) { return d.reload(m); },
             [&d](uint32_t slot) { return d.health->status(slot); });
+        d.api->setAdminChanged([&d] { d.saveAdminState(); });
         if (!d.api->bind(sc_control, error)) {
             log::error("{}", error);
             return 1;
@@ -181,6 +213,15 @@ int main(int argc, char** argv) {
         log::info("running as user {} (uid {}, gid {})", user.name, user.uid, user.gid);
     } else if (geteuid() == 0) {
         log::warn("running as root: set [server] user to drop privileges after binding the listeners");
+    }
+
+    if (!d.stateDir.empty()) {
+        // As the user that writes it from now on (this also forgets the dropped entries): a state_dir we
+        // cannot write is a start-up error, not a surprise at the first drain.
+        if (!service::saveAdminState(*d.shared.holder.get()->gslb.table, d.stateDir, error)) {
+            log::error("[server] state_dir is not writable: {}", error);
+            return 1;
+        }
     }
 
     // DESIGN.md "Start-up": one round of health checks, bounded by their timeouts, before the listeners

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """gslbd as a service (issue 11): one instance per address, dropping privileges, drains kept across
 restarts, the systemd notify protocol, logs."""
+import json
 import os
 import subprocess
 import sys
 import time
 import unittest
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import HAVE_IPV6, Gslbd, TcpClient, build_query, run_tests  # noqa: E402
+from harness import HAVE_IPV6, Gslbd, free_port, TcpClient, build_query, run_tests  # noqa: E402
 
 ORIGIN = "gslb.example.com."
 ZONE = f"""$ORIGIN {ORIGIN}
@@ -111,6 +113,78 @@ class Privileges(unittest.TestCase):
         with Gslbd(zones={ORIGIN: ZONE}, server={"user": "no-such-user-gslbd"}, expect_start=False) as g:
             self.assertEqual(g.wait_exit(10), 1)
             self.assertIn('user "no-such-user-gslbd": no such user', g.stderr())
+
+
+TOKEN = "e2e-service-token-81c3"
+E, W = "192.0.2.10", "198.51.100.10"
+
+
+def gslb_config(port, cport, sites=("east", "west"), extra=""):
+    addrs = {"east": E, "west": W}
+    zone = ZONE.replace("www IN A 192.0.2.10\n", "".join(f"www IN A {addrs[s]}\n" for s in sites))
+    text = (f'[server]\nlisten = ["127.0.0.1:{port}"]\nstate_dir = "state"\n{extra}\n'
+            f'[control]\nlisten = "127.0.0.1:{cport}"\ntoken_file = "control.token"\n\n'
+            f'[[zone]]\nname = "{ORIGIN}"\nfile = "zone.db"\n\n'
+            + "".join(f"[site.{s}]\n" for s in sites)
+            + f'[hostname."www.{ORIGIN}"]\npolicy = ["health", "random"]\n'
+            + "".join(f'[[hostname."www.{ORIGIN}".service]]\naddress = "{addrs[s]}"\nsite = "{s}"\n' for s in sites))
+    return text, zone
+
+
+def api(cport, method, path, token=TOKEN):
+    req = urllib.request.Request(f"http://127.0.0.1:{cport}{path}", method=method, data=b"" if method == "POST" else None,
+                                 headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        return json.loads(r.read())
+
+
+def wait_api(cport, g):
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            return api(cport, "GET", "/v1/status")
+        except OSError:
+            if time.monotonic() > deadline:
+                raise AssertionError("control API did not answer:\n" + g.stderr())
+            time.sleep(0.05)
+
+
+class Drains(unittest.TestCase):
+    def test_drain_survives_restart_and_departed_entries_are_dropped(self):
+        cport = free_port()
+        g = Gslbd(files={"control.token": TOKEN + "\n"}, wait_zone=ORIGIN)
+        extra = 'user = "nobody"' if os.geteuid() == 0 else ""
+        g.raw_config, zone = gslb_config(g.port, cport, extra=extra)
+        g.files["zone.db"] = zone
+        os.chmod(g.dir, 0o755)  # as /var/lib: the dropped user must reach its state_dir
+        with g:
+            wait_api(cport, g)
+            api(cport, "POST", "/v1/sites/west/drain")
+            api(cport, "POST", f"/v1/sites/east/services/{E}/drain")
+            api(cport, "POST", f"/v1/sites/east/services/{E}/enable")
+            state = json.load(open(g.path("state/admin-state.json")))
+            self.assertEqual(state["drained_sites"], ["west"])
+            self.assertEqual(state["drained_services"], [])
+            g.stop()
+
+            g.start()
+            wait_api(cport, g)
+            self.assertIn("admin state: 1 drain(s) restored", g.stderr())
+            answers = {g.dig("www." + ORIGIN).answer[0].rdata for _ in range(15)}
+            self.assertEqual(answers, {E}, "the drained site answered after the restart")
+            sites = {s["name"]: s for s in api(cport, "GET", "/v1/status")["sites"]}
+            self.assertFalse(sites["west"]["enabled"], sites)
+            g.stop()
+
+            # west leaves the config: its drain is dropped with a log line, and the file forgets it.
+            g.raw_config, zone = gslb_config(g.port, cport, sites=("east",), extra=extra)
+            g.files["zone.db"] = zone
+            g.start()
+            wait_api(cport, g)
+            self.assertIn("admin state: dropped the drain of site west (no longer configured)", g.stderr())
+            state = json.load(open(g.path("state/admin-state.json")))
+            self.assertEqual(state["drained_sites"], [])
+            g.stop()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,139 @@
+#include "server/service/admin_state.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace gslb::server::service {
+namespace {
+
+std::string pathIn(const std::string& dir, const char* name) {
+    return dir + "/" + name;
+}
+
+bool writeAll(int fd, const std::string& s) {
+    size_t off = 0;
+    while (off < s.size()) {
+        ssize_t n = write(fd, s.data() + off, s.size() - off);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        off += size_t(n);
+    }
+    return true;
+}
+
+}  // namespace
+
+bool saveAdminState(const metrics::StateTable& table, const std::string& dir, std::string& error) {
+    nlohmann::json sites = nlohmann::json::array(), services = nlohmann::json::array();
+    for (uint32_t i = 0; i < table.siteCount(); ++i)
+        if (!table.siteEnabled(i)) sites.push_back(table.siteName(i));
+    for (uint32_t i = 0; i < table.serviceCount(); ++i)
+        if (!table.serviceEnabled(i)) {
+            const auto& k = table.serviceKey(i);
+            services.push_back({{"site", k.site}, {"address", k.address}});
+        }
+    std::string text =
+        nlohmann::json{{"version", 1}, {"drained_sites", sites}, {"drained_services", services}}.dump(1) +
+        "\n";
+
+    std::string final = pathIn(dir, kAdminStateFile);
+    std::string tmp = final + ".tmp";
+    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+    if (fd < 0) {
+        error = fmt::format("{}: {}", tmp, strerror(errno));
+        return false;
+    }
+    // fsync before rename: otherwise a crash may leave the new name pointing at an empty file.
+    if (!writeAll(fd, text) || fsync(fd) != 0) {
+        error = fmt::format("{}: {}", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp.c_str());
+        return false;
+    }
+    close(fd);
+    if (rename(tmp.c_str(), final.c_str()) != 0) {
+        error = fmt::format("{}: rename: {}", final, strerror(errno));
+        unlink(tmp.c_str());
+        return false;
+    }
+    // The rename itself is durable only once the directory is synced.
+    int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return true;
+}
+
+bool loadAdminState(metrics::StateTable& table, const std::string& dir, AdminStateLoad& out,
+                    std::string& error) {
+    out = AdminStateLoad{};
+    std::string file = pathIn(dir, kAdminStateFile);
+    std::ifstream in(file);
+    if (!in) {
+        if (errno == ENOENT) return true;
+        error = fmt::format("{}: {}", file, strerror(errno));
+        return false;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(ss.str());
+        if (!j.is_object() || j.value("version", 0) != 1)
+            throw std::runtime_error("not a version 1 admin state");
+        for (const auto& s : j.at("drained_sites")) {
+            std::string site = s.get<std::string>();
+            if (auto slot = table.findSite(site)) {
+                table.setSiteEnabled(*slot, false);
+                ++out.applied;
+            } else {
+                out.dropped.push_back(fmt::format("site {} (no longer configured)", site));
+            }
+        }
+        for (const auto& s : j.at("drained_services")) {
+            std::string site = s.at("site").get<std::string>();
+            std::string address = s.at("address").get<std::string>();
+            if (auto slot = table.findService(site, address)) {
+                table.setServiceEnabled(*slot, false);
+                ++out.applied;
+            } else {
+                out.dropped.push_back(fmt::format("service {} ({}) (no longer configured)", address, site));
+            }
+        }
+    } catch (const std::exception& e) {
+        error = fmt::format("{}: {}", file, e.what());
+        return false;
+    }
+    return true;
+}
+
+bool prepareStateDir(const std::string& dir, int uid, int gid, std::string& error) {
+    struct stat st;
+    if (stat(dir.c_str(), &st) != 0) {
+        if (errno != ENOENT || mkdir(dir.c_str(), 0750) != 0) {
+            error = fmt::format("[server] state_dir {}: {}", dir, strerror(errno));
+            return false;
+        }
+    } else if (!S_ISDIR(st.st_mode)) {
+        error = fmt::format("[server] state_dir {}: not a directory", dir);
+        return false;
+    }
+    if (uid >= 0 && chown(dir.c_str(), uid_t(uid), gid_t(gid)) != 0) {
+        error = fmt::format("[server] state_dir {}: chown: {}", dir, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+}  // namespace gslb::server::service

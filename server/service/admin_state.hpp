@@ -1,0 +1,41 @@
+// Drains that survive a restart ([server] state_dir, issue 11; gdnsd's admin_state file is the model). The
+// admin state of sites and services (drained / enabled) lives in the StateTable; this writes its drained
+// entries to `state_dir/admin-state.json` after every change and applies them at start.
+//
+// File shape (JSON, written by us, read back by us; an operator may delete it to forget every drain):
+//   {"version": 1, "drained_sites": ["east"],
+//    "drained_services": [{"site": "west", "address": "192.0.2.20"}]}
+#pragma once
+#include <string>
+#include <vector>
+
+#include "metrics/state_table.hpp"
+
+namespace gslb::server::service {
+
+inline constexpr const char* kAdminStateFile = "admin-state.json";
+
+/// What load() did: each entry applied, and each dropped because its site or service has left the config
+/// (one human-readable line each, for the log).
+struct AdminStateLoad {
+    size_t applied = 0;
+    std::vector<std::string> dropped;
+};
+
+/// Writes the drained sites and services of `table` to `dir`/admin-state.json atomically: a temp file in the
+/// same directory, fsync, rename over the old file, fsync of the directory. A crash at any point leaves the
+/// old file or the new one, never a mix. False and `error` (the file and errno) when a step fails; the old
+/// file is then untouched.
+bool saveAdminState(const metrics::StateTable& table, const std::string& dir, std::string& error);
+
+/// Reads `dir`/admin-state.json and drains what it names in `table`. A missing file is no error (nothing
+/// was ever drained, or it was deleted). An unreadable or malformed file is an error ("file: why"): the
+/// caller decides (at start: refuse to start rather than serve a site the operator drained).
+bool loadAdminState(metrics::StateTable& table, const std::string& dir, AdminStateLoad& out,
+                    std::string& error);
+
+/// Creates `dir` (mode 0750) when it does not exist and hands it to `uid`/`gid` when those are not -1, so the
+/// state can still be written after privileges are dropped. False and `error` when it cannot.
+bool prepareStateDir(const std::string& dir, int uid, int gid, std::string& error);
+
+}  // namespace gslb::server::service
