@@ -64,6 +64,11 @@ struct Daemon {
         if (old && (old->config.control.enabled != s->config.control.enabled ||
                     old->config.control.listen.text != s->config.control.listen.text))
             log::warn("reload: the [control] listener changed; it takes effect at the next restart");
+        if (old && (old->config.server.user != s->config.server.user ||
+                    old->config.server.stateDir != s->config.server.stateDir ||
+                    old->config.server.log != s->config.server.log))
+            log::warn(
+                "reload: [server] user, state_dir or log changed; they take effect at the next restart");
         if (api && s->config.control.enabled) {
             std::string terr;
             if (!api->readToken(s->config.control.tokenFile, terr))
@@ -141,6 +146,7 @@ int main(int argc, char** argv) {
         return 0;
     }
 
+    if (snap->config.server.log == "syslog") log::useSyslog();
     evthread_use_pthreads();
     signal(SIGPIPE, SIG_IGN);
     Daemon d;

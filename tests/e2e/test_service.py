@@ -187,5 +187,31 @@ class Drains(unittest.TestCase):
             g.stop()
 
 
+class Logs(unittest.TestCase):
+    def test_journal_stream_gets_priority_prefixes(self):
+        g = Gslbd(zones={ORIGIN: ZONE}, server={"user": "no-such-user-gslbd"}, expect_start=False)
+        open(g.stderr_path, "wb").close()
+        st = os.stat(g.stderr_path)
+        os.environ["JOURNAL_STREAM"] = f"{st.st_dev}:{st.st_ino}"
+        try:
+            with g:
+                self.assertEqual(g.wait_exit(10), 1)
+                err = g.stderr()
+        finally:
+            del os.environ["JOURNAL_STREAM"]
+        self.assertRegex(err, r"(?m)^<3>error: \[server\] user \"no-such-user-gslbd\": no such user$")
+        self.assertNotRegex(err, r"(?m)^\d{4}-")  # the journal stamps lines itself
+
+    def test_journal_stream_of_another_file_is_ignored(self):
+        os.environ["JOURNAL_STREAM"] = "1:1"
+        try:
+            with Gslbd(zones={ORIGIN: ZONE}) as g:
+                g.stop()
+                err = g.stderr()
+        finally:
+            del os.environ["JOURNAL_STREAM"]
+        self.assertRegex(err, r"(?m)^\d{4}-\d\d-\d\dT.* gslbd info: serving 1 zone")
+
+
 if __name__ == "__main__":
     run_tests()
