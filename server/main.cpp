@@ -18,6 +18,7 @@
 #include "server/service/admin_state.hpp"
 #include "server/service/instance_guard.hpp"
 #include "server/service/privileges.hpp"
+#include "server/service/systemd.hpp"
 #include "server/snapshot.hpp"
 #include "server/unread_settings.hpp"
 #include "server/worker.hpp"
@@ -48,6 +49,14 @@ struct Daemon {
     // SIGHUP or POST /v1/reload: build a whole new snapshot; publish it only if everything loaded (STYLE.md
     // 3). `message` gets the outcome either way.
     bool reload(std::string& message) {
+        service::notifyReloading();
+        bool ok = reloadSnapshot(message);
+        service::notifyReady(ok ? message
+                                : "serving the previous configuration; the last reload failed: " + message);
+        return ok;
+    }
+
+    bool reloadSnapshot(std::string& message) {
         std::string error;
         auto old = shared.holder.get();
         auto s = buildSnapshot(configPath, old.get(), error);
@@ -102,6 +111,7 @@ void onSignal(evutil_socket_t sig, short, void* arg) {
         d->reload(message);
     } else {
         log::info("signal {}: stopping", int(sig));
+        service::notifyStopping();
         event_base_loopbreak(d->base);
     }
 }
@@ -260,6 +270,10 @@ int main(int argc, char** argv) {
     recordEvent(log::Level::Info, "start", config,
                 fmt::format("serving {} zone(s) on {} with {} worker(s)",
                             d.shared.holder.get()->db.zones().size(), addrs, sc.workers));
+
+    // Only now, with the first health round done and the workers reading, is the service ready.
+    service::notifyReady(
+        fmt::format("serving {} zone(s) on {}", d.shared.holder.get()->db.zones().size(), addrs));
 
     event_base_dispatch(d.base);
 

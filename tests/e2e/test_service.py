@@ -3,14 +3,19 @@
 restarts, the systemd notify protocol, logs."""
 import json
 import os
+import re
+import shutil
+import socket
 import subprocess
+import tempfile
 import sys
+import threading
 import time
 import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import HAVE_IPV6, Gslbd, free_port, TcpClient, build_query, run_tests  # noqa: E402
+from harness import HAVE_IPV6, Gslbd, free_port, gslbd_path, TcpClient, build_query, run_tests  # noqa: E402
 
 ORIGIN = "gslb.example.com."
 ZONE = f"""$ORIGIN {ORIGIN}
@@ -211,6 +216,128 @@ class Logs(unittest.TestCase):
         finally:
             del os.environ["JOURNAL_STREAM"]
         self.assertRegex(err, r"(?m)^\d{4}-\d\d-\d\dT.* gslbd info: serving 1 zone")
+
+
+class NotifyListener:
+    """The systemd side of sd_notify(3): a unix datagram socket the test owns, every message with its time."""
+
+    def __init__(self, path):
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self.sock.settimeout(0.1)
+        self.msgs = []  # (monotonic time, {key: value})
+        self.stop = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stop:
+            try:
+                data = self.sock.recv(4096)
+            except socket.timeout:
+                continue
+            kv = dict(line.split("=", 1) for line in data.decode().splitlines() if "=" in line)
+            self.msgs.append((time.monotonic(), kv))
+
+    def wait_for(self, key, after=0, timeout=10):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for i, (t, kv) in enumerate(self.msgs[after:], after):
+                if key in kv:
+                    return i, t, kv
+            time.sleep(0.02)
+        raise AssertionError(f"no {key} from gslbd within {timeout}s; got {self.msgs}")
+
+    def close(self):
+        self.stop = True
+        self.thread.join()
+        self.sock.close()
+
+
+class SilentBackend:
+    """Accepts TCP connections and never answers: an http check against it lasts its whole timeout."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+
+
+class Systemd(unittest.TestCase):
+    def unit_copy(self, d):
+        """The built unit with ExecStart pointing at the binary under test: `systemd-analyze verify` checks
+        that the executable exists, and the installed path does not exist before `meson install`."""
+        unit = os.environ.get("GSLBD_UNIT") or os.path.join(os.path.dirname(gslbd_path()), "..", "dist",
+                                                            "gslbd.service")
+        bindir = os.environ.get("GSLBD_BINDIR", "/usr/local/bin")
+        text = open(unit).read()
+        self.assertIn(f"ExecStart={bindir}/gslbd --config /etc/gslbd/gslbd.toml", text)
+        path = os.path.join(d, "gslbd.service")
+        with open(path, "w") as f:
+            f.write(text.replace(f"{bindir}/gslbd", os.path.abspath(gslbd_path())))
+        return path
+
+    def test_unit_verifies_and_is_sandboxed(self):
+        if not shutil.which("systemd-analyze"):
+            self.skipTest("systemd-analyze not installed (tools/install-deps installs systemd)")
+        with tempfile.TemporaryDirectory() as d:
+            unit = self.unit_copy(d)
+            p = subprocess.run(["systemd-analyze", "verify", unit], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stdout)
+            self.assertEqual(p.stdout.strip(), "", p.stdout)  # no warnings either
+            p = subprocess.run(["systemd-analyze", "security", "--offline=true", "--no-pager", unit],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+            m = re.search(r"Overall exposure level for gslbd.service: (\d+\.\d+)", p.stdout)
+            self.assertTrue(m, p.stdout)
+            print(f"systemd-analyze security: {m.group(1)}")
+            self.assertLessEqual(float(m.group(1)), 2.0, p.stdout)
+
+    def test_notify_protocol(self):
+        backend = SilentBackend()
+        cport = free_port()
+        g = Gslbd(files={"control.token": TOKEN + "\n"}, wait_zone=ORIGIN)
+        text, zone = gslb_config(g.port, cport)
+        text = text.replace('[site.east]', '[check.slow]\ntype = "http"\nport = %d\ninterval = 5\n'
+                            'timeout = 0.8\n\n[site.east]' % backend.port)
+        text = text.replace(f'address = "{E}"\nsite = "east"\n', f'address = "{E}"\nsite = "east"\ncheck = "slow"\n')
+        g.raw_config = text
+        g.files["zone.db"] = zone
+        n = NotifyListener(g.path("notify.sock"))
+        os.environ["NOTIFY_SOCKET"] = n.path
+        try:
+            t0 = time.monotonic()
+            with g:
+                del os.environ["NOTIFY_SOCKET"]
+                i, t_ready, kv = n.wait_for("READY")
+                # Not before the initial round (the slow check's 0.8 s), and the listeners answer by then.
+                self.assertGreaterEqual(t_ready - t0, 0.7, n.msgs)
+                self.assertIn("health: initial round of 1 check(s)", g.stderr())
+                self.assertRegex(kv.get("STATUS", ""), r"^serving 1 zone\(s\) on 127\.0\.0\.1:\d+$")
+                self.assertEqual(g.dig("www." + ORIGIN).rcode, "NOERROR")
+                self.assertFalse(any("RELOADING" in m or "STOPPING" in m for _, m in n.msgs[:i]), n.msgs)
+
+                g.reload()
+                j, _, _ = n.wait_for("RELOADING", after=i + 1)
+                self.assertRegex(n.msgs[j][1].get("MONOTONIC_USEC", ""), r"^\d+$")
+                k, _, kv = n.wait_for("READY", after=j + 1)
+                self.assertRegex(kv["STATUS"], r"^reloaded ")
+
+                # A failed reload still ends with READY=1 (the old snapshot serves), and says so.
+                g.write("gslbd.toml", text + "\nbroken = 1\n")
+                g.reload()
+                j, _, _ = n.wait_for("RELOADING", after=k + 1)
+                k, _, kv = n.wait_for("READY", after=j + 1)
+                self.assertIn("the last reload failed", kv["STATUS"])
+
+                g.stop()
+                n.wait_for("STOPPING", after=k + 1)
+        finally:
+            os.environ.pop("NOTIFY_SOCKET", None)
+            n.close()
+            backend.sock.close()
 
 
 if __name__ == "__main__":
