@@ -198,6 +198,7 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
         out.server.workers = int(s.getInt("workers", 2, 1, kMaxWorkers));
         out.server.udpPayloadMax = uint16_t(s.getInt("udp_payload_max", 1232, 512, 65535));
         out.server.tcpIdleTimeout = int(s.getInt("tcp_idle_timeout", 10, 1, 3600));
+        out.server.tcpMessageTimeout = int(s.getInt("tcp_message_timeout", 3, 1, 3600));
         out.server.tcpMaxConnections = int(s.getInt("tcp_max_connections", 1024, 1, 1000000));
         for (const auto& a : s.getStrings("axfr_allow", {})) {
             Prefix p;

@@ -35,6 +35,7 @@ struct ServerConf {
     int workers = 2;                // UDP/TCP worker threads, each with its own SO_REUSEPORT sockets
     uint16_t udpPayloadMax = 1232;  // octets (RFC 6891 §6.2.5; 1232 is the DNS Flag Day 2020 value)
     int tcpIdleTimeout = 10;        // s
+    int tcpMessageTimeout = 3;      // s: from a TCP message's first octet to its last (slowloris)
     int tcpMaxConnections = 1024;
     std::vector<Prefix> axfrAllow;  // empty: nobody may transfer
     int axfrMaxConcurrent = 10;     // zone transfers in flight at once, all workers together (BIND's default)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <random>
 
@@ -31,6 +32,16 @@ constexpr size_t kAxfrHigh = 48 << 10;
 constexpr size_t kAxfrLow = 16 << 10;
 constexpr int kCmsgSpace = 64;
 
+int64_t nowMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+timeval toTimeval(int64_t ms) {
+    return timeval{time_t(ms / 1000), suseconds_t(ms % 1000 * 1000)};
+}
+
 }  // namespace
 
 struct Worker::UdpSocket {
@@ -49,11 +60,16 @@ struct AxfrJob {
 };
 
 struct Worker::TcpConn {
-    Worker* worker;
-    ::bufferevent* bev;
-    sockaddr_storage peer;
+    Worker* worker = nullptr;
+    ::bufferevent* bev = nullptr;
+    sockaddr_storage peer{};
     bool closing = false;
     std::unique_ptr<AxfrJob> axfr;  // while set, reading is off: later queries wait for the transfer's end
+    int64_t lastActive = 0;         // steady ms: accepted, a whole message read, or a transfer progressed
+    int64_t messageStart = 0;       // steady ms when the message being read began; 0: none under way
+    bool shortTimeout = false;      // the read timeout is the message's remaining time, not the idle one
+    TcpConn* older = nullptr;       // the worker's list, least recently active first
+    TcpConn* newer = nullptr;
 };
 
 Worker::Worker(int id, Shared& shared)
@@ -62,6 +78,10 @@ Worker::Worker(int id, Shared& shared)
     recvBuf_.resize(size_t(kBatch) * kRecvSize);
     sendBuf_.resize(size_t(kBatch) * kSendSize);
     tcpBuf_.resize(65536);
+    wake_ = event_new(base_, -1, 0, onWake, this);
+    shared_.tcp[id_].wake = wake_;
+    for (int n = shared_.workers.load(); n < id_ + 1 && !shared_.workers.compare_exchange_weak(n, id_ + 1);) {
+    }
 }
 
 Worker::~Worker() {
@@ -70,6 +90,9 @@ Worker::~Worker() {
         if (u->fd >= 0) close(u->fd);
     }
     for (auto* l : tcp_) evconnlistener_free(l);
+    while (oldest_) closeConn(oldest_);  // the loop has stopped: nothing else refers to them
+    shared_.tcp[id_].wake = nullptr;
+    if (wake_) event_free(wake_);
     if (base_) event_base_free(base_);
 }
 
@@ -227,23 +250,83 @@ void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
 void Worker::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* sa, int len, void* arg) {
     auto* w = static_cast<Worker*>(arg);
     const Snapshot& snap = w->snapshot();
-    if (w->shared_.tcpConnections.fetch_add(1) >= snap.config.server.tcpMaxConnections) {
-        // Over the limit: close at once rather than queue (an idle client must not hold a slot it never got).
+    int limit = snap.config.server.tcpMaxConnections;
+    int n = w->shared_.tcpConnections.fetch_add(1);
+    // A full table closes its least recently active connection rather than refuse the newcomer (NSD and
+    // Knot do the same): idle or trickling clients alone cannot lock TCP out. The table may run over by
+    // one per worker while another worker honours a request to make room.
+    if (n >= limit && (n >= limit + w->shared_.workers.load() || !w->makeRoom())) {
         w->shared_.tcpConnections.fetch_sub(1);
         close(fd);
         return;
     }
-    auto* c = new TcpConn{w, nullptr, {}, false, nullptr};
+    auto* c = new TcpConn;
+    c->worker = w;
     std::memcpy(&c->peer, sa, std::min<size_t>(size_t(len), sizeof c->peer));
     c->bev = bufferevent_socket_new(w->base_, fd, BEV_OPT_CLOSE_ON_FREE);
     timeval idle{snap.config.server.tcpIdleTimeout, 0};
     bufferevent_set_timeouts(c->bev, &idle, &idle);
     bufferevent_setcb(c->bev, onTcpRead, onTcpWrite, onTcpEvent, c);
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    w->touch(c);
+}
+
+void Worker::unlink(TcpConn* c) {
+    (c->older ? c->older->newer : oldest_) = c->newer;
+    (c->newer ? c->newer->older : newest_) = c->older;
+    c->older = c->newer = nullptr;
+}
+
+void Worker::touch(TcpConn* c) {
+    c->lastActive = nowMs();
+    if (c != newest_) {
+        if (c->older || c->newer || c == oldest_) unlink(c);
+        c->older = newest_;
+        (newest_ ? newest_->newer : oldest_) = c;
+        newest_ = c;
+    }
+    publishOldest();
+}
+
+void Worker::publishOldest() {
+    shared_.tcp[id_].oldest.store(oldest_ ? oldest_->lastActive : INT64_MAX, std::memory_order_relaxed);
+}
+
+bool Worker::makeRoom() {
+    // The least recently active connection of all workers, as each last published it.
+    int best = -1;
+    int64_t bestAt = INT64_MAX;
+    for (int i = 0, n = shared_.workers.load(); i < n; ++i) {
+        int64_t at = shared_.tcp[i].oldest.load(std::memory_order_relaxed);
+        if (at == INT64_MAX) continue;                               // no connection there
+        at += shared_.tcp[i].evict.load(std::memory_order_relaxed);  // pending requests age it less
+        if (at < bestAt) {
+            best = i;
+            bestAt = at;
+        }
+    }
+    if (best < 0) return false;
+    if (best == id_) {
+        if (!oldest_) return false;
+        closeConn(oldest_);
+        return true;
+    }
+    TcpSlot& t = shared_.tcp[best];
+    if (!t.wake) return false;
+    t.evict.fetch_add(1);
+    event_active(t.wake, EV_READ, 0);  // thread-safe: the bases were made after evthread_use_pthreads()
+    return true;
+}
+
+void Worker::onWake(evutil_socket_t, short, void* arg) {
+    auto* w = static_cast<Worker*>(arg);
+    for (int n = w->shared_.tcp[w->id_].evict.exchange(0); n > 0 && w->oldest_; --n) w->closeConn(w->oldest_);
 }
 
 void Worker::closeConn(TcpConn* c) {
     if (c->axfr) endAxfr(c);
+    unlink(c);
+    publishOldest();
     bufferevent_free(c->bev);
     shared_.tcpConnections.fetch_sub(1);
     delete c;
@@ -263,9 +346,19 @@ void Worker::onTcpRead(bufferevent* bev, void* arg) {
         uint8_t lb[2];
         evbuffer_copyout(in, lb, 2);
         size_t len = size_t(lb[0]) << 8 | lb[1];
+        if (len == 0) {
+            // A zero-length message is no DNS message: answer what came before it, then close (as NSD).
+            evbuffer_drain(in, evbuffer_get_length(in));
+            bufferevent_disable(bev, EV_READ);
+            c->closing = true;
+            if (evbuffer_get_length(outb) == 0) w->closeConn(c);
+            return;
+        }
         if (evbuffer_get_length(in) < 2 + len) break;
         evbuffer_drain(in, 2);
         evbuffer_remove(in, query, len);
+        c->messageStart = 0;
+        w->touch(c);
         WorkerStats& st = w->shared_.stats[w->id_];
         bump(st.tcp);
         auto res =
@@ -303,8 +396,37 @@ void Worker::onTcpRead(bufferevent* bev, void* arg) {
         }
         if (evbuffer_get_length(outb) > kTcpOutHigh) {
             bufferevent_disable(bev, EV_READ);  // resumed in onTcpWrite once the client has read
-            break;
+            return;
         }
+    }
+    w->messageDeadline(c, snap.config.server);
+}
+
+void Worker::messageDeadline(TcpConn* c, const ServerConf& conf) {
+    // A message must arrive whole within tcp_message_timeout of its first octet. The idle timeout alone
+    // restarts at every octet, so a client trickling a byte a second would hold its slot for ever
+    // (slowloris). The read timeout is shortened to the time left, and restored once nothing is pending.
+    evbuffer* in = bufferevent_get_input(c->bev);
+    if (evbuffer_get_length(in) == 0) {
+        c->messageStart = 0;
+        if (c->shortTimeout) {
+            timeval idle{conf.tcpIdleTimeout, 0};
+            bufferevent_set_timeouts(c->bev, &idle, &idle);
+            c->shortTimeout = false;
+        }
+        return;
+    }
+    int64_t now = nowMs();
+    if (c->messageStart == 0) c->messageStart = now;
+    int64_t left = c->messageStart + int64_t(conf.tcpMessageTimeout) * 1000 - now;
+    if (left <= 0) {
+        closeConn(c);
+        return;
+    }
+    if (left < int64_t(conf.tcpIdleTimeout) * 1000) {
+        timeval t = toTimeval(left), idle{conf.tcpIdleTimeout, 0};
+        bufferevent_set_timeouts(c->bev, &t, &idle);
+        c->shortTimeout = true;
     }
 }
 
@@ -319,6 +441,7 @@ void Worker::startAxfr(TcpConn* c, const zones::Zone& zone, std::span<const uint
 void Worker::pumpAxfr(TcpConn* c) {
     evbuffer* outb = bufferevent_get_output(c->bev);
     zones::AxfrWriter& wr = c->axfr->writer;
+    if (wr.messages() > 0) touch(c);  // the client has read: it is active, not idle
     while (!wr.done() && evbuffer_get_length(outb) < kAxfrHigh) {
         evbuffer_iovec v;
         if (evbuffer_reserve_space(outb, ev_ssize_t(kAxfrMsg + 2), &v, 1) != 1) break;

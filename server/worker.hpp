@@ -19,12 +19,22 @@
 
 namespace gslb::server {
 
+/// What a worker publishes of its TCP connections so that another can ask it to make room when the table
+/// is full (tcp_max_connections counts all workers together).
+struct TcpSlot {
+    std::atomic<int64_t> oldest{INT64_MAX};  // steady-clock ms of its least recently active connection
+    std::atomic<int> evict{0};               // connections other workers asked it to close
+    event* wake = nullptr;                   // made active (from any thread) after `evict` is raised
+};
+
 /// State every worker shares.
 struct Shared {
     SnapshotHolder holder;
     std::atomic<int> tcpConnections{0};
     std::atomic<int> axfrActive{0};  // transfers in flight (axfr_max_concurrent caps it)
     WorkerStats stats[kMaxWorkers];  // [worker id]; read by the control API
+    TcpSlot tcp[kMaxWorkers];        // [worker id]
+    std::atomic<int> workers{0};     // how many of `tcp` are in use
 };
 
 class Worker {
@@ -50,6 +60,12 @@ class Worker {
     static void onTcpWrite(struct bufferevent* bev, void* arg);
     static void onTcpEvent(struct bufferevent* bev, short what, void* arg);
     void closeConn(TcpConn* c);
+    void messageDeadline(TcpConn* c, const ServerConf& conf);
+    void touch(TcpConn* c);  // c was active now: it moves to the young end of the connection list
+    void unlink(TcpConn* c);
+    void publishOldest();
+    bool makeRoom();  // closes (or has another worker close) the least recently active connection
+    static void onWake(evutil_socket_t, short, void* arg);
     void startAxfr(TcpConn* c, const zones::Zone& zone, std::span<const uint8_t> query);
     void pumpAxfr(TcpConn* c);
     void endAxfr(TcpConn* c);
@@ -64,6 +80,9 @@ class Worker {
     uint64_t gen_ = 0;
     Selector selector_;
     std::vector<uint8_t> recvBuf_, sendBuf_, tcpBuf_;
+    TcpConn* oldest_ = nullptr;  // this worker's TCP connections, least recently active first
+    TcpConn* newest_ = nullptr;
+    event* wake_ = nullptr;
     std::thread thread_;
 };
 

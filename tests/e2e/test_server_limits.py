@@ -109,5 +109,92 @@ class AxfrLimits(unittest.TestCase):
             g.stop()
 
 
+def idle_client(port):
+    s = socket.create_connection(("127.0.0.1", port), timeout=3)
+    return s
+
+
+def closed(sock, wait):
+    """True when the peer closed (EOF or reset) within `wait` seconds."""
+    sock.settimeout(wait)
+    try:
+        return sock.recv(65535) == b""
+    except socket.timeout:
+        return False
+    except OSError:
+        return True
+
+
+class TcpLimits(unittest.TestCase):
+    def test_slowloris_gets_a_deadline_for_the_whole_message(self):
+        # Before issue 10 each byte reset the idle timer: a client announcing 65535 octets and sending one a
+        # second held its connection for 18 hours.
+        with Gslbd(zones={"t.test.": simple_zone("t.test.")},
+                   server={"tcp_idle_timeout": 10, "tcp_message_timeout": 2}) as g:
+            s = idle_client(g.port)
+            start = time.time()
+            s.sendall(b"\xff\xff")
+            gone = None
+            while time.time() - start < 6:
+                try:
+                    s.sendall(b"x")
+                except OSError:
+                    gone = time.time() - start
+                    break
+                if closed(s, 0.25):
+                    gone = time.time() - start
+                    break
+            self.assertIsNotNone(gone, "a message trickled in a byte at a time was never cut off")
+            self.assertGreater(gone, 1.5)
+            self.assertLess(gone, 3.5)
+            # A client that is quick enough is unaffected, across several messages on one connection.
+            with TcpClient(g.port) as c:
+                for _ in range(3):
+                    self.assertEqual(c.query(build_query("www.t.test.", "A")).rcode, "NOERROR")
+                    time.sleep(1.2)  # idle between messages is the idle timeout's business, not this one's
+                q = TcpClient.frame(build_query("www.t.test.", "A"))
+                c.send_raw(q[:5])
+                time.sleep(1.2)
+                c.send_raw(q[5:])  # one message over 1.2 s: inside the 2 s deadline
+                self.assertEqual(decode_msg(c.recv_msg()).rcode, "NOERROR")
+            g.stop()
+
+    def test_a_full_table_closes_the_oldest_idle_connection(self):
+        cap = 8
+        with Gslbd(zones={"t.test.": simple_zone("t.test.")},
+                   server={"tcp_idle_timeout": 30, "tcp_message_timeout": 30, "tcp_max_connections": cap}) as g:
+            holders = []
+            for i in range(cap):
+                s = idle_client(g.port)
+                if i % 2:
+                    s.sendall(b"\xff\xff\x00")  # slow: a message begun and never finished
+                holders.append(s)
+                time.sleep(0.05)  # so that their ages differ
+            time.sleep(0.2)
+            # A newcomer is answered at once, again and again: idle connections cannot lock TCP out.
+            for _ in range(3):
+                with TcpClient(g.port) as c:
+                    self.assertEqual(c.query(build_query("www.t.test.", "A")).rcode, "NOERROR")
+            # The oldest holders made room; the newest are still there.
+            self.assertTrue(closed(holders[0], 1.0), "the oldest idle connection should have been closed")
+            self.assertFalse(closed(holders[-1], 0.2))
+            for s in holders:
+                s.close()
+            g.stop()
+
+    def test_zero_length_message_closes_the_connection(self):
+        with Gslbd(zones={"t.test.": simple_zone("t.test.")}) as g:
+            with TcpClient(g.port) as c:
+                c.send_raw(b"\x00\x00")
+                self.assertTrue(c.is_closed(wait=2.0), "00 00 left the connection open")
+            # Answers to what came before it are still sent, then the connection closes.
+            with TcpClient(g.port) as c:
+                c.send_raw(TcpClient.frame(build_query("www.t.test.", "A", qid=5)) + b"\x00\x00")
+                m = decode_msg(c.recv_msg())
+                self.assertEqual((m.id, m.rcode), (5, "NOERROR"))
+                self.assertTrue(c.is_closed(wait=2.0))
+            g.stop()
+
+
 if __name__ == "__main__":
     run_tests()

@@ -205,15 +205,22 @@ TEST_CASE("[server] limits: defaults, values and ranges") {
     std::string error;
     REQUIRE_MESSAGE(loadConfig(w.config, cfg, error), error);
     CHECK(cfg.server.axfrMaxConcurrent == 10);
+    CHECK(cfg.server.tcpMessageTimeout == 3);
 
-    text = "[server]\naxfr_max_concurrent = 3\n" + zone;
+    text = "[server]\naxfr_max_concurrent = 3\ntcp_message_timeout = 7\n" + zone;
     w = st::writeConfig(text);
     REQUIRE_MESSAGE(loadConfig(w.config, cfg, error), error);
     CHECK(cfg.server.axfrMaxConcurrent == 3);
+    CHECK(cfg.server.tcpMessageTimeout == 7);
 
     std::string path;
     text = "[server]\naxfr_max_concurrent = 0\n" + zone;
     std::string err = st::configError(text, &path);
     CHECK(err == at(path, text, "axfr_max_concurrent",
                     "[server] axfr_max_concurrent: 0 is out of range [1, 100000]"));
+
+    text = "[server]\ntcp_message_timeout = 0\n" + zone;
+    err = st::configError(text, &path);
+    CHECK(err ==
+          at(path, text, "tcp_message_timeout", "[server] tcp_message_timeout: 0 is out of range [1, 3600]"));
 }
