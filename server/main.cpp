@@ -104,11 +104,41 @@ struct Daemon {
     }
 };
 
+// SIGUSR1: one log line with what an operator checks first (a logrotate postrotate script may send it; it
+// never stops the server). Logging goes to stderr or syslog, so there is no file to reopen.
+void logStatus(Daemon& d) {
+    auto snap = d.shared.holder.get();
+    uint64_t udp = 0, tcp = 0, dropped = 0;
+    for (const auto& st : d.shared.stats) {
+        udp += st.udp.load(std::memory_order_relaxed);
+        tcp += st.tcp.load(std::memory_order_relaxed);
+        dropped += st.dropped.load(std::memory_order_relaxed);
+    }
+    size_t records = 0;
+    for (const auto& z : snap->db.zones()) records += z->recordCount();
+    log::info(
+        "status: {} zone(s), {} records; queries udp {} tcp {} dropped {}; tcp connections {}, "
+        "transfers {}",
+        snap->db.zones().size(), records, udp, tcp, dropped, d.shared.tcpConnections.load(),
+        d.shared.axfrActive.load());
+}
+
+// Every signal whose default action ends the process, but TERM and INT (stop) and HUP (reload, handled
+// once the loop runs), is ignored from the start: a stray `kill -USR2`, an alarm or a real-time signal sent
+// by a script must not take DNS down. SIGQUIT and the fault signals keep their core-dumping default.
+void ignoreStraySignals() {
+    for (int s : {SIGHUP, SIGPIPE, SIGUSR1, SIGUSR2, SIGALRM, SIGIO, SIGPROF, SIGVTALRM, SIGPWR, SIGSTKFLT})
+        signal(s, SIG_IGN);
+    for (int s = SIGRTMIN; s <= SIGRTMAX; ++s) signal(s, SIG_IGN);
+}
+
 void onSignal(evutil_socket_t sig, short, void* arg) {
     auto* d = static_cast<Daemon*>(arg);
     if (sig == SIGHUP) {
         std::string message;
         d->reload(message);
+    } else if (sig == SIGUSR1) {
+        logStatus(*d);
     } else {
         log::info("signal {}: stopping", int(sig));
         service::notifyStopping();
@@ -132,6 +162,7 @@ int main(int argc, char** argv) {
         int rc = app.exit(e);  // prints help / version / the usage error
         return rc == 0 ? 0 : 2;
     }
+    if (!check) ignoreStraySignals();  // before the zones load, which may take seconds
 
     std::string error;
     auto snap = buildSnapshot(config, nullptr, error);
@@ -158,7 +189,6 @@ int main(int argc, char** argv) {
 
     if (snap->config.server.log == "syslog") log::useSyslog();
     evthread_use_pthreads();
-    signal(SIGPIPE, SIG_IGN);
     Daemon d;
     d.configPath = config;
     const ServerConf sc = snap->config.server;
@@ -246,7 +276,7 @@ int main(int argc, char** argv) {
     d.health->runInitialRound();
 
     std::vector<event*> sigs;
-    for (int s : {SIGHUP, SIGTERM, SIGINT}) {
+    for (int s : {SIGHUP, SIGTERM, SIGINT, SIGUSR1}) {
         event* e = evsignal_new(d.base, s, onSignal, &d);
         event_add(e, nullptr);
         sigs.push_back(e);

@@ -3,6 +3,7 @@
 that do not read, the cap on concurrent transfers, TCP slowloris and a full connection table, zero-length TCP
 messages, signals an operator may send, and control-API requests with bad bytes."""
 import os
+import signal
 import socket
 import struct
 import sys
@@ -193,6 +194,32 @@ class TcpLimits(unittest.TestCase):
                 m = decode_msg(c.recv_msg())
                 self.assertEqual((m.id, m.rcode), (5, "NOERROR"))
                 self.assertTrue(c.is_closed(wait=2.0))
+            g.stop()
+
+
+class Signals(unittest.TestCase):
+    def test_only_term_and_int_stop_the_server(self):
+        # Before issue 10 SIGUSR1 and SIGUSR2 (a logrotate script's habit) killed gslbd: their default action.
+        with Gslbd(zones={"t.test.": simple_zone("t.test.")}) as g:
+            stray = [signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM, signal.SIGPIPE, signal.SIGIO, signal.SIGPWR,
+                     signal.SIGVTALRM, signal.SIGPROF, signal.SIGRTMIN, signal.SIGRTMIN + 5, signal.SIGRTMAX]
+            for sig in stray:
+                g.proc.send_signal(sig)
+                time.sleep(0.05)
+                self.assertIsNone(g.proc.poll(), f"signal {int(sig)} stopped gslbd:\n{g.stderr()}")
+                m = decode_msg(udp_query(g.port, build_query("www.t.test.", "A")))
+                self.assertEqual(m.rcode, "NOERROR")
+            # SIGUSR1 has a meaning: one status line in the log.
+            deadline = time.time() + 3
+            while "status:" not in g.stderr() and time.time() < deadline:
+                time.sleep(0.05)
+            self.assertRegex(g.stderr(), r"status: 1 zone\(s\), 4 records; queries udp \d+ tcp \d+")
+            # SIGHUP still reloads, SIGTERM still stops cleanly (exit 0, checked by stop()).
+            g.reload()
+            deadline = time.time() + 3
+            while "reloaded" not in g.stderr() and time.time() < deadline:
+                time.sleep(0.05)
+            self.assertIn("reloaded", g.stderr())
             g.stop()
 
 
