@@ -44,8 +44,10 @@ bool parsePrefix(const std::string& text, Prefix& p) {
         addr = text.substr(0, slash);
         try {
             size_t used = 0;
-            bits = std::stoi(text.substr(slash + 1), &used);
-            if (used != text.size() - slash - 1) return false;
+            std::string b = text.substr(slash + 1);
+            if (b.empty() || b.find_first_not_of("0123456789") != std::string::npos) return false;  // no "-8"
+            bits = std::stoi(b, &used);
+            if (used != b.size()) return false;
         } catch (...) {
             return false;
         }
@@ -128,7 +130,7 @@ bool parseListen(const std::string& text, ListenAddr& out) {
     std::string host, port;
     if (!text.empty() && text[0] == '[') {
         auto close = text.find(']');
-        if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') return false;
+        if (close == std::string::npos || text.size() - close < 2 || text[close + 1] != ':') return false;
         host = text.substr(1, close - 1);
         port = text.substr(close + 2);
     } else {

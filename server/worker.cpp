@@ -354,7 +354,7 @@ void Worker::onTcpRead(bufferevent* bev, void* arg) {
             if (evbuffer_get_length(outb) == 0) w->closeConn(c);
             return;
         }
-        if (evbuffer_get_length(in) < 2 + len) break;
+        if (evbuffer_get_length(in) - 2 < len) break;  // the space left after the prefix, never `2 + len`
         evbuffer_drain(in, 2);
         evbuffer_remove(in, query, len);
         c->messageStart = 0;

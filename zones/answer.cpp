@@ -201,7 +201,7 @@ struct Ctx {
                 std::string_view ce = z.nodeName(z.node(cur));
                 wildcard[0] = 1;
                 wildcard[1] = '*';
-                if (ce.size() + 2 > kMaxNameLen) return Kind::NxDomain;
+                if (ce.size() > kMaxNameLen - 2) return Kind::NxDomain;
                 std::memcpy(wildcard + 2, ce.data(), ce.size());
                 uint32_t wc = z.find({reinterpret_cast<const char*>(wildcard), ce.size() + 2});
                 if (wc == kNone) return Kind::NxDomain;
@@ -341,15 +341,51 @@ struct Ctx {
     }
 };
 
+// The OPT record of a response (RFC 6891 §6.1.2): our payload size, the upper bits of the RCODE, DO copied,
+// then `options` (already encoded) as its rdata. Written with the limit lifted: every path that can fill the
+// message kept its room free.
+void putOpt(Writer& w, size_t cap, const AnswerOptions& opt, const Query& q, uint8_t rcode,
+            std::span<const uint8_t> options = {}) {
+    w.setLimit(cap);
+    auto m = w.mark();
+    uint8_t o[kOptSize] = {0,
+                           0,
+                           kTypeOPT,
+                           uint8_t(opt.udpPayloadMax >> 8),
+                           uint8_t(opt.udpPayloadMax),
+                           uint8_t(rcode >> 4),
+                           0,
+                           uint8_t(q.ednsDo ? 0x80 : 0),
+                           0,
+                           uint8_t(options.size() >> 8),
+                           uint8_t(options.size())};
+    if (w.bytes(o, kOptSize) && w.bytes(options.data(), options.size()))
+        w.addCount(kAdditional);
+    else
+        w.rollback(m);
+}
+
+// A reply that carries no records: the header (ID, opcode, RD and CD copied), the question only when exactly
+// one was sent and it parsed (QDCOUNT says which), an OPT when the query had a sound one (RFC 6891 §7).
+// FORMERR, NOTIMP and REFUSED to a transfer share it. `out` must hold 512 octets. Returns the length.
+size_t errorReply(const Query& q, std::span<const uint8_t> query, std::span<uint8_t> out,
+                  const AnswerOptions& opt, uint8_t rcode) {
+    Writer w(out.data(), out.size());
+    uint8_t zero[kHeader] = {};
+    if (!w.bytes(zero, kHeader)) return 0;
+    bool echo = q.questionOk && q.questionEnd >= kHeader && q.questionEnd <= query.size() &&
+                w.bytes(query.data() + kHeader, q.questionEnd - kHeader);
+    if (q.edns) putOpt(w, out.size(), opt, q, rcode);
+    putHeader(out.data(), q.id, q.opcode, q.rd, q.cd, false, false, rcode, echo ? 1 : 0, w);
+    return w.size();
+}
+
 }  // namespace
 
 size_t refuse(std::span<const uint8_t> query, std::span<uint8_t> out, uint8_t rcode) noexcept {
     Query q;
-    if (parseQuery(query, q) == ParseStatus::Drop || !q.questionOk) return 0;
-    Writer w(out.data(), out.size());
-    w.bytes(query.data(), q.questionEnd);
-    putHeader(out.data(), q.id, q.opcode, q.rd, q.cd, false, false, rcode, 1, w);
-    return w.size();
+    if (parseQuery(query, q) == ParseStatus::Drop) return 0;
+    return errorReply(q, query, out, AnswerOptions{}, rcode);
 }
 
 AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const uint8_t> query, bool tcp,
@@ -362,18 +398,17 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
         return res;
     }
     res.qtype = q.qtype;
+    if (st != ParseStatus::Ok) {
+        // Nothing of a message we cannot process is trusted beyond what parsed: at most its one question.
+        // (RFC 7873 §5.4's NOERROR for a cookie-only QUERY with QDCOUNT 0 belongs here: FormErr, qdcount 0,
+        // edns.)
+        res.rcode = st == ParseStatus::NotImp ? kRcodeNotImp : kRcodeFormErr;
+        res.len = errorReply(q, query, out, opt, res.rcode);
+        return res;
+    }
     Writer w(out.data(), out.size());
     uint8_t zero[kHeader] = {};
     w.bytes(zero, kHeader);
-    if (st == ParseStatus::FormErr) {
-        // Echo the question only when it parsed; nothing else of a malformed message is trusted.
-        if (q.questionOk) w.bytes(query.data() + kHeader, q.questionEnd - kHeader);
-        putHeader(out.data(), q.id, q.opcode, q.rd, q.cd, false, false, kRcodeFormErr, q.questionOk ? 1 : 0,
-                  w);
-        res.len = w.size();
-        res.rcode = kRcodeFormErr;
-        return res;
-    }
     w.bytes(query.data() + kHeader, q.questionEnd - kHeader);
     w.remember(q.qname, q.qnameLen, kHeader);
 
@@ -388,10 +423,7 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
     }
     bool echoEcs = false;  // a valid ECS goes back with our scope (§7.2.1)
     Ctx c(db, opt, q, w, hook, tcp, client);
-    if (st == ParseStatus::NotImp) {
-        c.aa = false;
-        c.rcode = kRcodeNotImp;
-    } else if (q.edns && q.ednsVersion > 0) {
+    if (q.edns && q.ednsVersion > 0) {
         c.aa = false;
         c.rcode = kRcodeBadVers;  // RFC 6891 §6.1.3: no answer, OPT with our version 0
     } else if (useEcs && !q.ecsValid) {
@@ -439,26 +471,12 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
         }
     }
     if (q.edns) {
-        w.setLimit(out.size());
         uint8_t ecs[kEcsMaxSize];
         size_t ecsLen = 0;
         // The scope of a client-independent answer is 0 (§7.2.1); a 0-bit source prefix asks for an answer
         // that suits every client, and gets scope 0 too.
         if (echoEcs) ecsLen = writeEcs(client.subnet, client.subnet.bits ? c.scope : 0, ecs);
-        uint8_t o[kOptSize] = {0,
-                               0,
-                               kTypeOPT,
-                               uint8_t(opt.udpPayloadMax >> 8),
-                               uint8_t(opt.udpPayloadMax),
-                               uint8_t(c.rcode >> 4),
-                               0,
-                               uint8_t(q.ednsDo ? 0x80 : 0),
-                               0,
-                               uint8_t(ecsLen >> 8),
-                               uint8_t(ecsLen)};
-        w.bytes(o, kOptSize);
-        if (ecsLen) w.bytes(ecs, ecsLen);
-        w.addCount(kAdditional);
+        putOpt(w, out.size(), opt, q, c.rcode, {ecs, ecsLen});
     }
     putHeader(out.data(), q.id, q.opcode, q.rd, q.cd, c.aa && c.rcode != kRcodeRefused, c.tc, c.rcode, 1, w);
     res.len = w.size();

@@ -11,7 +11,8 @@ inline uint16_t rd16(const uint8_t* p) {
 
 // Skips a possibly compressed name starting at `pos`. Every pointer must point strictly before the name part
 // that holds it, so a chain of pointers always moves backwards and ends: no loops, bounded work. Returns the
-// offset after the name in the record, or 0 on a malformed name.
+// offset after the name in the record (at most pkt.size()), or 0 on a malformed name. Bounds are checked as
+// "what is needed > what is left", which cannot wrap.
 size_t skipName(std::span<const uint8_t> pkt, size_t pos) {
     size_t end = 0;      // where the name ends in the record (set at the first pointer)
     size_t total = 0;    // decompressed length
@@ -21,7 +22,7 @@ size_t skipName(std::span<const uint8_t> pkt, size_t pos) {
         if (pos >= pkt.size()) return 0;
         uint8_t l = pkt[pos];
         if ((l & 0xC0) == 0xC0) {
-            if (pos + 1 >= pkt.size()) return 0;
+            if (pkt.size() - pos < 2) return 0;
             size_t target = size_t(((l & 0x3F) << 8) | pkt[pos + 1]);
             if (!end) end = pos + 2;
             if (target >= limit || ++hops > kMaxLabels) return 0;
@@ -30,17 +31,99 @@ size_t skipName(std::span<const uint8_t> pkt, size_t pos) {
             continue;
         }
         if (l & 0xC0) return 0;  // 0x40 / 0x80: extended label types, obsolete (RFC 6891 §5)
+        if (size_t(l) + 1 > kMaxNameLen - total) return 0;
         total += size_t(l) + 1;
-        if (total > kMaxNameLen) return 0;
         if (l == 0) return end ? end : pos + 1;
+        if (size_t(l) >= pkt.size() - pos) return 0;  // the label runs past the end
         pos += size_t(l) + 1;
     }
+}
+
+// The one question of a query (RFC 1035 §4.1.2) at offset 12: QNAME uncompressed (nothing precedes it that
+// a pointer could name), QTYPE, QCLASS. Fills the question fields of `q`; returns the offset after the
+// question, or 0 when it is malformed.
+size_t parseQuestion(std::span<const uint8_t> pkt, Query& q) {
+    const size_t pos = 12;
+    size_t n = 0;  // octets of the QNAME so far
+    uint8_t labels = 0;
+    for (;;) {
+        if (n >= pkt.size() - pos) return 0;
+        uint8_t l = pkt[pos + n];
+        if (l > kMaxLabelLen) return 0;  // a pointer, or an extended label type
+        if (size_t(l) + 1 > kMaxNameLen - n) return 0;
+        if (l == 0) {
+            ++n;
+            break;
+        }
+        if (size_t(l) >= pkt.size() - pos - n) return 0;  // the label runs past the end
+        q.labelOff[labels++] = uint8_t(n);
+        q.lower[n] = l;
+        for (size_t i = 1; i <= l; ++i) q.lower[n + i] = lowerByte(pkt[pos + n + i]);
+        n += size_t(l) + 1;
+    }
+    q.lower[n - 1] = 0;
+    if (pkt.size() - pos - n < 4) return 0;
+    q.qname = pkt.data() + pos;
+    q.qnameLen = uint8_t(n);
+    q.labels = labels;
+    q.qtype = rd16(pkt.data() + pos + n);
+    q.qclass = rd16(pkt.data() + pos + n + 2);
+    q.questionEnd = pos + n + 4;
+    q.questionOk = true;
+    return q.questionEnd;
+}
+
+// The answer, authority and additional records from `pos`: skipped, except OPT (RFC 6891 §6.1.1: at most
+// one, in the additional section, owned by the root), whose fields go to `q`. False on any malformed record;
+// the EDNS fields of `q` count only when the whole message parsed (q.edns is set last).
+bool parseRecords(std::span<const uint8_t> pkt, size_t pos, uint32_t an, uint32_t ns, uint32_t ar, Query& q) {
+    bool edns = false;
+    const uint32_t total = an + ns + ar;
+    for (uint32_t i = 0; i < total; ++i) {
+        size_t start = pos;
+        pos = skipName(pkt, pos);
+        if (!pos || pkt.size() - pos < 10) return false;
+        uint16_t type = rd16(pkt.data() + pos);
+        uint16_t cls = rd16(pkt.data() + pos + 2);
+        const uint8_t* ttl = pkt.data() + pos + 4;
+        uint16_t rdlen = rd16(pkt.data() + pos + 8);
+        pos += 10;
+        if (rdlen > pkt.size() - pos) return false;
+        if (type == kTypeOPT) {
+            if (i < an + ns || edns || pkt[start] != 0) return false;
+            edns = true;
+            q.ednsSize = cls;
+            q.ednsVersion = ttl[1];
+            q.ednsDo = ttl[2] & 0x80;
+            // Options must tile the rdata exactly; unknown ones are ignored (§6.1.2).
+            size_t o = pos;
+            const size_t oe = pos + rdlen;
+            while (o < oe) {
+                if (oe - o < 4) return false;
+                uint16_t code = rd16(pkt.data() + o);
+                size_t olen = rd16(pkt.data() + o + 2);
+                o += 4;
+                if (olen > oe - o) return false;
+                if (code == kOptionEcs && q.ecsCount < 255) {
+                    ++q.ecsCount;
+                    q.ecsValid = q.ecsCount == 1 && parseEcs(pkt.data() + o, olen, q.ecs);
+                }
+                o += olen;
+            }
+        }
+        pos += rdlen;
+    }
+    q.edns = edns;
+    return true;
 }
 
 }  // namespace
 
 ParseStatus parseQuery(std::span<const uint8_t> pkt, Query& q) noexcept {
     q.questionOk = false;
+    q.questionEnd = 0;
+    q.qtype = 0;
+    q.qclass = 0;
     q.edns = false;
     q.ecsCount = 0;
     q.ecsValid = false;
@@ -52,77 +135,23 @@ ParseStatus parseQuery(std::span<const uint8_t> pkt, Query& q) noexcept {
     q.rd = h[2] & 0x01;
     q.cd = h[3] & 0x10;
     uint16_t qd = rd16(h + 4), an = rd16(h + 6), ns = rd16(h + 8), ar = rd16(h + 10);
-    if (qd != 1) return q.opcode != 0 ? ParseStatus::NotImp : ParseStatus::FormErr;
+    q.qdcount = qd;
 
-    // QNAME: uncompressed labels only.
+    // The question section. Only a single question is ever echoed; any other count is walked over (names may
+    // then be compressed) so that the OPT behind it is still found.
     size_t pos = 12;
-    size_t n = 0;
-    uint8_t labels = 0;
-    for (;;) {
-        if (pos + n >= pkt.size()) return ParseStatus::FormErr;
-        uint8_t l = pkt[pos + n];
-        if (l > kMaxLabelLen) return ParseStatus::FormErr;  // a pointer, or an extended label type
-        if (n + l + 1 > kMaxNameLen) return ParseStatus::FormErr;
-        if (l == 0) {
-            ++n;
-            break;
+    if (qd == 1) {
+        pos = parseQuestion(pkt, q);
+    } else {
+        for (uint32_t i = 0; i < qd && pos; ++i) {
+            pos = skipName(pkt, pos);
+            pos = pos && pkt.size() - pos >= 4 ? pos + 4 : 0;
         }
-        q.labelOff[labels++] = uint8_t(n);
-        for (size_t i = 1; i <= l; ++i) {
-            if (pos + n + i >= pkt.size()) return ParseStatus::FormErr;
-            q.lower[n + i] = lowerByte(pkt[pos + n + i]);
-        }
-        q.lower[n] = l;
-        n += size_t(l) + 1;
     }
-    q.lower[n - 1] = 0;
-    q.qname = pkt.data() + pos;
-    q.qnameLen = uint8_t(n);
-    q.labels = labels;
-    pos += n;
-    if (pos + 4 > pkt.size()) return ParseStatus::FormErr;
-    q.qtype = rd16(pkt.data() + pos);
-    q.qclass = rd16(pkt.data() + pos + 2);
-    pos += 4;
-    q.questionEnd = pos;
-    q.questionOk = true;
+    const bool wellFormed = pos && parseRecords(pkt, pos, an, ns, ar, q);
+    // RFC 1035 §4.1.1: an opcode we do not implement is NOTIMP whatever follows the header.
     if (q.opcode != 0) return ParseStatus::NotImp;
-
-    // Answer, authority and additional records.
-    uint32_t total = uint32_t(an) + ns + ar;
-    for (uint32_t i = 0; i < total; ++i) {
-        size_t start = pos;
-        pos = skipName(pkt, pos);
-        if (!pos || pos + 10 > pkt.size()) return ParseStatus::FormErr;
-        uint16_t type = rd16(pkt.data() + pos);
-        uint16_t cls = rd16(pkt.data() + pos + 2);
-        const uint8_t* ttl = pkt.data() + pos + 4;
-        uint16_t rdlen = rd16(pkt.data() + pos + 8);
-        pos += 10;
-        if (pos + rdlen > pkt.size()) return ParseStatus::FormErr;
-        if (type == kTypeOPT) {
-            // RFC 6891 §6.1.1: one OPT at most, in the additional section, owned by the root.
-            if (i < uint32_t(an) + ns || q.edns || pkt[start] != 0) return ParseStatus::FormErr;
-            q.edns = true;
-            q.ednsSize = cls;
-            q.ednsVersion = ttl[1];
-            q.ednsDo = ttl[2] & 0x80;
-            // Options must tile the rdata exactly; unknown ones are ignored (§6.1.2).
-            size_t o = pos, oe = pos + rdlen;
-            while (o < oe) {
-                if (o + 4 > oe) return ParseStatus::FormErr;
-                uint16_t code = rd16(pkt.data() + o);
-                size_t olen = rd16(pkt.data() + o + 2);
-                if (olen > oe - o - 4) return ParseStatus::FormErr;
-                if (code == kOptionEcs && q.ecsCount < 255) {
-                    ++q.ecsCount;
-                    q.ecsValid = q.ecsCount == 1 && parseEcs(pkt.data() + o + 4, olen, q.ecs);
-                }
-                o += 4 + olen;
-            }
-        }
-        pos += rdlen;
-    }
+    if (!wellFormed || qd != 1) return ParseStatus::FormErr;
     return ParseStatus::Ok;
 }
 

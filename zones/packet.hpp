@@ -22,10 +22,11 @@ struct Query {
     uint8_t labels = 0;              // labels before the root
     uint8_t labelOff[kMaxLabels]{};  // offset of each label in the name, leftmost first
     uint8_t lower[kMaxNameLen]{};    // lower-cased copy of the QNAME
-    size_t questionEnd = 0;          // offset just after the question
-    bool questionOk = false;         // the question parsed (it can be echoed in an error response)
-    bool edns = false;               // an OPT record came (RFC 6891 §6.1.1)
-    uint16_t ednsSize = 0;           // requestor's UDP payload size, as sent
+    uint16_t qdcount = 0;            // QDCOUNT as sent
+    size_t questionEnd = 0;          // offset just after the question; 0 when none parsed
+    bool questionOk = false;         // exactly one question came and parsed: it is echoed, even in errors
+    bool edns = false;  // an OPT record came and the whole message parsed (RFC 6891 §6.1.1): reply with one
+    uint16_t ednsSize = 0;  // requestor's UDP payload size, as sent
     uint8_t ednsVersion = 0;
     bool ednsDo = false;  // DNSSEC OK (RFC 3225)
     // EDNS Client Subnet (RFC 7871), parsed whatever [server] ecs says; answer() decides whether to use it.
@@ -38,13 +39,18 @@ enum class ParseStatus {
     Ok,
     Drop,     // not a query we answer at all: too short for a header, or QR=1 (a response)
     FormErr,  // RFC 1035 §4.1.1 format error: QDCOUNT != 1, bad name, truncated, bad or misplaced OPT
-    NotImp,   // an opcode other than QUERY (RFC 1035 §4.1.1)
+    NotImp,   // an opcode other than QUERY (RFC 1035 §4.1.1), whatever follows the header
 };
 
 /// Parses `pkt`. Names are checked for labels > 63 octets, names > 255 octets, pointers past the end or not
 /// strictly backwards (which also rules out loops); the QNAME must not be compressed (nothing precedes it).
-/// Records in the answer and authority sections are skipped; the additional section is scanned for OPT
-/// (RFC 6891 §6.1.1: at most one, owner root, additional section only). Work is O(packet size).
+/// Any QDCOUNT is walked over, but only a single question is kept (`questionOk`); records in the answer and
+/// authority sections are skipped; the additional section is scanned for OPT (RFC 6891 §6.1.1: at most one,
+/// owner root, additional section only). The sections are parsed for every opcode, so that a NOTIMP or
+/// FORMERR reply can carry an OPT when the query had a sound one (§7). Whatever the status, `questionOk`
+/// says whether a question may be echoed and `edns` whether an OPT must be sent; with FormErr, `qdcount`
+/// 0 and `edns`, the rest of the message was sound (RFC 7873 §5.4's cookie-only query). Work is
+/// O(packet size).
 ParseStatus parseQuery(std::span<const uint8_t> pkt, Query& q) noexcept;
 
 }  // namespace gslb::zones

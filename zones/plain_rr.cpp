@@ -133,7 +133,7 @@ size_t plainNameToWire(std::string_view text, std::string_view origin, uint8_t* 
         size_t dot = text.find('.', start);
         size_t end = dot == std::string_view::npos ? text.size() : dot;
         size_t l = end - start;
-        if (l == 0 || l > 63 || len + 1 + l > 255) return 0;
+        if (l == 0 || l > 63 || l + 1 > 255 - len) return 0;
         out[len++] = uint8_t(l);
         for (size_t k = start; k < end; ++k) {
             // ldns reads a first label "@" in rdata as the origin: such names are ldns' to judge
@@ -144,11 +144,11 @@ size_t plainNameToWire(std::string_view text, std::string_view origin, uint8_t* 
         start = dot + 1;
     }
     if (absolute) {
-        if (len + 1 > 255) return 0;
+        if (len >= 255) return 0;
         out[len++] = 0;
         return len;
     }
-    if (origin.empty() || len + origin.size() > 255) return 0;
+    if (origin.empty() || origin.size() > 255 - len) return 0;
     std::memcpy(out + len, origin.data(), origin.size());
     return len + origin.size();
 }
@@ -232,7 +232,7 @@ PlainResult parsePlainLine(std::string_view line, const PlainContext& ctx, Plain
             if (m == 0) return PlainResult::NotPlain;
             for (size_t k = 0; k < m; ++k) {
                 std::string_view s = rd[k].text;
-                if (s.empty() || s.size() > 255 || w.size() + 1 + s.size() > 65535)
+                if (s.empty() || s.size() > 255 || w.size() > 65535 - 1 - s.size())
                     return PlainResult::NotPlain;
                 w.push_back(char(s.size()));
                 w.append(s);

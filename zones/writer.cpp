@@ -14,17 +14,27 @@ inline bool sameName(const uint8_t* a, const uint8_t* b, size_t n) {
     return true;
 }
 
+// Length of the uncompressed wire name at `p` within `max` octets, or 0 when there is none: a label over 63
+// octets (or a compression pointer, which zone data never holds), a name over 255 octets, or no root label
+// before `max`.
 inline size_t nameLen(const uint8_t* p, size_t max) {
     size_t i = 0;
-    while (i < max && p[i] != 0) i += size_t(p[i]) + 1;
-    return i < max ? i + 1 : 0;
+    while (i < max) {
+        if (p[i] == 0) return i + 1;
+        if (p[i] > kMaxLabelLen) return 0;
+        i += size_t(p[i]) + 1;
+        if (i >= kMaxNameLen) return 0;  // the root label would make it longer than 255
+    }
+    return 0;
 }
 
 }  // namespace
 
 void Writer::remember(const uint8_t* n, size_t len, size_t off, size_t upto) {
+    if (len > kMaxNameLen) return;  // entries keep a length octet
     for (size_t p = 0; p < len && p < upto && n[p] != 0; p += size_t(n[p]) + 1) {
-        if (nent_ >= kMaxEntries || off + p >= 0x3FFF) return;
+        // A compression pointer holds 14 bits of offset (RFC 1035 §4.1.4).
+        if (nent_ >= kMaxEntries || off >= 0x3FFF || p >= 0x3FFF - off) return;
         ents_[nent_++] = Entry{n + p, uint16_t(off + p), uint8_t(len - p)};
     }
 }
@@ -32,6 +42,7 @@ void Writer::remember(const uint8_t* n, size_t len, size_t off, size_t upto) {
 bool Writer::name(const uint8_t* n, size_t len, bool compress) {
     size_t start = len_;
     size_t p = 0;
+    if (len > kMaxNameLen) compress = false;
     if (compress) {
         for (; p < len && n[p] != 0; p += size_t(n[p]) + 1) {
             size_t slen = len - p;
@@ -56,7 +67,9 @@ bool Writer::rr(Section section, const uint8_t* owner, size_t ownerLen, uint16_t
     size_t lenAt = len_;
     if (!u16(0)) return false;
     size_t rdStart = len_;
-    // Names that RFC 1035 defines inside rdata may be compressed (RFC 3597 §4); the rest are copied.
+    // Names that RFC 1035 defines inside rdata may be compressed (RFC 3597 §4); the rest are copied. Rdata
+    // that does not hold what its type promises (generic `\#` data in a zone file can be anything) is
+    // copied as it is: every offset below stays within `rdlen`.
     size_t names = 0, skipBefore = 0;
     switch (type) {
         case kTypeNS:
@@ -80,13 +93,25 @@ bool Writer::rr(Section section, const uint8_t* owner, size_t ownerLen, uint16_t
         default:
             break;
     }
+    if (names && rdlen >= skipBefore) {
+        size_t end = skipBefore;
+        for (size_t i = 0; i < names; ++i) {
+            size_t l = nameLen(rd + end, rdlen - end);
+            if (!l) {
+                names = 0;
+                break;
+            }
+            end += l;
+        }
+    } else {
+        names = 0;
+    }
     size_t p = 0;
     if (names) {
         if (!bytes(rd, skipBefore)) return false;
         p = skipBefore;
         for (size_t i = 0; i < names; ++i) {
             size_t l = nameLen(rd + p, rdlen - p);
-            if (!l) return false;
             if (!name(rd + p, l)) return false;
             p += l;
         }

@@ -3,7 +3,6 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <cstdint>
 #include <cstring>
 
 namespace gslb::zones {
@@ -12,7 +11,7 @@ enum Section { kAnswer = 0, kAuthority = 1, kAdditional = 2 };
 
 class Writer {
   public:
-    /// `buf` has room for `cap` octets; nothing is written at or past `limit` (≤ cap).
+    /// `buf` has room for `limit` octets; nothing is written at or past `limit`.
     Writer(uint8_t* buf, size_t limit) : buf_(buf), limit_(limit) {}
 
     size_t size() const { return len_; }
@@ -20,9 +19,12 @@ class Writer {
     void setLimit(size_t limit) { limit_ = limit; }
     size_t limit() const { return limit_; }
 
+    /// Appends `n` octets, or nothing and false when they do not fit. The check compares `n` with the space
+    /// left, never `len_ + n` with the limit: a huge `n` (an underflowed length) must fail, not wrap around.
+    /// A limit lowered below what is already written leaves no space at all.
     bool bytes(const void* p, size_t n) {
-        if (len_ + n > limit_) return false;
-        std::memcpy(buf_ + len_, p, n);
+        if (len_ > limit_ || n > limit_ - len_) return false;
+        if (n) std::memcpy(buf_ + len_, p, n);  // memcpy from a null pointer is undefined even for 0 octets
         len_ += n;
         return true;
     }

@@ -176,6 +176,16 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, const SourceSet& set, 
                                 where(r), soa->line);
                 return nullptr;
             }
+            // MNAME, RNAME and five 32-bit fields (RFC 1035 §3.3.13): generic `\# 2 0000` data gets past
+            // ldns, and the serial and MINIMUM are read from the last 20 octets.
+            const auto* rd = reinterpret_cast<const uint8_t*>(r.rdata.data());
+            size_t m = r.rdata.size() >= 22 ? wireNameLen(rd, r.rdata.size() - 20) : 0;
+            size_t rn = m ? wireNameLen(rd + m, r.rdata.size() - 20 - m) : 0;
+            if (!m || !rn || m + rn != r.rdata.size() - 20) {
+                error = fmt::format("{}: SOA rdata is not two names and five numbers (RFC 1035 §3.3.13)",
+                                    where(r));
+                return nullptr;
+            }
             soa = &r;
         }
     }
@@ -316,8 +326,10 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, const SourceSet& set, 
                 // as the lowest of them.
                 bool dup = false;
                 for (uint32_t q = s.first; q < s.first + s.count && !dup; ++q)
+                    // Empty rdata (`TYPE65534 \# 0`) has a null data(): memcmp must not see it (UBSan).
                     dup = rds[q].len == r.rdata.size() &&
-                          std::memcmp(z->bytes_.data() + rds[q].offset, r.rdata.data(), r.rdata.size()) == 0;
+                          (r.rdata.empty() || std::memcmp(z->bytes_.data() + rds[q].offset, r.rdata.data(),
+                                                          r.rdata.size()) == 0);
                 s.ttl = std::min(s.ttl, r.ttl);
                 if (dup) continue;
                 rds.push_back(Rdata{z->addBytes(r.rdata), uint16_t(r.rdata.size()), kNone});

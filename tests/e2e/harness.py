@@ -27,7 +27,7 @@ DATA = os.path.join(HERE, "data")
 
 def gslbd_path():
     p = os.environ.get("GSLBD") or os.path.join(REPO, "build", "server", "gslbd")
-    return p
+    return os.path.abspath(p)  # daemons run in their temp dir: GSLBD=build-asan/server/gslbd must still work
 
 
 # --------------------------------------------------------------------------- ports

@@ -224,3 +224,13 @@ TEST_CASE("[server] limits: defaults, values and ranges") {
     CHECK(err ==
           at(path, text, "tcp_message_timeout", "[server] tcp_message_timeout: 0 is out of range [1, 3600]"));
 }
+
+TEST_CASE("axfr_allow: a prefix length is digits only (\"/-8\" is not a /32)") {
+    for (const char* bad : {"127.0.0.1/-8", "127.0.0.1/+8", "127.0.0.1/", "127.0.0.1/8x", "::1/129"}) {
+        CAPTURE(bad);
+        std::string text = "[server]\nlisten = [\"127.0.0.1:5353\"]\naxfr_allow = [\"" + std::string(bad) +
+                           "\"]\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n";
+        std::string err = st::configError(text);
+        CHECK(err.find("axfr_allow") != std::string::npos);
+    }
+}

@@ -200,3 +200,23 @@ TEST_CASE("a large file parsed in parts on several threads gives exactly the rec
     setParallelParseThreshold(4u << 20);
     CHECK(err.find(fmt::format("parallel-bad.zone:{}:", lines)) != std::string::npos);
 }
+
+// Issue 10 (UBSan): two records with empty rdata made Zone::compile call memcmp with a null pointer.
+TEST_CASE("two records with empty rdata are one record, with no memcmp of a null pointer") {
+    std::string err;
+    auto z = loadZone(writeFile("empty.zone", std::string(kSoa) + "x TYPE65534 \\# 0\nx TYPE65534 \\# 0\n"),
+                      "t.test.", err);
+    REQUIRE_MESSAGE(z, err);
+    WireName n;
+    REQUIRE(textToName("x.t.test.", {}, n));
+    const RRset* s = z->rrset(z->node(z->find(n)), 65534);
+    REQUIRE(s);
+    CHECK(s->count == 1);
+    CHECK(z->rdata(s->first).len == 0);
+}
+
+// ldns accepts generic data for an SOA; its serial and MINIMUM were read from before the rdata.
+TEST_CASE("an SOA whose rdata is not two names and five numbers is refused with file and line") {
+    std::string err = loadError("shortsoa.zone", "@ 300 IN SOA \\# 2 0000\n@ NS ns1\n");
+    CHECK(err.find("shortsoa.zone:1: SOA rdata is not two names") != std::string::npos);
+}

@@ -4,6 +4,7 @@
 
 #include "helpers.hpp"
 #include "zones/rrtype.hpp"
+#include "zones/writer.hpp"
 
 using namespace gslb::zones;
 
@@ -140,4 +141,106 @@ TEST_CASE("fuzz-ish: every truncation and single-byte flip of a query is handled
             if (res.action == Action::Send) CHECK(res.len >= 12);
         }
     CHECK(answered > 0);
+}
+
+// Issue 10: a header-only query with a non-zero opcode made answer() copy `questionEnd - 12` octets with
+// questionEnd 0, and Writer::bytes' `len_ + n > limit_` wrapped around: a remote heap overwrite.
+TEST_CASE("the 12-octet opcode-1, QDCOUNT-0 query gets a header-only NOTIMP, over UDP and TCP") {
+    testutil::Server s;
+    s.add("t.test.", "@ 300 IN SOA ns1 host 1 3600 600 86400 60\n@ NS ns1\n");
+    const std::vector<uint8_t> q = {0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+    for (bool tcp : {false, true}) {
+        auto res = s.raw(q, tcp);
+        REQUIRE(res.action == Action::Send);
+        CHECK(res.rcode == kRcodeNotImp);
+        REQUIRE(res.len == 12);
+        const std::vector<uint8_t> want = {0x00, 0x00, 0x88, 0x04, 0, 0, 0, 0, 0, 0, 0, 0};
+        CHECK(std::vector<uint8_t>(s.out.begin(), s.out.begin() + 12) == want);
+    }
+    // dig +opcode=status +header-only: ID, RD and AD set.
+    const std::vector<uint8_t> status = {0xBE, 0xEF, 0x11, 0x20, 0, 0, 0, 0, 0, 0, 0, 0};
+    auto res = s.raw(status);
+    REQUIRE(res.len == 12);
+    const std::vector<uint8_t> want = {0xBE, 0xEF, 0x91, 0x04, 0, 0, 0, 0, 0, 0, 0, 0};
+    CHECK(std::vector<uint8_t>(s.out.begin(), s.out.begin() + 12) == want);
+}
+
+TEST_CASE("Writer::bytes compares with the space left: a wrapped length fails, a lowered limit leaves none") {
+    uint8_t buf[32] = {};
+    Writer w(buf, sizeof buf);
+    uint8_t src[16] = {};
+    CHECK(w.bytes(src, 12));
+    CHECK_FALSE(w.bytes(src, size_t(0) - 12));  // what `questionEnd - 12` with questionEnd 0 gives
+    CHECK_FALSE(w.bytes(src, SIZE_MAX));
+    CHECK(w.size() == 12);
+    CHECK(w.bytes(nullptr, 0));  // nothing to copy: no memcpy from a null pointer (UBSan)
+    w.setLimit(8);               // below what is written
+    CHECK_FALSE(w.bytes(src, 1));
+    CHECK(w.size() == 12);
+    w.setLimit(sizeof buf);
+    CHECK(w.bytes(src, 16));
+    CHECK_FALSE(w.bytes(src, 5));
+    CHECK(w.bytes(src, 4));
+    CHECK(w.size() == 32);
+}
+
+TEST_CASE("Writer::rr copies rdata that lacks the names its type promises as it is, within its length") {
+    uint8_t buf[128] = {};
+    Writer w(buf, sizeof buf);
+    const uint8_t owner[] = {1, 'a', 0};
+    const uint8_t mx1[] = {0};              // MX with one octet: shorter than its preference
+    const uint8_t ns[] = {5, 'a', 0};       // NS whose name runs past its rdata
+    const uint8_t soa[] = {0, 0xC0, 0x0C};  // SOA with a pointer for its second name
+    CHECK(w.rr(kAnswer, owner, sizeof owner, kTypeMX, 1, mx1, sizeof mx1));
+    CHECK(w.rr(kAnswer, owner, sizeof owner, kTypeNS, 1, ns, sizeof ns));
+    CHECK(w.rr(kAnswer, owner, sizeof owner, kTypeSOA, 1, soa, sizeof soa));
+    CHECK(w.count(kAnswer) == 3);
+    // Each record: owner (3 octets, or a 2-octet pointer after the first), 10 fixed, the rdata as given.
+    CHECK(w.size() == (3 + 10 + 1) + (2 + 10 + 3) + (2 + 10 + 3));
+}
+
+namespace {
+// A query with `qd` questions (www.t.test./A; the second compressed), opcode `op`, optionally an OPT.
+std::vector<uint8_t> matrixQuery(uint8_t op, uint16_t qd, bool edns) {
+    std::vector<uint8_t> p = {0x5A, 0xA5, uint8_t(op << 3 | 0x01), 0x00, 0, uint8_t(qd), 0, 0, 0,
+                              0,    0,    uint8_t(edns ? 1 : 0)};
+    if (qd >= 1) append(p, {3, 'W', 'w', 'w', 1, 't', 4, 't', 'e', 's', 't', 0, 0, 1, 0, 1});
+    if (qd >= 2) append(p, {0xC0, 12, 0, 28, 0, 1});
+    if (edns) append(p, {0, 0, 41, 0x04, 0xD0, 0, 0, 0x80, 0, 0, 0});
+    return p;
+}
+}  // namespace
+
+TEST_CASE("the RFC answer matrix: opcode 0-15 x QDCOUNT 0, 1, 2 x UDP, TCP x EDNS") {
+    testutil::Server s;
+    s.add("t.test.", "@ 300 IN SOA ns1 host 1 3600 600 86400 60\n@ NS ns1\nwww A 192.0.2.1\n");
+    for (uint8_t op = 0; op < 16; ++op)
+        for (uint16_t qd : {0, 1, 2})
+            for (bool tcp : {false, true})
+                for (bool edns : {false, true}) {
+                    CAPTURE(op);
+                    CAPTURE(qd);
+                    CAPTURE(tcp);
+                    CAPTURE(edns);
+                    auto q = matrixQuery(op, qd, edns);
+                    auto res = s.raw(q, tcp);
+                    REQUIRE(res.action == Action::Send);
+                    const uint8_t* r = s.out.data();
+                    uint8_t want = op != 0 ? kRcodeNotImp : qd != 1 ? kRcodeFormErr : kRcodeNoError;
+                    CHECK(res.rcode == want);
+                    CHECK((r[3] & 0x0F) == want);
+                    CHECK(r[0] == 0x5A);
+                    CHECK(r[1] == 0xA5);
+                    CHECK((r[2] & 0x80) == 0x80);       // QR
+                    CHECK(((r[2] >> 3) & 0x0F) == op);  // opcode echoed
+                    CHECK((r[2] & 0x01) == 0x01);       // RD echoed
+                    uint16_t qdOut = uint16_t(r[4] << 8 | r[5]);
+                    CHECK(qdOut == (qd == 1 ? 1 : 0));
+                    CHECK(testutil::countedEnd(r, res.len) == res.len);
+                    testutil::Resp d = testutil::decode(r, res.len);
+                    REQUIRE(d.ok);
+                    CHECK(d.edns == edns);
+                    CHECK(d.an.size() == (want == kRcodeNoError ? 1u : 0u));
+                    if (want != kRcodeNoError) CHECK(!d.aa);
+                }
 }
