@@ -4,6 +4,8 @@
 #include <event2/keyvalq_struct.h>
 #include <nlohmann/json.hpp>
 
+#include <strings.h>
+
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -13,8 +15,12 @@
 
 namespace gslb::server {
 
+std::string jsonText(const nlohmann::json& j, int indent) {
+    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 ApiResponse apiError(int status, const std::string& message) {
-    return ApiResponse{status, nlohmann::json{{"error", message}}.dump() + "\n", "application/json"};
+    return ApiResponse{status, jsonText(nlohmann::json{{"error", message}}) + "\n", "application/json"};
 }
 
 ControlApi::ControlApi(event_base* base, Shared& shared, ReloadFn reload, CheckStatusFn checkStatus)
@@ -93,6 +99,18 @@ bool sameToken(const std::string& a, const std::string& b) {
     return diff == 0;
 }
 
+// `Authorization: Bearer <token>` (RFC 6750 §2.1): the scheme is case-insensitive (RFC 7235 §2.1) and one
+// or more spaces separate it from the credentials. False when the header is not a Bearer credential.
+bool bearerToken(const std::string& h, std::string& token) {
+    static const char kScheme[] = "bearer";
+    size_t n = sizeof kScheme - 1;
+    if (h.size() <= n || strncasecmp(h.c_str(), kScheme, n) != 0 || h[n] != ' ') return false;
+    size_t i = h.find_first_not_of(' ', n);
+    if (i == std::string::npos) return false;
+    token = h.substr(i);
+    return true;
+}
+
 std::vector<std::string> splitPath(const std::string& path) {
     std::vector<std::string> parts;
     std::string cur;
@@ -133,6 +151,10 @@ std::vector<std::pair<std::string, std::string>> queryParams(const std::string& 
 
 ApiResponse ControlApi::handle(const std::string& method, const std::string& path,
                                const std::string& authorization, const std::string& body) {
+    // A NUL byte has no place in a request line or a header (RFC 9110 §5.5): what reads the string up to it
+    // (a C API, a proxy) would see another request than what we check.
+    if (path.find('\0') != std::string::npos || authorization.find('\0') != std::string::npos)
+        return apiError(400, "a NUL byte in the request line or a header");
     auto snap = shared_.holder.get();
     auto parts = splitPath(path);
     bool get = method == "GET" || method == "HEAD";
@@ -153,9 +175,8 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
                  (parts.size() == 6 && parts[0] == "v1" && parts[1] == "sites" && parts[3] == "services");
     if (!known) return apiError(404, fmt::format("no such endpoint: {} {}", method, path));
     if (method != "POST") return apiError(405, fmt::format("use POST for {}", path));
-    const std::string prefix = "Bearer ";
-    if (authorization.compare(0, prefix.size(), prefix) != 0 ||
-        !sameToken(authorization.substr(prefix.size()), token_)) {
+    std::string presented;
+    if (!bearerToken(authorization, presented) || !sameToken(presented, token_)) {
         ++refused_;
         return apiError(401,
                         "a valid bearer token is required (Authorization: Bearer <token_file contents>)");
@@ -167,7 +188,7 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
             ++reloadFailures_;
             return apiError(500, "reload failed, the previous configuration keeps serving: " + message);
         }
-        return ApiResponse{200, nlohmann::json{{"ok", true}, {"message", message}}.dump() + "\n"};
+        return ApiResponse{200, jsonText(nlohmann::json{{"ok", true}, {"message", message}}) + "\n"};
     }
     const std::string& site = parts[2];
     if (parts.size() == 4) {

@@ -18,6 +18,8 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <functional>
 #include <map>
 #include <set>
@@ -87,6 +89,11 @@ class ControlApi {
 
 /// {"error": message} with `status`.
 ApiResponse apiError(int status, const std::string& message);
+
+/// `j` as JSON text (`indent` < 0: one line). Never throws: strings holding invalid UTF-8 (an echoed path,
+/// a parse error quoting the bytes it choked on) get U+FFFD in place of each bad byte, where nlohmann's
+/// dump() would throw type_error 316 and turn a 400/404 into a 500.
+std::string jsonText(const nlohmann::json& j, int indent = -1);
 
 /// The decoded key=value pairs of the query string of `path` ("/v1/events?since=3" -> {{"since","3"}}), in
 /// order; empty when there is none or it is malformed.

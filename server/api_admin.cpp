@@ -23,8 +23,8 @@ ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const 
                         fmt::format("{} by the control API", verb));
             if (adminChanged_) adminChanged_();
         }
-        return ApiResponse{200,
-                           nlohmann::json{{"ok", true}, {"site", site}, {"enabled", enable}}.dump() + "\n"};
+        return ApiResponse{
+            200, jsonText(nlohmann::json{{"ok", true}, {"site", site}, {"enabled", enable}}) + "\n"};
     }
     auto slot = t.findService(site, address);
     if (!slot) return apiError(404, fmt::format("site \"{}\" has no service {}", site, address));
@@ -36,9 +36,9 @@ ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const 
                     fmt::format("{} by the control API", verb));
         if (adminChanged_) adminChanged_();
     }
-    return ApiResponse{
-        200, nlohmann::json{{"ok", true}, {"site", site}, {"address", address}, {"enabled", enable}}.dump() +
-                 "\n"};
+    return ApiResponse{200, jsonText(nlohmann::json{
+                                {"ok", true}, {"site", site}, {"address", address}, {"enabled", enable}}) +
+                                "\n"};
 }
 
 }  // namespace gslb::server

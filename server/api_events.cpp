@@ -58,7 +58,7 @@ ApiResponse ControlApi::events(const std::string& path) {
                      {"last_seq", log.lastSeq()},
                      {"capacity", log.capacity()},
                      {"dropped", log.dropped()}};
-    return ApiResponse{200, j.dump() + "\n"};
+    return ApiResponse{200, jsonText(j) + "\n"};
 }
 
 }  // namespace gslb::server

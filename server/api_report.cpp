@@ -23,7 +23,7 @@ bool number(const nlohmann::json& v, const std::string& key, double lo, double h
     }
     out = v.get<double>();
     if (!std::isfinite(out) || out < lo || out > hi) {
-        err = fmt::format("\"{}\" = {} is out of range [{}, {}]", key, v.dump(), lo, hi);
+        err = fmt::format("\"{}\" = {} is out of range [{}, {}]", key, jsonText(v), lo, hi);
         return false;
     }
     return true;
@@ -131,7 +131,7 @@ ApiResponse ControlApi::report(const Snapshot& s, const std::string& site, const
     }
     nlohmann::json out{{"ok", true}};
     if (!ignored.empty()) out["ignored"] = ignored;
-    return ApiResponse{200, out.dump() + "\n"};
+    return ApiResponse{200, jsonText(out) + "\n"};
 }
 
 }  // namespace gslb::server

@@ -105,7 +105,7 @@ ApiResponse ControlApi::status(const Snapshot& s) {
              {"answers", s.gslb.answers->total(i)},
              {"check", check}});
     }
-    return ApiResponse{200, j.dump(2) + "\n"};
+    return ApiResponse{200, jsonText(j, 2) + "\n"};
 }
 
 }  // namespace gslb::server

@@ -11,7 +11,9 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Gslbd, TcpClient, build_query, decode_msg, run_tests, udp_query  # noqa: E402
+import json  # noqa: E402
+
+from harness import Gslbd, TcpClient, build_query, decode_msg, free_port, run_tests, udp_query  # noqa: E402
 
 
 def simple_zone(origin, extra=""):
@@ -220,6 +222,71 @@ class Signals(unittest.TestCase):
             while "reloaded" not in g.stderr() and time.time() < deadline:
                 time.sleep(0.05)
             self.assertIn("reloaded", g.stderr())
+            g.stop()
+
+
+TOKEN = "e2e-limits-token-5a1f"
+
+
+def http(port, raw, timeout=3):
+    """Sends raw request bytes; returns (status, parsed JSON body or None, raw body)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        s.sendall(raw)
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+            head, sep, body = data.partition(b"\r\n\r\n")
+            if sep and b"content-length:" in head.lower():
+                n = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                if len(body) >= n:
+                    break
+    finally:
+        s.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    status = int(head.split(b" ")[1]) if head.startswith(b"HTTP/") else 0
+    try:
+        return status, json.loads(body), body
+    except ValueError:
+        return status, None, body
+
+
+def post(path, body=b"", auth=None):
+    auth = f"Bearer {TOKEN}".encode() if auth is None else auth
+    return (b"POST " + path + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: " + auth +
+            b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+
+
+class ControlApi(unittest.TestCase):
+    def test_bad_bytes_get_a_clear_4xx(self):
+        cport = free_port()
+        g = Gslbd(zones={"t.test.": simple_zone("t.test.")}, files={"control.token": TOKEN + "\n"})
+        g.raw_config = (g.make_config() + f'\n[control]\nlisten = "127.0.0.1:{cport}"\n'
+                        f'token_file = "control.token"\n\n[site.east]\n')
+        with g:
+            # Invalid UTF-8 echoed in the error used to make nlohmann::json::dump throw: HTTP 500.
+            for raw, want, says in [
+                (post(b"/v1/sites/%FF%FE/drain"), 404, "unknown site"),
+                (post(b"/v1/sites/\xff/drain"), 404, "unknown site"),
+                (post(b"/v1/sites/east/report", b'{"cpu": "\xff"}'), 400, "not JSON"),
+                (post(b"/v1/sites/east/report", b"\xc3\x28"), 400, "not JSON"),
+                (b"GET /v1/%FF HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 404, "no such endpoint"),
+            ]:
+                status, j, body = http(cport, raw)
+                self.assertEqual(status, want, (raw, body))
+                self.assertIsNotNone(j, body)
+                self.assertIn(says, j["error"])
+            # The Bearer scheme is case-insensitive (RFC 7235 §2.1).
+            for scheme in (b"bearer ", b"BEARER ", b"Bearer  "):
+                status, j, body = http(cport, post(b"/v1/sites/east/drain", auth=scheme + TOKEN.encode()))
+                self.assertEqual(status, 200, body)
+            status, _, _ = http(cport, post(b"/v1/sites/east/enable", auth=b"Basic " + TOKEN.encode()))
+            self.assertEqual(status, 401)
+            status, j, _ = http(cport, b"GET /v1/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            self.assertEqual(status, 200)
             g.stop()
 
 

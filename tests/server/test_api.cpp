@@ -95,7 +95,8 @@ TEST_CASE("401 without or with a wrong token, and nothing changes") {
                                  "Bearer " + a.token.substr(0, a.token.size() - 1),
                                  a.token,
                                  "Basic " + a.token,
-                                 "Bearer  " + a.token};
+                                 "Bearer" + a.token,
+                                 "Bearer\t" + a.token};
     for (const auto& auth : auths) {
         CAPTURE(auth);
         auto r = a.post("/v1/sites/east/report", kGoodReport, auth);
@@ -423,4 +424,56 @@ TEST_CASE(
     CHECK(values["gslbd_service_answers_total{site=\"west\",address=\"2001:db8::1\"}"] == "0");
     CHECK(values["gslbd_control_reports_total"] == "1");
     CHECK(values["gslbd_control_unauthorized_total"] == "1");
+}
+
+TEST_CASE("the Bearer scheme is case-insensitive (RFC 7235 §2.1), with one or more spaces") {
+    Api a;
+    for (const std::string scheme : {"Bearer ", "bearer ", "BEARER ", "bEaReR ", "Bearer   "}) {
+        CAPTURE(scheme);
+        CHECK(a.post("/v1/sites/east/drain", "", scheme + a.token).status == 200);
+        CHECK(a.post("/v1/sites/east/enable", "", scheme + a.token).status == 200);
+    }
+}
+
+TEST_CASE("invalid UTF-8 in a path or a body: 400 or 404 with a JSON message, never 500, nothing changes") {
+    Api a;
+    std::string before = a.dump();
+    struct Case {
+        std::string method, path, body;
+        int status;
+        const char* says;
+    };
+    const Case cases[] = {
+        {"POST", "/v1/sites/%FF%FE/drain", "", 404, "unknown site"},
+        {"POST", "/v1/sites/\xff\xfe/drain", "", 404, "unknown site"},
+        {"POST", "/v1/sites/%C3%28/report", kGoodReport, 404, "unknown site"},
+        {"POST", "/v1/sites/east/services/%FF/drain", "", 404, "has no service"},
+        {"POST", "/v1/sites/east/report", "{\"cpu\": \"\xff\"}", 400, "not JSON"},
+        {"POST", "/v1/sites/east/report", "\xff\xfe\xfd", 400, "not JSON"},
+        {"POST", "/v1/sites/east/report", "{\"\xc3\x28\": 1}", 400, "not JSON"},
+        {"GET", "/v1/\xff", "", 404, "no such endpoint"},
+        {"POST", "/v1/%FF", "", 404, "no such endpoint"},
+    };
+    for (const auto& c : cases) {
+        CAPTURE(c.path);
+        CAPTURE(c.body);
+        ApiResponse r = c.method == "GET" ? a.get(c.path) : a.post(c.path, c.body);
+        CHECK(r.status == c.status);
+        CHECK(errorOf(r).find(c.says) != std::string::npos);  // errorOf parses: the body is valid JSON
+    }
+    CHECK(a.dump() == before);
+}
+
+TEST_CASE("a NUL byte in the path or a header is refused, and nothing changes") {
+    Api a;
+    std::string before = a.dump();
+    using namespace std::string_literals;
+    auto r = a.post("/v1/sites/east/drain", "", "Bearer "s + a.token + "\0junk"s);
+    CHECK(r.status == 400);
+    CHECK(errorOf(r).find("NUL") != std::string::npos);
+    CHECK(a.post("/v1/sites/east/drain\0/x"s, "").status == 400);
+    CHECK(a.post("/v1/sites/ea\0st/drain"s, "").status == 400);
+    CHECK(a.get("/v1/status\0"s).status == 400);
+    CHECK(a.dump() == before);
+    CHECK(a.post("/v1/sites/east/drain", "").status == 200);  // the same request without the NUL
 }
