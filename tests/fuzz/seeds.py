@@ -1,0 +1,267 @@
+#!/usr/bin/python3
+# Writes the hand-made seed inputs of the fuzz targets into corpus/TARGET/ (named by their SHA-1, as libFuzzer
+# names what it adds). Run once when a target's input format changes; `tools/fuzz --merge` keeps the corpus
+# minimal afterwards. Needs python3-dnspython.
+import hashlib
+import os
+import struct
+
+import dns.edns
+import dns.flags
+import dns.message
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def save(target, data):
+    d = os.path.join(HERE, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    with open(os.path.join(d, hashlib.sha1(data).hexdigest()), "wb") as f:
+        f.write(data)
+
+
+def answer():
+    names = ["f.test.", "www.f.test.", "WwW.F.TeSt.", "rr.f.test.", "wrr.f.test.", "bs.f.test.", "ls.f.test.",
+             "lf.f.test.", "none.f.test.", "fixed.f.test.", "static.f.test.", "mixed.case.f.test.", "a.wild.f.test.",
+             "a.b.wild.f.test.", "x.deep.wild.f.test.", "q.cn.f.test.", "alias.f.test.", "chain1.f.test.",
+             "loop1.f.test.", "self.f.test.", "out.f.test.", "outloop.f.test.", "dangling.f.test.", "tosub.f.test.",
+             "www.dn.f.test.", "a.b.dnself.f.test.", "dn.f.test.", "ent.f.test.", "y.ent.f.test.", "x.y.ent.f.test.",
+             "sub.f.test.", "host.sub.f.test.", "ns.sub.f.test.", "unglued.f.test.", "_sip._tcp.f.test.",
+             "ptr.f.test.", "caa.f.test.", "unknown.f.test.", "empty.f.test.", "big.f.test.", "huge.f.test.",
+             "mx.f.test.", "gslbcname.f.test.", "nx.f.test.", "other.test.", "q.x.other.test.", "back.other.test.",
+             "a.below.other.test.", "example.com.", "."]
+    types = ["A", "AAAA", "ANY", "TXT", "MX", "NS", "SOA", "CNAME", "DS", "SRV", "DNAME", "PTR", "CAA"]
+    i = 0
+    for n in names:
+        for t in types:
+            i += 1
+            if i % 3 and t not in ("A", "AAAA", "ANY"):
+                continue
+            m = dns.message.make_query(n, t)
+            m.flags &= ~dns.flags.RD
+            m.id = i & 0xFFFF
+            save("answer", m.to_wire())
+        for size in (512, 1232, 4096, 65535):
+            m = dns.message.make_query(n, "A" if size != 4096 else "ANY", use_edns=0, payload=size,
+                                       want_dnssec=size == 4096)
+            save("answer", m.to_wire())
+    for t in ("AXFR", "IXFR"):
+        for z in ("f.test.", "other.test.", "www.f.test.", "nx.test."):
+            save("answer", dns.message.make_query(z, t).to_wire())
+    for n in ("version.bind.", "id.server.", "hostname.bind.", "version.server."):
+        save("answer", dns.message.make_query(n, "TXT", rdclass="CH").to_wire())
+    save("answer", dns.message.make_query("www.f.test.", "A", rdclass="HS").to_wire())
+    # Every opcode with QDCOUNT 0, 1 and 2 (the header-only class of issue 10).
+    question = dns.message.make_query("www.f.test.", "A").to_wire()[12:]
+    for op in range(16):
+        for qd in (0, 1, 2):
+            save("answer", struct.pack(">HHHHHH", 0x4242, op << 11, qd, 0, 0, 0) + question * qd)
+    save("answer", b"\x00\x00\x08\x00" + b"\x00" * 8)
+    save("answer", dns.message.make_query("www.f.test.", "A", use_edns=1).to_wire())
+    w = dns.message.make_query("www.f.test.", "A", use_edns=0).to_wire()
+    save("answer", w[:10] + b"\x00\x02" + w[12:] + w[-11:])  # two OPT records
+    save("answer", b"\x12\x34\x81\x00" + w[4:])  # a response
+    save("answer", b"\x12\x34\x01")  # a runt
+    save("answer", b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\xc0\x0c\x00\x01\x00\x01")  # pointer loop
+    save("answer", b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x40" + b"a" * 64 + b"\x00\x00\x01\x00\x01")
+    m = dns.message.make_query("www.f.test.", "A", use_edns=0,
+                               options=[dns.edns.GenericOption(10, b"12345678"),
+                                        dns.edns.GenericOption(8, b"\x00\x01\x18\x00\xc0\x00\x02")])
+    save("answer", m.to_wire())
+
+
+ZONE = """$ORIGIN f.test.
+$TTL 300
+@ IN SOA ns1 hostmaster 2024010101 3600 900 604800 120
+@ IN NS ns1
+ns1 IN A 192.0.2.53
+www 60 IN A 192.0.2.1
+    IN AAAA 2001:db8::1
+mail MX 10 mail.example.
+_sip._tcp SRV 0 5 5060 www
+txt TXT "a b" c
+alias CNAME www
+dn DNAME other.test.
+ptr PTR @
+"""
+
+
+def loader():
+    save("loader", ZONE)
+    save("loader", ZONE + "$INCLUDE inc.zone\nafter A 192.0.2.9\n")
+    save("loader", ZONE + "$INCLUDE inc2.zone sub\n$INCLUDE f.zone\n")
+    save("loader", "$TTL 0\n@ SOA ns1 h 1 2 3 4 5\n@ NS ns1\nns1 A 192.0.2.1\n")
+    save("loader", "@ IN SOA ns1 h (\n 1 ; serial\n 2 3 4 5 )\n\n; comment\n\n@ NS ns1\nbad A 1.2.3\n\n; after\n")
+    save("loader", "@ SOA ns1 h 1 2 3 4 5\n@ NS ns1\nx TYPE65280 \\# 2 0102\ny HINFO \"cpu\" \"os\"\n"
+                   "a\\.b A 192.0.2.1\nz\\000 A 192.0.2.2\nq \\\n A 192.0.2.3\nc CH A 192.0.2.4\n")
+    save("loader", "@ SOA ns1 h 1 2 3 4 5\n$ORIGIN sub\nw A 192.0.2.1\n$ORIGIN f.test.\nv 1h A 192.0.2.1\n"
+                   "u IN 30 A 192.0.2.1\nt A 300.1.1.1\n")
+    save("loader", "\r\n@ SOA ns1 h 1 2 3 4 5\r\n@ NS ns1\r\nwww A 192.0.2.1 ; c\r\n  TXT \"x;y\"\n")
+
+
+def config():
+    base = """[server]
+listen = ["127.0.0.1:5353", "[::1]:5353"]
+workers = 2
+udp_payload_max = 1232
+axfr_allow = ["127.0.0.1", "10.0.0.0/8"]
+
+[control]
+listen = "127.0.0.1:8053"
+token_file = "control.token"
+
+[[zone]]
+name = "t.test."
+file = "t.zone"
+"""
+    gslb = """
+[defaults]
+ttl = 30
+answers = 1
+fallback = "all"
+policy = ["health", "session-threshold", "session-capacity", "flashback", "least-connections", "random"]
+session_threshold = 90
+factor = 0.25
+max_age = 60
+
+[check.web]
+type = "http"
+port = 80
+path = "/health"
+expect_status = [200, 204]
+expect_body = "OK"
+interval = 5
+timeout = 2
+rise = 2
+fall = 3
+
+[load]
+decay = 2
+history = 9
+[load.metric.busy]
+weight = 1
+capacity = 1
+
+[site.east]
+preference = 128
+[site.west]
+[site.south]
+preference = 0
+
+[hostname."www.t.test."]
+policy = ["health", "cpu", "preference", "weighted-round-robin"]
+[[hostname."www.t.test.".service]]
+address = "192.0.2.1"
+site = "east"
+weight = 3
+check = "web"
+[[hostname."www.t.test.".service]]
+address = "192.0.2.2"
+site = "west"
+check_address = "127.0.0.1"
+port = 8080
+[[hostname."www.t.test.".service]]
+address = "192.0.2.3"
+site = "south"
+capacity = 100
+
+[hostname."dual.t.test."]
+fallback = "192.0.2.99"
+policy = ["best-server"]
+[[hostname."dual.t.test.".service]]
+address = "192.0.2.1"
+site = "east"
+[[hostname."dual.t.test.".service]]
+address = "2001:db8::1"
+site = "west"
+"""
+    save("config", base + gslb)
+    save("config", base + '\n[[zone]]\nname = "u.test."\nfile = "u.zone"\n[site.a]\n'
+                          '[hostname."v6.u.test."]\npolicy = ["load-factor"]\n'
+                          '[[hostname."v6.u.test.".service]]\naddress = "2001:db8::9"\nsite = "a"\n'
+                          '[[hostname."v6.u.test.".service]]\naddress = "2001:db8::10"\nsite = "a"\n')
+    save("config", base)
+    save("config", '[server]\nlisten = ["0.0.0.0:53"]\nidentity = "x"\nversion = "y"\nminimal_responses = false\n'
+                   'tcp_idle_timeout = 3600\ntcp_max_connections = 1\n[[zone]]\nname = "t.test"\nfile = "t.zone"\n'
+                   '[site.east]\n[hostname."www.t.test."]\nanswers = 64\nwieght = 1\n')
+    save("config", base + '[[zone]]\nname = "t.test."\nfile = "t.zone"\n')
+    save("config", base + '[hostname."txt.t.test."]\n[hostname."alias.t.test."]\n[hostname."sub.t.test."]\n')
+
+
+def api():
+    tok = "Authorization: Bearer s3cret-token-0123"
+    reqs = [
+        "GET /v1/status\n\n",
+        "GET /metrics\n\n",
+        "HEAD /v1/status?x=1\n\n",
+        f"POST /v1/sites/east/report\n{tok}\nContent-Type: application/json\n\n"
+        '{"cpu": 35, "sessions_used": 200000, "sessions_max": 1000000, "loads": {"busy": 0.3, "mem": 2},'
+        ' "services": {"192.0.2.1": {"connections": 900}}}',
+        f"POST /v1/sites/west/report\n{tok}\n\n" '{"cpu": 101}',
+        f"POST /v1/sites/west/report\n{tok}\n\n" '{"sessions_used": 5}',
+        f"POST /v1/sites/west/report\n{tok}\n\n" '{"services": {"192.0.2.1": {"connections": 1}}}',
+        f"POST /v1/sites/east/report\n{tok}\n\n" '{"cpu": 1, "loads": {"nope": 1}}',
+        f"POST /v1/sites/east/report\n{tok}\n\n" '[1, 2]',
+        f"POST /v1/sites/nowhere/report\n{tok}\n\n" '{}',
+        f"POST /v1/sites/east/drain\n{tok}\n\n",
+        f"POST /v1/sites/east/enable\n{tok}\n\n",
+        f"POST /v1/sites/west/services/192.0.2.2/drain\n{tok}\n\n",
+        f"POST /v1/sites/west/services/2001%3Adb8%3A%3A1/enable\n{tok}\n\n",
+        f"POST /v1/sites/west/services/192.0.2.9/drain\n{tok}\n\n",
+        "POST /v1/sites/east/drain\nAuthorization: Bearer wrong\n\n",
+        "POST /v1/sites/east/drain\nauthorization: bearer s3cret-token-0123\n\n",
+        "POST /v1/sites/east/drain\n\n",
+        f"POST /v1/reload\n{tok}\n\n",
+        f"GET /v1/reload\n{tok}\n\n",
+        "PUT /v1/status\n\n",
+        f"POST /v1/sites/%ff%fe/report\n{tok}\n\n" '{"cpu": 1}',
+        f"POST /v1/sites/east/report\n{tok}\n\n" '{"cpu": "\xff"}',
+    ]
+    for r in reqs:
+        save("api", r)
+    save("api", "\n###\n".join(reqs[3:8] + [reqs[0]]))
+    save("api", "\n###\n".join([reqs[10], reqs[15], reqs[18], reqs[18], reqs[11]]))
+
+
+def http_response():
+    resps = [
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nOK\r\n3;x=y\r\nabc\r\n0\r\n\r\n",
+        "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\ndown",
+        "HTTP/1.0 204 No Content\r\n\r\n",
+        "HTTP/1.1 200 OK\nConnection: close\n\nbody until the end OK",
+        "HTTP/1.1 301 Moved\r\nLocation: /\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 200\r\nContent-Length: -1\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
+        "HTTP/1.1 200 OK\r\ntransfer-encoding: Chunked\r\n\r\nzz\r\n",
+        "HTTP/1.1 101 Switching Protocols\r\n\r\n",
+        "SSH-2.0-OpenSSH_9.2\r\n",
+        "",
+    ]
+    for r in resps:
+        for flags in (0, 1, 2, 0xFC, 0x81):
+            save("http_response", bytes([flags]) + r.encode())
+
+
+def zonetext():
+    z = ZONE.replace("$ORIGIN f.test.\n", "$ORIGIN f.test.\n", 1)
+    for cmd in ["add www 300 A 192.0.2.7", "add new TXT \"hello world\"", "add @ MX 20 mx.example.",
+                "add www A 192.0.2.1", "add x 1h30m IN AAAA 2001:db8::7", "add y CNAME www",
+                "del www", "del www AAAA", "del www A 192.0.2.1", "del @ SOA", "del nothere",
+                "del alias CNAME www.f.test.", "serial", "serial 2030010101", "list"]:
+        save("zonetext", cmd + "\n" + z)
+    save("zonetext", "del a\n$ORIGIN f.test.\n@ SOA ns1 h 1 2 3 4 5\n@ NS ns1\na A 192.0.2.1\n  TXT \"inherits\"\n"
+                     "$ORIGIN sub.f.test.\nb A 192.0.2.2\n  AAAA 2001:db8::2\n")
+    save("zonetext", "add z A 192.0.2.3\n@ SOA ns1 h (\n 7 ; serial\n 2 3 4 5 )\n$TTL 60\n@ NS ns1\n"
+                     "$INCLUDE inc.zone\n; no line end at the end")
+    save("zonetext", "serial\nf.test. 300 IN SOA ns1.f.test. h.f.test. 4294967295 2 3 4 5\nf.test. NS ns1.f.test.\n")
+
+
+answer()
+loader()
+config()
+api()
+http_response()
+zonetext()
