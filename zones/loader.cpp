@@ -121,14 +121,13 @@ class Reader {
         size_t segStart = 0;
         int segLine = 1;
         int line = 1;
-        int depthParen = 0;
-        bool inQuote = false;
+        LineScan scan;
         size_t i = 0;
         while (i <= text.size()) {
             size_t eol = text.find('\n', i);
             if (eol == std::string::npos) eol = text.size();
             std::string_view l(text.data() + i, eol - i);
-            if (depthParen == 0 && !inQuote && l.size() >= 8 && strncasecmp(l.data(), "$INCLUDE", 8) == 0 &&
+            if (!scan.open() && l.size() >= 8 && strncasecmp(l.data(), "$INCLUDE", 8) == 0 &&
                 (l.size() == 8 || l[8] == ' ' || l[8] == '\t')) {
                 if (!parseSegment(path, std::string_view(text).substr(segStart, i - segStart), segLine, st))
                     return false;
@@ -136,7 +135,7 @@ class Reader {
                 segStart = eol + 1;
                 segLine = line + 1;
             } else {
-                scanZoneLine(l, depthParen, inQuote);
+                scanZoneLine(l, scan);
             }
             ++line;
             i = eol + 1;
@@ -194,28 +193,50 @@ class Reader {
         }
         // Only this thread reads this stream: spare ldns' getc() the stream lock it takes per character.
         __fsetlocking(fp, FSETLOCKING_BYCALLER);
-        int lineNr = firstLine - 1;
+        // ldns counts the lines it reads, but it also swallows the blank lines after a record before it
+        // returns, so its count names the last of them. The line of a record (or error) is found here
+        // instead: where its first character is, past the blanks and comments before it.
+        int lineNr = firstLine - 1;  // ldns' count: only fed back to it
+        size_t cursor = 0;
+        int cursorLine = firstLine;
+        auto recordStart = [&](size_t from) {
+            for (; cursor < from; ++cursor) cursorLine += copy[cursor] == '\n';
+            while (cursor < copy.size()) {
+                char c = copy[cursor];
+                if (c == ';') {
+                    while (cursor < copy.size() && copy[cursor] != '\n') ++cursor;
+                    continue;
+                }
+                // What ldns skips between records: blanks, its other delimiters, NUL bytes.
+                if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v' && c != '\0')
+                    break;
+                cursorLine += c == '\n';
+                ++cursor;
+            }
+            return cursor < copy.size();
+        };
         bool ok = true;
         ldns_buffer* buf = ldns_buffer_new(1024);
-        while (!feof(fp)) {
+        for (;;) {
+            long at = ftell(fp);
+            if (at < 0 || !recordStart(size_t(at))) break;  // only blanks and comments are left
+            const int line = cursorLine;
             ldns_rr* rr = nullptr;
-            int before = lineNr;
             uint32_t ttl = st.ttl == 0 ? kZeroTtl : st.ttl;
             ldns_status s = ldns_rr_new_frm_fp_l(&rr, fp, &ttl, &st.origin.p, &st.prev.p, &lineNr);
             st.ttl = ttl == kZeroTtl ? 0 : ttl;
             if (s == LDNS_STATUS_OK && ldns_rr_ttl(rr) == kZeroTtl) ldns_rr_set_ttl(rr, 0);
             if (s == LDNS_STATUS_SYNTAX_EMPTY || s == LDNS_STATUS_SYNTAX_TTL ||
-                s == LDNS_STATUS_SYNTAX_ORIGIN)
+                s == LDNS_STATUS_SYNTAX_ORIGIN) {
+                if (feof(fp)) break;
                 continue;
+            }
             if (s != LDNS_STATUS_OK) {
-                if (feof(fp) && s == LDNS_STATUS_SYNTAX_ERR && lineNr == before) break;  // trailing blanks
-                error = fmt::format("{}:{}: {}", path, lineNr < firstLine ? firstLine : lineNr,
-                                    ldns_get_errorstr_by_id(s));
+                error = fmt::format("{}:{}: {}", path, line, ldns_get_errorstr_by_id(s));
                 ok = false;
                 break;
             }
-            if (!addRecord(file, path, lineNr < firstLine ? firstLine : lineNr, rr, buf, out, error))
-                ok = false;
+            if (!addRecord(file, path, line, rr, buf, out, error)) ok = false;
             ldns_rr_free(rr);
             if (!ok) break;
         }
@@ -248,18 +269,18 @@ class Reader {
             runStart = std::string_view::npos;
             return ok;
         };
-        int depth = 0, line = firstLine;
-        bool inQuote = false;
+        int line = firstLine;
+        LineScan scan;
         for (size_t i = 0; i < text.size(); ++line) {
             size_t eol = text.find('\n', i);
             if (eol == std::string_view::npos) eol = text.size();
             std::string_view l = text.substr(i, eol - i);
             const size_t at = i;
             i = eol + 1;
-            if (depth == 0 && !inQuote) {
+            if (!scan.open()) {
                 if (runStart != std::string_view::npos) {
                     if (!maybePlain(l)) {
-                        scanZoneLine(l, depth, inQuote);  // stays in the ldns run
+                        scanZoneLine(l, scan);  // stays in the ldns run
                         continue;
                     }
                     if (!flush(at)) return false;
@@ -290,7 +311,7 @@ class Reader {
                 runStart = at;
                 runLine = line;
             }
-            scanZoneLine(l, depth, inQuote);
+            scanZoneLine(l, scan);
         }
         return flush(text.size());
     }
@@ -302,32 +323,46 @@ class Reader {
         unsigned threads = std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
         if (seg.size() < parallelMin.load(std::memory_order_relaxed) || threads < 2)
             return parseChunk(path, seg, firstLine, st, out_, error_);
+        // ldns drops NUL bytes and ends its lines at form feeds and vertical tabs too, so where such a byte
+        // is, the lines below are not ldns' lines: a cut could land inside a record. No zone file has them;
+        // one that does is read in one piece.
+        for (char odd : {'\0', '\f', '\v'})
+            if (std::memchr(seg.data(), odd, seg.size()))
+                return parseChunk(path, seg, firstLine, st, out_, error_);
 
         struct Cut {
             size_t offset;
             int line;
             size_t directives;  // how many $ORIGIN/$TTL lines precede it
         };
-        std::vector<size_t> directives;  // offsets of $ORIGIN / $TTL lines at depth 0
+        struct Directive {
+            size_t begin, end;  // a $ORIGIN / $TTL line, with the lines it continues on
+        };
+        std::vector<Directive> directives;
         std::vector<Cut> cuts{{0, firstLine, 0}};
         size_t target = seg.size() / threads;
-        int depth = 0, line = firstLine;
-        bool inQuote = false;
+        int line = firstLine;
+        LineScan scan;
+        bool inDirective = false;
         for (size_t i = 0; i < seg.size();) {
             size_t eol = seg.find('\n', i);
             if (eol == std::string_view::npos) eol = seg.size();
             std::string_view l = seg.substr(i, eol - i);
-            if (depth == 0 && !inQuote && !l.empty()) {
-                char c = l[0];
+            if (scan.open()) {
+                if (inDirective) directives.back().end = eol;
+            } else {
+                inDirective = false;
+                char c = l.empty() ? '\0' : l[0];
                 if (c == '$' &&
                     (strncasecmp(l.data(), "$ORIGIN", 7) == 0 || strncasecmp(l.data(), "$TTL", 4) == 0)) {
-                    directives.push_back(i);
-                } else if (c != ' ' && c != '\t' && c != ';' && c != '$' && c != '\r' &&
+                    directives.push_back(Directive{i, eol});
+                    inDirective = true;
+                } else if (c != '\0' && c != ' ' && c != '\t' && c != ';' && c != '$' && c != '\r' &&
                            i >= cuts.size() * target && cuts.size() < threads) {
                     cuts.push_back(Cut{i, line, directives.size()});
                 }
             }
-            scanZoneLine(l, depth, inQuote);
+            scanZoneLine(l, scan);
             ++line;
             i = eol + 1;
         }
@@ -351,9 +386,7 @@ class Reader {
             ps.ttl = st.ttl;
             std::string dirs;
             for (size_t d = 0; d < cuts[k].directives; ++d) {
-                size_t e = seg.find('\n', directives[d]);
-                dirs.append(seg.substr(directives[d],
-                                       (e == std::string_view::npos ? seg.size() : e) - directives[d]));
+                dirs.append(seg.substr(directives[d].begin, directives[d].end - directives[d].begin));
                 dirs += '\n';
             }
             // A bad directive is reported, with its real line, by the part that holds it.
@@ -449,26 +482,32 @@ void setPlainFastPath(bool on) {
     fastPath.store(on, std::memory_order_relaxed);
 }
 
-void scanZoneLine(std::string_view l, int& depth, bool& inQuote) {
+void scanZoneLine(std::string_view l, LineScan& s) {
+    if (!l.empty() && l.back() == '\n') l.remove_suffix(1);
+    s.escapedEnd = false;
     for (size_t k = 0; k < l.size(); ++k) {
         char c = l[k];
         if (c == '\\') {
+            // ldns' tokenizer: a backslash escapes the next character, the line end included.
+            if (k + 1 == l.size()) s.escapedEnd = true;
             ++k;
             continue;
         }
-        if (inQuote) {
-            if (c == '"') inQuote = false;
+        if (s.inQuote) {
+            if (c == '"') s.inQuote = false;
             continue;
         }
         if (c == '"')
-            inQuote = true;
+            s.inQuote = true;
         else if (c == ';')
-            return;
+            break;
         else if (c == '(')
-            ++depth;
-        else if (c == ')' && depth > 0)
-            --depth;
+            ++s.depth;
+        else if (c == ')' && s.depth > 0)
+            --s.depth;
     }
+    // Outside parentheses ldns ends the record at an unescaped line end, an open quoted string with it.
+    if (s.depth == 0 && !s.escapedEnd) s.inQuote = false;
 }
 
 bool readZoneFile(const std::string& path, const std::string& origin, SourceSet& out, std::string& error) {

@@ -20,11 +20,20 @@ namespace gslb::zones {
 /// to ldns (ldns_rr_new_frm_fp_l) unchanged. `out` gets the records in file order.
 bool readZoneFile(const std::string& path, const std::string& origin, SourceSet& out, std::string& error);
 
-/// Follows one line of a master file: parentheses (a record spanning lines, RFC 1035 §5.1) and quotes, so
-/// that a
-/// "$INCLUDE" or a ';' inside a record is not taken for a directive or a comment. Comments end the line.
-/// `depth` and `inQuote` carry over from line to line.
-void scanZoneLine(std::string_view line, int& depth, bool& inQuote);
+/// Where a line of a master file leaves the record it belongs to, as ldns reads it (RFC 1035 §5.1): open
+/// parentheses continue it on the next line, and so does a backslash that escapes the line end; a quoted
+/// string continues over a line end only inside parentheses (or after such a backslash). Comments end the
+/// line; a '(' or ';' inside quotes counts for nothing.
+struct LineScan {
+    int depth = 0;            // open parentheses
+    bool inQuote = false;     // inside a quoted string
+    bool escapedEnd = false;  // the line ended with a backslash: its line end is part of the record
+    /// The next line continues the record (it is not a record, directive or $INCLUDE of its own).
+    bool open() const { return depth > 0 || inQuote || escapedEnd; }
+};
+
+/// Advances `scan` over one line (with or without its '\n').
+void scanZoneLine(std::string_view line, LineScan& scan);
 
 /// Files (or the pieces between $INCLUDEs) of at least this many octets are cut at record boundaries and
 /// parsed on up to 4 threads (default 4 MB). For tests and tuning; the records come out the same either way.

@@ -21,10 +21,18 @@ inline bool blank(char c) {
     return c == ' ' || c == '\t';
 }
 
+// A control character other than the tab: ldns' tokenizer drops NUL bytes, ends a line at '\f' and '\v'
+// and reads '\r' as a blank; this path would keep them as bytes of a name or a string.
+inline bool control(char c) {
+    return static_cast<unsigned char>(c) < 0x20 && c != '\t';
+}
+
 // Splits `line` into tokens. False when the line has something only ldns should judge: parentheses, a
-// backslash, a carriage return, an unterminated or glued quoted string, or too many tokens.
+// backslash, a control character, an unterminated or glued quoted string, or too many tokens.
 bool tokenize(std::string_view line, Token* toks, size_t& n) {
     n = 0;
+    for (char c : line)
+        if (control(c)) return false;
     size_t i = 0;
     const size_t e = line.size();
     while (i < e) {

@@ -32,7 +32,8 @@ struct PlainRecord {
 enum class PlainResult {
     Record,    // `out` holds the record
     Empty,     // blank or comment-only line
-    NotPlain,  // anything else: a directive, parentheses, escapes, another class or type, a TTL with units,
+    NotPlain,  // anything else: a directive, parentheses, escapes, control characters (NUL, CR, FF, VT: ldns
+               // drops or splits on them), another class or type, a TTL with units,
                // a value this path does not check exactly as ldns would, or an error: ldns decides
 };
 

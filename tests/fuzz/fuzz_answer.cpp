@@ -4,6 +4,9 @@
 // answered through the server's real Selector (several choosers, fallback "none" and a fixed fallback).
 // Every input is asked over UDP and over TCP; each response must hold the invariants of checkResponse, or the
 // target aborts. AXFR responses are written out whole and checked message by message.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -260,9 +263,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static World w;
     if (size > 65535) return 0;
     const auto& snap = *w.snap;
+    static const auto sources = [] {
+        std::pair<sockaddr_in, sockaddr_in6> s{};
+        s.first.sin_family = AF_INET;
+        inet_pton(AF_INET, "198.51.100.7", &s.first.sin_addr);
+        s.second.sin6_family = AF_INET6;
+        inet_pton(AF_INET6, "2001:db8:100::7", &s.second.sin6_addr);
+        return s;
+    }();
     for (bool tcp : {false, true}) {
+        gslb::zones::ClientInfo client;
+        client.source = tcp ? reinterpret_cast<const sockaddr*>(&sources.second)
+                            : reinterpret_cast<const sockaddr*>(&sources.first);
         auto res = gslb::zones::answer(snap.db, snap.answer, {data, size}, tcp, {w.out.data(), w.out.size()},
-                                       &w.selector);
+                                       &w.selector, client);
         const char* what = tcp ? "tcp" : "udp";
         switch (res.action) {
             case gslb::zones::Action::Drop:

@@ -56,7 +56,8 @@ std::string dumpState(const gslb::metrics::StateTable& t) {
     for (uint32_t i = 0; i < t.siteCount(); ++i) {
         auto v = t.siteView(i);
         s += "site " + t.siteName(i) + " cpu=" + num(v.cpu) + " used=" + num(v.sessionsUsed) +
-             " max=" + num(v.sessionsMax) + " lf=" + num(v.loadFactor) + " at=" + std::to_string(v.reportAtMs) +
+             " max=" + num(v.sessionsMax) + " lf=" + num(v.loadFactor) + " at=" + std::to_string(v.reportAtMs) + "/" + std::to_string(v.cpuAtMs) +
+             "/" + std::to_string(v.sessionsAtMs) + "/" + std::to_string(v.loadFactorAtMs) +
              " enabled=" + std::to_string(v.enabled) + " up=" + std::to_string(v.up) +
              " pref=" + std::to_string(v.preference) + "\n";
     }
@@ -73,7 +74,10 @@ std::string dumpState(const gslb::metrics::StateTable& t) {
 // The status JSON without the ages, which move with the clock.
 std::string statusWithoutAges(gslb::server::ControlApi& api, const gslb::server::Snapshot& s) {
     auto j = nlohmann::json::parse(api.status(s).body);
-    for (auto& site : j["sites"]) site.erase("report_age_s");
+    for (auto& site : j["sites"]) {
+        site.erase("report_age_s");
+        site.erase("ages_s");
+    }
     for (auto& svc : j["services"]) svc.erase("connections_age_s");
     return j.dump();
 }

@@ -152,13 +152,11 @@ bool ZoneText::parse(const std::string& file, std::string text, const std::strin
             e.originChanged = strncasecmp(l.data(), "$ORIGIN", 7) == 0;
         } else {
             e.kind = ZoneEntry::Record;
-            int depth = 0;
-            bool inQuote = false;
-            zones::scanZoneLine(l, depth, inQuote);
-            while ((depth > 0 || inQuote) && eol < text_.size()) {
-                inQuote = false;  // a quote does not continue over a line end
+            zones::LineScan scan;
+            zones::scanZoneLine(l, scan);
+            while (scan.open() && eol < text_.size()) {
                 size_t next = lineEnd(eol);
-                zones::scanZoneLine(std::string_view(text_.data() + eol, next - eol), depth, inQuote);
+                zones::scanZoneLine(std::string_view(text_.data() + eol, next - eol), scan);
                 eol = next;
                 ++line;
             }
