@@ -96,6 +96,17 @@ TEST_CASE("plain records: everything else is left to ldns") {
     CHECK(parse(longLabel + " A 192.0.2.1", r) == PlainResult::NotPlain);
 }
 
+TEST_CASE("plain records: a line with a control byte is ldns' (it drops NUL, splits at FF and VT)") {
+    // Found by tests/fuzz/fuzz_loader: "z\0 A …" kept the NUL inside the owner, where ldns drops it.
+    PlainRecord r;
+    CHECK(parse(std::string("z\0 A 192.0.2.2", 14), r) == PlainResult::NotPlain);
+    CHECK(parse(std::string("\0\0 TXT x", 9), r) == PlainResult::NotPlain);
+    for (const char* line : {"v A 192.0.2.3\v", "f\fA 192.0.2.3", "c A 192.0.2.3\r", "t TXT \"a\x01\"",
+                             "x A 192.0.2.1 ; \x1b"})
+        CHECK_MESSAGE(parse(line, r) == PlainResult::NotPlain, line);
+    CHECK(parse("t\tA\t192.0.2.3", r) == PlainResult::Record);  // the tab is a blank
+}
+
 TEST_CASE("$TTL 0 gives records without a TTL a TTL of 0 on both paths") {
     // One line the fast path takes, one multi-line record ldns reads, one with an explicit TTL.
     std::string text =
