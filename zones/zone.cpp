@@ -118,11 +118,14 @@ uint32_t SourceSet::fileIndex(const std::string& path) {
 }
 
 std::string_view SourceSet::store(std::string_view bytes) {
-    constexpr size_t kBlock = 1u << 20;
+    // Blocks grow from 64 KB to 1 MB: a small zone (or a test, or a fuzz input) does not pay for a large
+    // block, a large one needs a few dozen. Not zeroed (make_unique<char[]> would clear every block).
+    constexpr size_t kFirstBlock = 64u << 10, kMaxBlock = 1u << 20;
     if (bytes.empty()) return {};
     if (bytes.size() > left_) {
-        size_t size = std::max(kBlock, bytes.size());
-        blocks_.push_back(std::make_unique<char[]>(size));
+        size_t size = std::max(std::min(kMaxBlock, kFirstBlock << std::min<size_t>(blocks_.size(), 4)),
+                               bytes.size());
+        blocks_.push_back(std::unique_ptr<char[]>(new char[size]));
         cur_ = blocks_.back().get();
         left_ = size;
     }
