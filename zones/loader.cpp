@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstdio>
 #include <stdio_ext.h>
 #include <fstream>
@@ -81,6 +82,13 @@ bool maybePlain(std::string_view l) {
 }
 
 std::atomic<bool> fastPath{true};
+
+// A line that starts with this character names its owner, for ldns too: a part of a file cut there does not
+// need the previous record's owner. Not a blank, nor '(' or a control byte, which ldns drops from the line
+// (it then starts with a blank and inherits the owner).
+bool ownerStart(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '*' || c == '@' || c == '-';
+}
 
 std::string dirOf(const std::string& path) {
     auto slash = path.rfind('/');
@@ -357,8 +365,7 @@ class Reader {
                     (strncasecmp(l.data(), "$ORIGIN", 7) == 0 || strncasecmp(l.data(), "$TTL", 4) == 0)) {
                     directives.push_back(Directive{i, eol});
                     inDirective = true;
-                } else if (c != '\0' && c != ' ' && c != '\t' && c != ';' && c != '$' && c != '\r' &&
-                           i >= cuts.size() * target && cuts.size() < threads) {
+                } else if (ownerStart(c) && i >= cuts.size() * target && cuts.size() < threads) {
                     cuts.push_back(Cut{i, line, directives.size()});
                 }
             }

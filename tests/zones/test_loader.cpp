@@ -329,6 +329,16 @@ TEST_CASE("a backslash before a line end continues the record on the next line, 
     CHECK(scan.open());
 }
 
+TEST_CASE("a file is cut into parts only where a line names its owner, as ldns reads it") {
+    // Found by fuzz_loader: a line that starts with '(' inherits the previous owner (ldns drops the
+    // parenthesis, the line then starts with a blank), but the parallel parser started a part there.
+    for (const char* line : {"( A 192.0.2.7 )", "(((((( 5 506\"", ")A 192.0.2.7", "\"q\" A 192.0.2.7"}) {
+        CAPTURE(line);
+        // Blank lines put the half of the file, where the parallel parser looks for a cut, before the line.
+        readAllWays("cut.zone", std::string("$TTL 0\n") + kSoa + "h NS ns\n" + std::string(120, '\n') + line + "\n");
+    }
+}
+
 TEST_CASE("a record and an error name the record's own first line, not the blank lines after it") {
     // ldns counts the blank lines it skips after a record into the record's line: a record followed by
     // blank lines was reported on the last of them, by the serial parser and one off by the parallel one.
