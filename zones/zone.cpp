@@ -123,8 +123,8 @@ std::string_view SourceSet::store(std::string_view bytes) {
     constexpr size_t kFirstBlock = 64u << 10, kMaxBlock = 1u << 20;
     if (bytes.empty()) return {};
     if (bytes.size() > left_) {
-        size_t size = std::max(std::min(kMaxBlock, kFirstBlock << std::min<size_t>(blocks_.size(), 4)),
-                               bytes.size());
+        size_t size =
+            std::max(std::min(kMaxBlock, kFirstBlock << std::min<size_t>(blocks_.size(), 4)), bytes.size());
         blocks_.push_back(std::unique_ptr<char[]>(new char[size]));
         cur_ = blocks_.back().get();
         left_ = size;

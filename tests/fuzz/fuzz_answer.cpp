@@ -252,7 +252,8 @@ size_t udpLimit(const uint8_t* q, size_t n, uint16_t ours) {
     ldns_pkt* pkt = nullptr;
     if (ldns_wire2pkt(&pkt, q, n) != LDNS_STATUS_OK) return ours;
     size_t limit = 512;
-    if (ldns_pkt_edns(pkt)) limit = std::max<size_t>(512, std::min<size_t>(ldns_pkt_edns_udp_size(pkt), ours));
+    if (ldns_pkt_edns(pkt))
+        limit = std::max<size_t>(512, std::min<size_t>(ldns_pkt_edns_udp_size(pkt), ours));
     ldns_pkt_free(pkt);
     return limit;
 }

@@ -1,9 +1,9 @@
 // Control API requests -> ControlApi::handle, over a snapshot in its initial state for every input (so that a
-// crash reproduces from its input alone). An input is one or more requests separated by a line "###", each written as HTTP
-// is: "METHOD PATH", header lines, a blank line, the body. The Authorization header (any case) is what the
-// handler sees; the token is "s3cret-token-0123". Invariants: every response is JSON with a known status;
-// a refused one (status >= 400) carries {"error": "..."} and changes nothing: the status JSON (ages left
-// out) and the state table are the same before and after it. Reload alternates between failing and
+// crash reproduces from its input alone). An input is one or more requests separated by a line "###", each
+// written as HTTP is: "METHOD PATH", header lines, a blank line, the body. The Authorization header (any
+// case) is what the handler sees; the token is "s3cret-token-0123". Invariants: every response is JSON with a
+// known status; a refused one (status >= 400) carries {"error": "..."} and changes nothing: the status JSON
+// (ages left out) and the state table are the same before and after it. Reload alternates between failing and
 // succeeding without a change.
 #include <event2/event.h>
 #include <strings.h>
@@ -56,8 +56,9 @@ std::string dumpState(const gslb::metrics::StateTable& t) {
     for (uint32_t i = 0; i < t.siteCount(); ++i) {
         auto v = t.siteView(i);
         s += "site " + t.siteName(i) + " cpu=" + num(v.cpu) + " used=" + num(v.sessionsUsed) +
-             " max=" + num(v.sessionsMax) + " lf=" + num(v.loadFactor) + " at=" + std::to_string(v.reportAtMs) + "/" + std::to_string(v.cpuAtMs) +
-             "/" + std::to_string(v.sessionsAtMs) + "/" + std::to_string(v.loadFactorAtMs) +
+             " max=" + num(v.sessionsMax) + " lf=" + num(v.loadFactor) +
+             " at=" + std::to_string(v.reportAtMs) + "/" + std::to_string(v.cpuAtMs) + "/" +
+             std::to_string(v.sessionsAtMs) + "/" + std::to_string(v.loadFactorAtMs) +
              " enabled=" + std::to_string(v.enabled) + " up=" + std::to_string(v.up) +
              " pref=" + std::to_string(v.preference) + "\n";
     }
@@ -161,14 +162,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             // What the evhttp callback does with an exception: 500. The invariant below still holds.
             r = gslb::server::apiError(500, e.what());
         }
-        const std::string what = req.method + " " + req.path + " -> " + std::to_string(r.status) + " " + r.body;
+        const std::string what =
+            req.method + " " + req.path + " -> " + std::to_string(r.status) + " " + r.body;
         FUZZ_CHECK(r.status == 200 || r.status == 400 || r.status == 401 || r.status == 404 ||
                        r.status == 405 || r.status == 500,
                    what);
         if (r.contentType == "application/json") {
             auto j = nlohmann::json::parse(r.body, nullptr, false);
             FUZZ_CHECK(!j.is_discarded(), what);
-            if (r.status >= 400) FUZZ_CHECK(j.is_object() && j.contains("error") && j["error"].is_string(), what);
+            if (r.status >= 400)
+                FUZZ_CHECK(j.is_object() && j.contains("error") && j["error"].is_string(), what);
         }
         if (r.status >= 400) {
             FUZZ_CHECK(statusWithoutAges(api, *snap) == statusBefore, what);

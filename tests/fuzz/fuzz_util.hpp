@@ -41,8 +41,7 @@ inline bool includesOutside(std::string_view text) {
         static constexpr std::string_view kInclude = "$include";
         if (text.size() - p < kInclude.size()) break;
         bool match = true;
-        for (size_t k = 0; k < kInclude.size() && match; ++k)
-            match = (text[p + k] | 0x20) == kInclude[k];
+        for (size_t k = 0; k < kInclude.size() && match; ++k) match = (text[p + k] | 0x20) == kInclude[k];
         if (!match) continue;
         size_t eol = text.find('\n', p);
         if (text.substr(p, eol == std::string_view::npos ? std::string_view::npos : eol - p).find('/') !=
@@ -60,7 +59,7 @@ inline bool includesOutside(std::string_view text) {
 
 }  // namespace fuzzutil
 
-#define FUZZ_CHECK(cond, detail)                                            \
-    do {                                                                    \
-        if (!(cond)) fuzzutil::fail(__FILE__, __LINE__, #cond, (detail));   \
+#define FUZZ_CHECK(cond, detail)                                          \
+    do {                                                                  \
+        if (!(cond)) fuzzutil::fail(__FILE__, __LINE__, #cond, (detail)); \
     } while (0)

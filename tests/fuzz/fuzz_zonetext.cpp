@@ -51,7 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (edited) FUZZ_CHECK(!removed.empty(), "deleted nothing");
     } else if (!words.empty() && words[0] == "serial") {
         gslb::ctl::keepRecords(ed);
-        if (words.size() > 1 && words[1].size() <= 9 && words[1].find_first_not_of("0123456789") == std::string::npos)
+        if (words.size() > 1 && words[1].size() <= 9 &&
+            words[1].find_first_not_of("0123456789") == std::string::npos)
             setSerial = uint32_t(std::stoul(words[1]));
         edited = true;
     }

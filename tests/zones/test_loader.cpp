@@ -229,7 +229,8 @@ std::string nameText(std::string_view w) {
     for (size_t i = 0; i < w.size() && w[i] != 0; i += size_t(uint8_t(w[i])) + 1) {
         for (size_t k = 1; k <= size_t(uint8_t(w[i])) && i + k < w.size(); ++k) {
             unsigned char c = uint8_t(w[i + k]);
-            s += std::isalnum(c) || c == '-' || c == '_' ? std::string(1, char(c)) : fmt::format("\\{:03}", int(c));
+            s += std::isalnum(c) || c == '-' || c == '_' ? std::string(1, char(c))
+                                                         : fmt::format("\\{:03}", int(c));
         }
         s += '.';
     }
@@ -290,14 +291,18 @@ std::vector<int> lines(const ReadResult& r) {
 
 }  // namespace
 
-TEST_CASE("the fast path takes no line with a control byte: ldns drops NUL, splits at FF/VT, reads CR as a blank") {
-    // Found by tests/fuzz/fuzz_loader: the fast path kept a NUL byte inside the owner name, where ldns drops it.
-    std::string nul = std::string(kSoa) + std::string("z\0 A 192.0.2.2\n", 15) + std::string("\0\0 TXT x\n", 9);
+TEST_CASE(
+    "the fast path takes no line with a control byte: ldns drops NUL, splits at FF/VT, reads CR as a blank") {
+    // Found by tests/fuzz/fuzz_loader: the fast path kept a NUL byte inside the owner name, where ldns drops
+    // it.
+    std::string nul =
+        std::string(kSoa) + std::string("z\0 A 192.0.2.2\n", 15) + std::string("\0\0 TXT x\n", 9);
     ReadResult r = readAllWays("ctl-nul.zone", nul);
     REQUIRE_MESSAGE(r.ok, r.error);
     CHECK(r.records[3].find("z.t.test. 1 ") == 0);
     CHECK(r.records[4].find("z.t.test. 16 ") == 0);  // the NULs are no owner: the line inherits z
-    for (const char* line : {"f A 192.0.2.3\f\n", "v A 192.0.2.3\v\n", "c A 192.0.2.3\r\n", "w\fA 192.0.2.3\n"}) {
+    for (const char* line :
+         {"f A 192.0.2.3\f\n", "v A 192.0.2.3\v\n", "c A 192.0.2.3\r\n", "w\fA 192.0.2.3\n"}) {
         CAPTURE(line);
         readAllWays("ctl-misc.zone", std::string(kSoa) + line + "after A 192.0.2.4\n");
     }
@@ -307,11 +312,12 @@ TEST_CASE("a backslash before a line end continues the record on the next line, 
     // Found by fuzz_loader: the fast path took the second line as a record of its own, where ldns reads the
     // escaped line end as part of the first; and a $ORIGIN continued that way was replayed cut short when the
     // file was parsed in parts.
-    ReadResult r = readAllWays("esc-nl.zone", std::string(kSoa) + "q TXT a\\\nb\n A 192.0.2.3\nlast A 192.0.2.4\n");
+    ReadResult r =
+        readAllWays("esc-nl.zone", std::string(kSoa) + "q TXT a\\\nb\n A 192.0.2.3\nlast A 192.0.2.4\n");
     REQUIRE_MESSAGE(r.ok, r.error);
     CHECK(lines(r) == std::vector<int>{1, 2, 3, 4, 6, 7});
-    r = readAllWays("esc-origin.zone", std::string(kSoa) + "$ORIGIN s\\\nub.t.test.\nw A 192.0.2.1\n" +
-                                           "x A 192.0.2.2\n");
+    r = readAllWays("esc-origin.zone",
+                    std::string(kSoa) + "$ORIGIN s\\\nub.t.test.\nw A 192.0.2.1\n" + "x A 192.0.2.2\n");
     REQUIRE_MESSAGE(r.ok, r.error);
     CHECK(r.records[3].find("w.sub.t.test. 1 ") == 0);  // "s\<line end>ub": ldns reads "s\ub", \u is u
     // A backslash pair is a backslash: the line end is not escaped; nor is one in a comment.
@@ -335,7 +341,8 @@ TEST_CASE("a file is cut into parts only where a line names its owner, as ldns r
     for (const char* line : {"( A 192.0.2.7 )", "(((((( 5 506\"", ")A 192.0.2.7", "\"q\" A 192.0.2.7"}) {
         CAPTURE(line);
         // Blank lines put the half of the file, where the parallel parser looks for a cut, before the line.
-        readAllWays("cut.zone", std::string("$TTL 0\n") + kSoa + "h NS ns\n" + std::string(120, '\n') + line + "\n");
+        readAllWays("cut.zone",
+                    std::string("$TTL 0\n") + kSoa + "h NS ns\n" + std::string(120, '\n') + line + "\n");
     }
 }
 
@@ -357,9 +364,9 @@ TEST_CASE("a record and an error name the record's own first line, not the blank
     CHECK(lines(r) == std::vector<int>{1, 2, 3, 4, 9, 12});
 
     for (const auto& [bad, line] : std::vector<std::pair<std::string, int>>{
-             {"bad HINFO\n\n\n; after\n\n", 4},             // ldns' error, blank lines after it
-             {"\n\n  ; before\nbad A 999.1.1.1\n\n", 7},   // after blank lines and a comment
-             {"bad MX ( 10\n\n  x..y )\n\n", 4},           // a multi-line record: its first line
+             {"bad HINFO\n\n\n; after\n\n", 4},                   // ldns' error, blank lines after it
+             {"\n\n  ; before\nbad A 999.1.1.1\n\n", 7},          // after blank lines and a comment
+             {"bad MX ( 10\n\n  x..y )\n\n", 4},                  // a multi-line record: its first line
              {"ok A 192.0.2.1\n\n\nbad CH A 192.0.2.1\n", 7}}) {  // the class check after the parse
         CAPTURE(bad);
         r = readAllWays("line-err.zone", std::string(kSoa) + bad);

@@ -101,8 +101,8 @@ TEST_CASE("plain records: a line with a control byte is ldns' (it drops NUL, spl
     PlainRecord r;
     CHECK(parse(std::string("z\0 A 192.0.2.2", 14), r) == PlainResult::NotPlain);
     CHECK(parse(std::string("\0\0 TXT x", 9), r) == PlainResult::NotPlain);
-    for (const char* line : {"v A 192.0.2.3\v", "f\fA 192.0.2.3", "c A 192.0.2.3\r", "t TXT \"a\x01\"",
-                             "x A 192.0.2.1 ; \x1b"})
+    for (const char* line :
+         {"v A 192.0.2.3\v", "f\fA 192.0.2.3", "c A 192.0.2.3\r", "t TXT \"a\x01\"", "x A 192.0.2.1 ; \x1b"})
         CHECK_MESSAGE(parse(line, r) == PlainResult::NotPlain, line);
     CHECK(parse("t\tA\t192.0.2.3", r) == PlainResult::Record);  // the tab is a blank
 }
