@@ -83,6 +83,16 @@ bool maybePlain(std::string_view l) {
 
 std::atomic<bool> fastPath{true};
 
+// ldns drops NUL bytes and ends its lines at form feeds and vertical tabs as well as at line ends, so where
+// such a byte is, the '\n' lines are not ldns' lines: neither the fast path's line-by-line split nor a cut
+// for the parallel parse can be trusted to fall where ldns' records begin. No zone file has them; a piece
+// that does is read by ldns alone, in one piece.
+bool hasOddBytes(std::string_view text) {
+    for (char odd : {'\0', '\f', '\v'})
+        if (std::memchr(text.data(), odd, text.size())) return true;
+    return false;
+}
+
 // A line that starts with this character names its owner, for ldns too: a part of a file cut there does not
 // need the previous record's owner. Not a blank, nor '(' or a control byte, which ldns drops from the line
 // (it then starts with a blank and inherits the owner).
@@ -260,7 +270,7 @@ class Reader {
                            SourceSet& out, std::string& error) {
         if (text.empty()) return true;
         const uint32_t file = out.fileIndex(path);
-        if (!fastPath.load(std::memory_order_relaxed)) {
+        if (!fastPath.load(std::memory_order_relaxed) || hasOddBytes(text)) {
             st.toLdns();
             bool ok = parseLdns(file, path, text, firstLine, st, out, error);
             st.fromLdns();
@@ -331,12 +341,7 @@ class Reader {
         unsigned threads = std::min(4u, std::max(1u, std::thread::hardware_concurrency()));
         if (seg.size() < parallelMin.load(std::memory_order_relaxed) || threads < 2)
             return parseChunk(path, seg, firstLine, st, out_, error_);
-        // ldns drops NUL bytes and ends its lines at form feeds and vertical tabs too, so where such a byte
-        // is, the lines below are not ldns' lines: a cut could land inside a record. No zone file has them;
-        // one that does is read in one piece.
-        for (char odd : {'\0', '\f', '\v'})
-            if (std::memchr(seg.data(), odd, seg.size()))
-                return parseChunk(path, seg, firstLine, st, out_, error_);
+        if (hasOddBytes(seg)) return parseChunk(path, seg, firstLine, st, out_, error_);
 
         struct Cut {
             size_t offset;
