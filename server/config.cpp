@@ -292,8 +292,8 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                     if (!a || a->empty())
                         c.fail(es, "expect_status", "must be a non-empty array of HTTP status codes");
                     for (const auto& e : *a) {
-                        auto v2 = e.value<int64_t>();
-                        if (!e.is_integer() || !v2 || *v2 < 100 || *v2 > 599)
+                        auto v2 = e.is_integer() ? e.value<int64_t>() : std::nullopt;  // a float: no cast
+                        if (!v2 || *v2 < 100 || *v2 > 599)
                             c.fail(&e, "expect_status", "must hold HTTP status codes (100..599)");
                         cc.expectStatus.push_back(int(*v2));
                     }

@@ -45,8 +45,11 @@ class TableReader {
     int64_t getInt(const std::string& key, int64_t def, int64_t lo, int64_t hi) {
         const toml::node* n = raw(key);
         if (!n) return def;
+        // Only an integer node is read as one: value<int64_t>() converts a float such as 1e32 to int64 first,
+        // which is undefined behaviour when it does not fit (UBSan, found by tests/fuzz/fuzz_config).
+        if (!n->is_integer()) fail(n, key, "must be an integer");
         auto v = n->value<int64_t>();
-        if (!n->is_integer() || !v) fail(n, key, "must be an integer");
+        if (!v) fail(n, key, "must be an integer");
         if (*v < lo || *v > hi) fail(n, key, fmt::format("{} is out of range [{}, {}]", *v, lo, hi));
         return *v;
     }

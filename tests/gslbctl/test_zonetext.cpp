@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "tools/gslbctl/zoneedit.hpp"
 #include "tools/gslbctl/zonetext.hpp"
 
 using namespace gslb::ctl;
@@ -119,4 +120,19 @@ TEST_CASE("zone text: origin errors") {
     CHECK(z.origin() == "example.org.");
     CHECK_FALSE(z.parse("z.zone", "$ORIGIN t.\nwww IN A 300.1.1.1\n", "", err));
     CHECK(err.rfind("z.zone:2: ", 0) == 0);
+}
+
+TEST_CASE("zone add refuses a file that ends inside a record instead of appending into it") {
+    // Found by tests/fuzz/fuzz_zonetext: after "t(xt TXT …" with no ')' the appended line became part of
+    // that record; prepareZone's check then caught it as an "internal error".
+    ZoneEdit ed;
+    ed.file = "z.zone";
+    std::string err;
+    REQUIRE_MESSAGE(ed.before.parse("z.zone", std::string(kZone) + "t(xt TXT \"a b\" c\n", "", err), err);
+    CHECK_FALSE(addRecord(ed, "y", "", "CNAME", "www", err));
+    CHECK(err.find("z.zone: the file ends inside a record") == 0);
+    ZoneEdit ok;
+    ok.file = "z.zone";
+    REQUIRE(ok.before.parse("z.zone", kZone, "", err));
+    CHECK_MESSAGE(addRecord(ok, "y", "", "CNAME", "www", err), err);
 }

@@ -157,6 +157,15 @@ TEST_CASE("values out of range") {
     text = st::baseConfig("[defaults]\nttl = \"30\"\n");
     err = st::configError(text, &path);
     CHECK(err == at(path, text, "ttl", "[defaults] ttl: must be an integer"));
+
+    // Found by tests/fuzz/fuzz_config: a float too large for an integer was converted before the type was
+    // checked (undefined behaviour, UBSan: "1e+32 is outside the range of representable values").
+    text = st::baseConfig("[defaults]\nttl = 1e32\n");
+    err = st::configError(text, &path);
+    CHECK(err == at(path, text, "ttl", "[defaults] ttl: must be an integer"));
+    text = st::baseConfig("[check.web]\ntype = \"http\"\nexpect_status = [1e32]\n");
+    err = st::configError(text, &path);
+    CHECK(err.find("expect_status: must hold HTTP status codes") != std::string::npos);
 }
 
 TEST_CASE("bad fallback") {

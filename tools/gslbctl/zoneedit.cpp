@@ -55,6 +55,21 @@ bool addRecord(ZoneEdit& ed, const std::string& owner, const std::string& ttl, c
         return false;
     }
     std::string line = fmt::format("{}\t{}IN\t{}\t{}", owner, ttl.empty() ? "" : ttl + "\t", type, rdata);
+    // A file that ends inside a record (an unclosed parenthesis, an escaped line end) would swallow the
+    // appended line into that record (found by tests/fuzz/fuzz_zonetext): refuse rather than guess.
+    zones::LineScan scan;
+    const std::string& text = ed.before.text();
+    for (size_t i = 0; i < text.size();) {
+        size_t eol = text.find('\n', i);
+        if (eol == std::string::npos) eol = text.size();
+        zones::scanZoneLine(std::string_view(text).substr(i, eol - i), scan);
+        i = eol + 1;
+    }
+    if (scan.open()) {
+        error = fmt::format("{}: the file ends inside a record (an unclosed parenthesis?): cannot add \"{}\"",
+                            ed.file, line);
+        return false;
+    }
     ed.candidate = ed.before.withAppended(line);
     ZoneText c;
     std::string err;
