@@ -3,7 +3,7 @@
 // glue and DS, DNAME, empty non-terminals, RRsets too large for UDP and for one TCP message, and GSLB names
 // answered through the server's real Selector (several choosers, fallback "none" and a fixed fallback).
 // Every input is asked over UDP and over TCP; each response must hold the invariants of checkResponse, or the
-// target aborts. AXFR responses are written out whole and checked message by message.
+// target aborts. AXFR responses are written out whole (AxfrWriter) and checked message by message.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -16,6 +16,7 @@
 #include "server/gslb.hpp"
 #include "server/snapshot.hpp"
 #include "zones/answer.hpp"
+#include "zones/axfr.hpp"
 #include "zones/ldns.hpp"
 
 namespace {
@@ -292,11 +293,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 FUZZ_CHECK(tcp && res.zone != nullptr, std::string(what) + " axfr " + hex(data, size));
                 size_t n = gslb::zones::refuse({data, size}, {w.out.data(), w.out.size()});
                 checkResponse(data, size, w.out.data(), n, 65535, "refuse");
+                // Written one message at a time, as the server does (zones/axfr.hpp); the buffer is reused.
+                gslb::zones::AxfrWriter axfr(*res.zone, {data, size}, 65535);
+                FUZZ_CHECK(axfr.ok(), "axfr writer refused " + hex(data, size));
                 size_t messages = 0;
-                gslb::zones::writeAxfr(*res.zone, {data, size}, 65535, [&](std::span<const uint8_t> m) {
-                    checkResponse(data, size, m.data(), m.size(), 65535, "axfr");
-                    ++messages;
-                });
+                std::vector<uint8_t> msg(65535);
+                while (size_t len = axfr.next({msg.data(), msg.size()})) {
+                    checkResponse(data, size, msg.data(), len, 65535, "axfr");
+                    FUZZ_CHECK(++messages < 100000, "axfr does not end " + hex(data, size));
+                }
+                FUZZ_CHECK(axfr.done(), "axfr stopped before its end " + hex(data, size));
                 FUZZ_CHECK(messages > 0, "axfr without a message " + hex(data, size));
                 break;
             }
