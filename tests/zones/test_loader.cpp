@@ -220,6 +220,7 @@ TEST_CASE("two records with empty rdata are one record, with no memcmp of a null
 TEST_CASE("an SOA whose rdata is not two names and five numbers is refused with file and line") {
     std::string err = loadError("shortsoa.zone", "@ 300 IN SOA \\# 2 0000\n@ NS ns1\n");
     CHECK(err.find("shortsoa.zone:1: SOA rdata is not two names") != std::string::npos);
+}
 
 namespace {
 
