@@ -252,6 +252,17 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                 std::string f = z.getString("file", "");
                 if (f.empty()) z.fail(nullptr, "file", "is required");
                 zc.file = resolvePath(path, f);
+                for (const auto& n : z.getStrings("notify", {})) {
+                    ListenAddr a;
+                    uint8_t bytes[16], len;
+                    bool ok = parseListen(n, a);
+                    if (!ok && parseAddress(n, bytes, len))  // a bare address: the DNS port
+                        ok = parseListen(len == 4 ? n + ":53" : "[" + n + "]:53", a);
+                    if (!ok)
+                        z.fail(z.raw("notify"), "notify",
+                               fmt::format("\"{}\" is not ADDRESS, ADDRESS:PORT or [ADDRESS]:PORT", n));
+                    zc.notify.push_back(a);
+                }
                 for (const auto& other : out.zones)
                     if (strcasecmp(other.name.c_str(), zc.name.c_str()) == 0)
                         z.fail(z.raw("name"), "name", fmt::format("zone {} is configured twice", zc.name));

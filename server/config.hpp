@@ -55,8 +55,9 @@ struct ControlConf {
 };
 
 struct ZoneConf {
-    std::string name;  // presentation form, absolute ("gslb.example.com.")
-    std::string file;  // path, resolved against the config file's directory
+    std::string name;                // presentation form, absolute ("gslb.example.com.")
+    std::string file;                // path, resolved against the config file's directory
+    std::vector<ListenAddr> notify;  // secondaries told of a new serial (RFC 1996); port 53 when not written
 };
 
 /// Per-hostname behaviour; [defaults] gives every key's default, each [hostname."…"] may override it.

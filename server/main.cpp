@@ -7,6 +7,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <strings.h>
+
 #include <csignal>
 #include <memory>
 #include <vector>
@@ -20,6 +22,7 @@
 #include "server/service/privileges.hpp"
 #include "server/service/systemd.hpp"
 #include "server/snapshot.hpp"
+#include "server/xfr/notify.hpp"
 #include "server/unread_settings.hpp"
 #include "server/worker.hpp"
 
@@ -37,6 +40,27 @@ struct Daemon {
     std::unique_ptr<ControlApi> api;
     std::unique_ptr<HealthMonitor> health;  // its events live on `base`: destroyed before the base
     std::string stateDir;                   // [server] state_dir at start; empty: drains are not kept
+    std::unique_ptr<xfr::Notifier> notifier;
+
+    static const zones::Zone* findZone(const Snapshot& s, const std::string& name) {
+        for (const auto& z : s.db.zones())
+            if (strcasecmp(z->name().c_str(), name.c_str()) == 0) return z.get();
+        return nullptr;
+    }
+
+    // RFC 1996 §3.5: tell the secondaries when a zone's serial changed (at start: every zone, since a
+    // secondary may have missed the change while we were down).
+    void notifyChanged(const Snapshot* old, const Snapshot& now) {
+        if (!notifier) return;
+        for (const auto& zc : now.config.zones) {
+            if (zc.notify.empty()) continue;
+            const zones::Zone* z = findZone(now, zc.name);
+            if (!z) continue;
+            const zones::Zone* before = old ? findZone(*old, zc.name) : nullptr;
+            if (before && before->serial() == z->serial()) continue;
+            notifier->send(z->name(), z->apex(), z->serial(), zc.notify);
+        }
+    }
 
     // After every admin change and reload: the drains on disk are the drains in the table.
     void saveAdminState() {
@@ -89,6 +113,7 @@ struct Daemon {
         shared.holder.publish(std::move(s));
         if (health) health->apply(*shared.holder.get());  // new checks start, unchanged ones keep their state
         saveAdminState();  // drains of services that left the config are gone from the table: forget them
+        notifyChanged(old.get(), *shared.holder.get());
         message = fmt::format("reloaded {}: {} zone(s), {} records", configPath, zones, records);
         log::info("{}", message);
         recordEvent(log::Level::Info, "reload", configPath,
@@ -301,6 +326,8 @@ int main(int argc, char** argv) {
                 fmt::format("serving {} zone(s) on {} with {} worker(s)",
                             d.shared.holder.get()->db.zones().size(), addrs, sc.workers));
 
+    d.notifier = std::make_unique<xfr::Notifier>(d.base);
+    d.notifyChanged(nullptr, *d.shared.holder.get());
     // Only now, with the first health round done and the workers reading, is the service ready.
     service::notifyReady(
         fmt::format("serving {} zone(s) on {}", d.shared.holder.get()->db.zones().size(), addrs));
@@ -310,6 +337,7 @@ int main(int argc, char** argv) {
     for (auto& w : d.workers) w->stop();
     d.workers.clear();
     d.api.reset();
+    d.notifier.reset();
     d.health.reset();
     for (auto* e : sigs) event_free(e);
     event_base_free(d.base);
