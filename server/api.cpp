@@ -31,7 +31,7 @@ ControlApi::~ControlApi() {
     if (fd_ >= 0) close(fd_);
 }
 
-bool ControlApi::readToken(const std::string& path, std::string& error) {
+bool ControlApi::loadToken(const std::string& path, std::string& token, std::string& error) {
     std::ifstream in(path);
     if (!in) {
         error = fmt::format("{}: cannot read the control token file", path);
@@ -46,6 +46,13 @@ bool ControlApi::readToken(const std::string& path, std::string& error) {
         error = fmt::format("{}: the control token must be at least 8 characters", path);
         return false;
     }
+    token = t;
+    return true;
+}
+
+bool ControlApi::readToken(const std::string& path, std::string& error) {
+    std::string t;
+    if (!loadToken(path, t, error)) return false;
     token_ = t;
     return true;
 }

@@ -58,6 +58,9 @@ class ControlApi {
     /// Re-reads the token file (after a reload). False and `error` when it cannot be read; the old token
     /// stays.
     bool readToken(const std::string& path, std::string& error);
+    /// Reads a token file: the token without surrounding white space, at least 8 characters. False and
+    /// `error` ("FILE: why") otherwise. Shared with the config check.
+    static bool loadToken(const std::string& path, std::string& token, std::string& error);
 
     /// Socket-free entry point (STYLE.md 1), used by the evhttp callback and by the unit tests.
     ApiResponse handle(const std::string& method, const std::string& path, const std::string& authorization,

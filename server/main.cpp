@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "server/api.hpp"
+#include "server/check.hpp"
 #include "server/events.hpp"
 #include "server/probes/health.hpp"
 #include "server/log.hpp"
@@ -189,29 +190,27 @@ int main(int argc, char** argv) {
     }
     if (!check) ignoreStraySignals();  // before the zones load, which may take seconds
 
+    // --check: the same checker and summary as `gslbctl check`, including what a start checks on top.
+    // Like named-checkconf: problems on stderr (file:line first), a clean verdict on stdout.
+    if (check) {
+        char* buf = nullptr;
+        size_t len = 0;
+        FILE* mem = open_memstream(&buf, &len);
+        int rc = mem ? checkConfig(config, mem) : 1;
+        if (mem) fclose(mem);
+        if (buf) fwrite(buf, 1, len, rc == 0 ? stdout : stderr);
+        free(buf);
+        return rc == 0 ? 0 : 1;
+    }
+
     std::string error;
     auto snap = buildSnapshot(config, nullptr, error);
     if (!snap) {
-        if (check)
-            fmt::print(stderr, "{}\n", error);  // like named-checkconf: the problem alone, file:line first
-        else
-            log::error("{}", error);
+        log::error("{}", error);
         return 1;
     }
     // Settings no policy reads are valid but would be ignored: say so at load (issue 12).
-    for (const auto& w : unreadSettings(snap->config)) {
-        if (check)
-            fmt::print(stderr, "{}: warning: {}\n", w.where, w.message);
-        else
-            log::warn("{}: {}", w.where, w.message);
-    }
-    if (check) {
-        size_t records = 0;
-        for (const auto& z : snap->db.zones()) records += z->recordCount();
-        fmt::print("{}: ok: {} zone(s), {} records\n", config, snap->db.zones().size(), records);
-        return 0;
-    }
-
+    for (const auto& w : unreadSettings(snap->config)) log::warn("{}: {}", w.where, w.message);
     if (snap->config.server.log == "syslog") log::useSyslog();
     evthread_use_pthreads();
     Daemon d;

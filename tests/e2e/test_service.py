@@ -340,5 +340,42 @@ class Systemd(unittest.TestCase):
             backend.sock.close()
 
 
+def gslbctl(*args):
+    exe = os.environ.get("GSLBCTL") or os.path.join(os.path.dirname(gslbd_path()), "..", "tools", "gslbctl")
+    return subprocess.run([exe, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=30)
+
+
+class Check(unittest.TestCase):
+    def test_check_covers_what_a_start_checks_and_matches_gslbctl(self):
+        cport = free_port()
+        g = Gslbd(files={"control.token": "short\n"}, wait_zone=ORIGIN, expect_start=False)
+        text, zone = gslb_config(g.port, cport, extra='user = "no-such-user-gslbd"')
+        g.raw_config = text
+        g.files["zone.db"] = zone
+        try:
+            g.write_config()
+            rc, out = g.check()
+            self.assertEqual(rc, 1, out)
+            self.assertIn("control.token: the control token must be at least 8 characters", out)
+            self.assertIn('[server] user "no-such-user-gslbd": no such user', out)
+            self.assertRegex(out, r"state_dir .*/state: No such file or directory \(it is created at start\)")
+            self.assertRegex(out, r"(?m)^.*gslbd\.toml: 2 problem\(s\), 1 warning\(s\)$")
+            ctl = gslbctl("check", g.config_path)
+            self.assertEqual(ctl.stdout, out)
+            self.assertEqual(ctl.returncode, 1)
+
+            # Fixed: ok, with the warnings still shown, and the same summary from both.
+            g.files["control.token"] = TOKEN + "\n"
+            g.raw_config, _ = gslb_config(g.port, cport)
+            g.write_config()
+            rc, out = g.check()
+            self.assertEqual(rc, 0, out)
+            self.assertRegex(out, r"(?m)^.*gslbd\.toml: ok: 1 zone\(s\), \d+ records, 1 GSLB hostname\(s\), "
+                                  r"\d warning\(s\)$")
+            self.assertEqual(gslbctl("check", g.config_path).stdout, out)
+        finally:
+            g.close()
+
+
 if __name__ == "__main__":
     run_tests()

@@ -1,0 +1,232 @@
+// The configuration check shared by `gslbd --check` and `gslbctl check` (issue 11: the same summary,
+// warnings included): the server's own loading (config, every zone, GSLB cross-checks), one problem per
+// line, a few cheap warnings in the spirit of named-checkzone, and what a start checks on top (the control
+// token, the user, the state directory and the drains kept there).
+#include "server/check.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <toml++/toml.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "server/api.hpp"
+#include "server/config.hpp"
+#include "server/gslb.hpp"
+#include "server/service/admin_state.hpp"
+#include "server/service/privileges.hpp"
+#include "server/snapshot.hpp"
+#include "server/unread_settings.hpp"
+#include "zones/loader.hpp"
+#include "zones/name.hpp"
+#include "zones/rrtype.hpp"
+#include "zones/zonedb.hpp"
+
+namespace gslb::server {
+namespace {
+
+struct Report {
+    std::FILE* out = stdout;
+    std::set<std::string> seen;
+    int problems = 0, warnings = 0;
+    void problem(const std::string& m) {
+        if (!seen.insert(m).second) return;
+        ++problems;
+        fmt::print(out, "{}\n", m);
+    }
+    void warning(const std::string& where, const std::string& m) {
+        std::string line = fmt::format("{}: warning: {}", where, m);
+        if (!seen.insert(line).second) return;
+        ++warnings;
+        fmt::print(out, "{}\n", line);
+    }
+};
+
+// The lower-case wire name inside `rdata` at `off`, or empty.
+std::string nameAt(std::string_view rdata, size_t off) {
+    size_t p = off;
+    while (p < rdata.size()) {
+        uint8_t l = uint8_t(rdata[p]);
+        if (l == 0) {
+            std::string n(rdata.substr(off, p + 1 - off));
+            zones::lowerName(reinterpret_cast<uint8_t*>(n.data()), n.size());
+            return n;
+        }
+        if (l > 63) return {};
+        p += 1 + l;
+    }
+    return {};
+}
+
+// Warnings named-checkzone would give and that cost nothing here.
+void warnings(const zones::SourceSet& set, const std::string& apex, Report& rep) {
+    std::map<std::string_view, std::set<uint16_t>, std::less<>> types;
+    std::map<std::pair<std::string_view, uint16_t>, const zones::SourceRecord*> firstOfSet;
+    for (const auto& r : set.records) types[r.owner].insert(r.type);
+    for (const auto& r : set.records) {
+        auto key = std::make_pair(r.owner, r.type);
+        auto it = firstOfSet.find(key);
+        if (it == firstOfSet.end()) {
+            firstOfSet[key] = &r;
+        } else if (it->second->ttl != r.ttl) {
+            rep.warning(
+                fmt::format("{}:{}", set.file(r), r.line),
+                fmt::format("TTL {} differs from the {} of the RRset {} type {} at line {} (RFC 2181 §5.2: "
+                            "the lowest is served)",
+                            r.ttl, it->second->ttl, zones::nameToText(r.owner), r.type, it->second->line));
+        }
+        const char* what = r.type == zones::kTypeNS   ? "NS"
+                           : r.type == zones::kTypeMX ? "MX"
+                           : r.type == 33             ? "SRV"
+                                                      : nullptr;
+        if (!what) continue;
+        int off = zones::targetNameOffset(r.type);
+        if (off < 0) continue;
+        std::string target = nameAt(r.rdata, size_t(off));
+        if (target.empty() || target == std::string(1, '\0')) continue;
+        if (!zones::isSubdomain(target, apex)) continue;
+        auto t = types.find(target);
+        std::string where = fmt::format("{}:{}", set.file(r), r.line);
+        if (t != types.end() && t->second.count(zones::kTypeCNAME)) {
+            rep.warning(where, fmt::format("{} target {} is a CNAME (RFC 2181 §10.3)", what,
+                                           zones::nameToText(target)));
+        } else if (t == types.end() ||
+                   (!t->second.count(zones::kTypeA) && !t->second.count(zones::kTypeAAAA))) {
+            rep.warning(where,
+                        fmt::format("{} target {} is inside the zone but has no address record (A or AAAA)",
+                                    what, zones::nameToText(target)));
+        }
+    }
+}
+
+std::string dirOf(const std::string& path) {
+    auto slash = path.rfind('/');
+    return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+// What a start checks beyond the config and the zones (issue 11): so that `--check` passing means the start
+// will not fail on them.
+void startChecks(const Config& cfg, const zones::ZoneDb&, Report& rep) {
+    const std::string& where = cfg.path;
+    std::string error, token;
+    if (cfg.control.enabled && !ControlApi::loadToken(cfg.control.tokenFile, token, error))
+        rep.problem(fmt::format("{}: [control] token_file: {}", where, error));
+    service::UserInfo user;
+    if (!cfg.server.user.empty() && !service::lookupUser(cfg.server.user, user, error))
+        rep.problem(fmt::format("{}: {}", where, error));
+    if (!cfg.server.user.empty() && geteuid() != 0 && geteuid() != user.uid)
+        rep.warning(where, fmt::format("[server] user \"{}\": gslbd must start as root to switch to it",
+                                       cfg.server.user));
+    if (cfg.server.user.empty() && geteuid() == 0)
+        rep.warning(where, "[server] user is not set: gslbd would keep running as root");
+    if (!cfg.server.stateDir.empty()) {
+        struct stat st;
+        if (stat(cfg.server.stateDir.c_str(), &st) != 0)
+            rep.warning(where, fmt::format("[server] state_dir {}: {} (it is created at start)",
+                                           cfg.server.stateDir, strerror(errno)));
+        else if (!S_ISDIR(st.st_mode))
+            rep.problem(
+                fmt::format("{}: [server] state_dir {}: not a directory", where, cfg.server.stateDir));
+    }
+}
+
+}  // namespace
+
+int checkConfig(const std::string& configPath, std::FILE* out) {
+    Report rep;
+    rep.out = out;
+    Config cfg;
+    std::string error;
+    bool cfgOk = loadConfig(configPath, cfg, error);
+    std::vector<ZoneConf> zoneList;
+    if (cfgOk) {
+        zoneList = cfg.zones;
+    } else {
+        rep.problem(error);
+        // Still check the zones the file names, when it is TOML at all.
+        try {
+            toml::table root = toml::parse_file(configPath);
+            if (const toml::array* za = root["zone"].as_array())
+                for (const auto& e : *za) {
+                    const toml::table* t = e.as_table();
+                    if (!t) continue;
+                    auto n = (*t)["name"].value<std::string>();
+                    auto f = (*t)["file"].value<std::string>();
+                    if (!n || !f || n->empty() || f->empty()) continue;
+                    ZoneConf zc;
+                    zc.name = n->back() == '.' ? *n : *n + ".";
+                    zc.file = (*f)[0] == '/' ? *f : dirOf(configPath) + "/" + *f;
+                    zoneList.push_back(zc);
+                }
+        } catch (const std::exception&) {
+        }
+    }
+
+    zones::ZoneDb db;
+    bool zonesOk = true;
+    size_t records = 0;
+    for (const auto& zc : zoneList) {
+        zones::SourceSet recs;
+        if (!zones::readZoneFile(zc.file, zc.name, recs, error)) {
+            rep.problem(error);
+            zonesOk = false;
+            continue;
+        }
+        zones::WireName apex;
+        if (!zones::textToName(zc.name, {}, apex)) {
+            rep.problem(fmt::format("{}: zone name \"{}\" is not a domain name", configPath, zc.name));
+            zonesOk = false;
+            continue;
+        }
+        warnings(recs, apex, rep);
+        auto z = zones::Zone::compile(apex, recs, zc.file, error);
+        if (!z) {
+            rep.problem(error);
+            zonesOk = false;
+            continue;
+        }
+        records += z->recordCount();
+        db.add(std::move(z));
+    }
+
+    if (cfgOk && zonesOk) {
+        // Each hostname on its own, so that one bad hostname does not hide the next.
+        for (const auto& h : cfg.hostnames) {
+            for (auto& z : db.zones())
+                for (uint32_t n = 0; n < z->nodeCount(); ++n) z->mutableNode(n).dynamic = -1;
+            Config one = cfg;
+            one.hostnames = {h};
+            Gslb g;
+            if (!buildGslb(one, db, nullptr, 1, g, error)) rep.problem(error);
+        }
+        for (const auto& w : unreadSettings(cfg)) rep.warning(w.where, w.message);
+        startChecks(cfg, db, rep);
+        // The verdict gslbd itself would give.
+        auto snap = buildSnapshot(configPath, nullptr, error);
+        if (!snap) {
+            rep.problem(error);
+        } else if (!cfg.server.stateDir.empty()) {
+            service::AdminStateLoad loaded;
+            if (!service::loadAdminState(*snap->gslb.table, cfg.server.stateDir, loaded, error))
+                rep.problem(error);
+            for (const auto& d : loaded.dropped)
+                rep.warning(cfg.server.stateDir + "/" + service::kAdminStateFile,
+                            fmt::format("the drain of {} would be dropped", d));
+        }
+    }
+
+    if (rep.problems == 0) {
+        fmt::print(out, "{}: ok: {} zone(s), {} records, {} GSLB hostname(s){}\n", configPath,
+                   zoneList.size(), records, cfg.hostnames.size(),
+                   rep.warnings ? fmt::format(", {} warning(s)", rep.warnings) : "");
+        return 0;
+    }
+    fmt::print(out, "{}: {} problem(s), {} warning(s)\n", configPath, rep.problems, rep.warnings);
+    return 1;
+}
+
+}  // namespace gslb::server
