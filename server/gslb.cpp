@@ -93,6 +93,16 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
         if (node == zones::kNone)
             return fail(hc.line, fmt::format("has no records in zone {}", zone->name()));
         const zones::Node& n = zone->node(node);
+        // RFC 6672 §2.3: a DNAME redirects every name below its owner, so candidates there would never be
+        // answered; at the owner itself the name would answer for the addresses and redirect below them.
+        for (std::string_view up = h.wire; up.size() >= zone->apex().size();
+             up = up.substr(size_t(uint8_t(up[0])) + 1)) {
+            uint32_t a = zone->find(up);
+            if (a != zones::kNone && (zone->node(a).flags & zones::kNodeDname))
+                return fail(hc.line, fmt::format("is at or below the DNAME at {} (RFC 6672 §2.3) in {}",
+                                                 zones::nameToText(up), zone->file()));
+            if (up.size() <= 1) break;
+        }
         if (n.flags & (zones::kNodeOccluded | zones::kNodeDelegation))
             return fail(hc.line, "is at or below a zone cut: its addresses are not authoritative");
         if (zone->rrset(n, zones::kTypeCNAME))

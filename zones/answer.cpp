@@ -183,7 +183,7 @@ struct Ctx {
         return true;
     }
 
-    enum class Kind { Exact, Wildcard, NxDomain, Referral };
+    enum class Kind { Exact, Wildcard, NxDomain, Referral, Dname };
 
     // RFC 1034 §4.3.2 step 3 with RFC 4592 §3.3.1: walk down from the apex; the first zone cut met is a
     // referral (except a DS query for the cut itself, answered from this, the parent, side: RFC 4035
@@ -194,6 +194,10 @@ struct Ctx {
         for (size_t p = 0; p < len && name[p] != 0; p += size_t(name[p]) + 1) off[n++] = uint8_t(p);
         size_t apexLabels = n - labelCount(z.apex());
         uint32_t cur = z.apexNode();
+        if (apexLabels > 0 && (z.node(cur).flags & kNodeDname)) {
+            node = cur;  // RFC 6672 §3.3: a DNAME strictly above the name redirects it
+            return Kind::Dname;
+        }
         for (size_t i = apexLabels; i-- > 0;) {
             uint32_t idx = z.find({reinterpret_cast<const char*>(name) + off[i], len - off[i]});
             if (idx == kNone) {
@@ -212,6 +216,10 @@ struct Ctx {
             if ((z.node(cur).flags & kNodeDelegation) && !(i == 0 && q.qtype == kTypeDS)) {
                 node = cur;
                 return Kind::Referral;
+            }
+            if (i > 0 && (z.node(cur).flags & kNodeDname)) {
+                node = cur;
+                return Kind::Dname;
             }
         }
         node = cur;
@@ -263,6 +271,39 @@ struct Ctx {
                 rcode = kRcodeNxDomain;  // also at the end of a CNAME chain (RFC 6604 §3)
                 writeSoa(*z);
                 return;
+            }
+            if (k == Kind::Dname) {
+                // RFC 6672 §3.3 step 3c: the DNAME, then a CNAME from the name to the name with the DNAME's
+                // owner replaced by its target (TTL the DNAME's), then on with the new name like a CNAME.
+                for (size_t i = 0; i < nseen; ++i)
+                    if (seen[i].zone == z && seen[i].node == node) return;  // a loop: every RR once
+                seen[nseen++] = Seen{z, node};
+                const Node& dn = z->node(node);
+                const RRset* dname = z->rrset(dn, kTypeDNAME);
+                std::string_view owner = z->nodeName(dn);
+                if (!must(kAnswer, *z, u8(owner), owner.size(), *dname, dname->ttl)) return;
+                const Rdata& rd = z->rdata(dname->first);
+                size_t tl = wireLen(z->bytes(rd), rd.len);
+                if (!tl) return;
+                size_t prefix = len - owner.size();  // the labels of the name below the owner
+                if (tl > kMaxNameLen - prefix) {
+                    rcode = kRcodeYxDomain;  // §2.2: the substituted name would exceed 255 octets
+                    return;
+                }
+                std::memcpy(chase[hop], name, prefix);
+                std::memcpy(chase[hop] + prefix, z->bytes(rd), tl);
+                lowerName(chase[hop], prefix + tl);
+                if (!w.rr(kAnswer, name, len, kTypeCNAME, dname->ttl, chase[hop], prefix + tl)) {
+                    tc = true;
+                    return;
+                }
+                if (hop == kMaxChase || q.qtype == kTypeCNAME) return;  // a CNAME query has its answer
+                name = chase[hop];
+                len = prefix + tl;
+                const Zone* next = db.findZone({reinterpret_cast<const char*>(name), len});
+                if (!next) return;  // leaves our zones: the resolver follows it
+                z = next;
+                continue;
             }
             const Node& n = z->node(node);
             if (q.qtype == kTypeANY) {

@@ -63,9 +63,9 @@ struct AnswerResult {
 /// Answers one query. `tcp` selects the size limit: 65535 over TCP; over UDP 512 without EDNS0, else the
 /// requestor's size (at least 512, RFC 6891 §6.2.5) capped by options.udpPayloadMax. `out` must hold 65535
 /// octets. Never throws; malformed input yields FORMERR or Drop (see parseQuery). The rules followed are
-/// RFC 1034 §4.3.2 (with RFC 4592 wildcards, RFC 2308 negative answers, RFC 6672-free CNAME chasing), RFC
-/// 6891, RFC 8482 (one RRset answers ANY, on every transport) and RFC 9471 (in-domain glue is required: TC
-/// when it does not fit). With options.ecs, an ECS option (RFC 7871) is the client's location (else
+/// RFC 1034 §4.3.2 (with RFC 4592 wildcards, RFC 2308 negative answers, CNAME and RFC 6672 DNAME chasing),
+/// RFC 6891, RFC 8482 (one RRset answers ANY, on every transport) and RFC 9471 (in-domain glue is required:
+/// TC when it does not fit). With options.ecs, an ECS option (RFC 7871) is the client's location (else
 /// `client.source` is), a malformed one or two of them get FORMERR (§7.1.2), and a valid one is echoed with
 /// the scope the hook reported (0 for every answer that does not depend on the client: static names, errors,
 /// referrals).

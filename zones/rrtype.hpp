@@ -42,6 +42,7 @@ enum Rcode : uint8_t {
     kRcodeNxDomain = 3,
     kRcodeNotImp = 4,
     kRcodeRefused = 5,
+    kRcodeYxDomain = 6,  // RFC 6672 §2.2: a DNAME substitution would make a name longer than 255 octets
     kRcodeNotAuth = 9,
     kRcodeBadVers = 16,  // extended RCODE, only expressible with an OPT record (RFC 6891 §6.1.3)
 };

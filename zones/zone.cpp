@@ -353,10 +353,13 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, const SourceSet& set, 
     // Zone cuts and what they occlude.
     for (uint32_t i = 1; i < z->nodes_.size(); ++i)
         if (z->rrset(z->nodes_[i], kTypeNS)) z->nodes_[i].flags |= kNodeDelegation;
-    // Below a cut: a parent that is a cut or is itself below one. Parents come before children.
+    for (uint32_t i = 0; i < z->nodes_.size(); ++i)
+        if (z->rrset(z->nodes_[i], kTypeDNAME)) z->nodes_[i].flags |= kNodeDname;
+    // Below a cut: a parent that is a cut or is itself below one. Parents come before children. Names below
+    // a DNAME (the apex's too) are never answered from either (RFC 6672 §2.4).
     for (uint32_t i = 1; i < z->nodes_.size(); ++i) {
         const Node& p = z->nodes_[parent[i]];
-        if (parent[i] != 0 && (p.flags & (kNodeDelegation | kNodeOccluded)))
+        if ((parent[i] != 0 && (p.flags & (kNodeDelegation | kNodeOccluded))) || (p.flags & kNodeDname))
             z->nodes_[i].flags |= kNodeOccluded;
     }
 

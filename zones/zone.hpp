@@ -35,7 +35,8 @@ struct RRset {
 enum NodeFlags : uint16_t {
     kNodeApex = 1,
     kNodeDelegation = 2,  // NS below the apex: a zone cut (RFC 1034 §4.2.1)
-    kNodeOccluded = 4,    // strictly below a zone cut: glue or occluded data, never authoritative
+    kNodeOccluded = 4,    // strictly below a zone cut or a DNAME: glue or occluded data, never authoritative
+    kNodeDname = 8,       // holds a DNAME: names below it are redirected (RFC 6672 §2.3)
 };
 
 /// One owner name (or empty non-terminal). rrsets_[firstSet, firstSet+setCount), sorted by type.

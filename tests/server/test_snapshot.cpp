@@ -144,3 +144,21 @@ TEST_CASE("a reload keeps the drained state of a (site, address) that is still t
     CHECK_FALSE(b->gslb.table->serviceEnabled(*b->gslb.table->findService("west", "192.0.2.2")));
     CHECK(b->gslb.table->serviceView(*b->gslb.table->findService("east", "192.0.2.1")).connections == 42);
 }
+
+// RFC 6672 §2.3: below a DNAME every name is redirected, so a GSLB hostname there would never answer.
+TEST_CASE("a name at or below a DNAME owner is refused with file:line") {
+    const std::string zone =
+        st::kZone + "moved IN DNAME www.t.test.\nmoved IN A 192.0.2.7\nhost.moved IN A 192.0.2.8\n";
+    for (const char* name : {"host.moved.t.test.", "moved.t.test."}) {
+        CAPTURE(name);
+        std::string n = name;
+        std::string addr = n == "moved.t.test." ? "192.0.2.7" : "192.0.2.8";
+        std::string text = st::baseConfig("[hostname.\"" + n + "\"]\n[[hostname.\"" + n +
+                                          "\".service]]\naddress = \"" + addr + "\"\nsite = \"east\"\n");
+        st::Written w;
+        std::string err = st::snapshotError(text, zone, &w);
+        CHECK_MESSAGE(startsWith(err, prefix(w, text, "[hostname.\"" + n + "\"]") + "hostname \"" + n +
+                                          "\": is at or below the DNAME at moved.t.test. (RFC 6672 §2.3)"),
+                      err);
+    }
+}

@@ -363,3 +363,91 @@ TEST_CASE(
     Resp nx = s.ask("nothere.t.test.", kTypeA);
     CHECK(nx.ns == std::vector<std::string>{kSoaNeg});
 }
+
+// DNAME (RFC 6672): records below a DNAME owner are redirected; the owner's own data is ordinary.
+namespace {
+const char* kDnameZone = R"($ORIGIN d.test.
+$TTL 300
+@       SOA ns1 host 1 3600 600 86400 60
+@       NS  ns1
+ns1     A   192.0.2.1
+old 600 DNAME new
+old     A   192.0.2.5
+below.old A 192.0.2.6
+www.new A   192.0.2.10
+ext     DNAME example.net.
+loopa   DNAME loopb
+loopb   DNAME loopa
+long    DNAME aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.
+)";
+testutil::Server& dserver() {
+    static testutil::Server s = [] {
+        testutil::Server s;
+        s.add("d.test.", kDnameZone);
+        return s;
+    }();
+    return s;
+}
+const std::string kDSoa = "d.test. 60 IN SOA ns1.d.test. host.d.test. 1 3600 600 86400 60";
+}  // namespace
+
+TEST_CASE("DNAME: the DNAME, a CNAME synthesised with its TTL, and the chain followed in the zone") {
+    Resp r = dserver().ask("www.old.d.test.", kTypeA);
+    CHECK(r.rcode == 0);
+    CHECK(r.aa);
+    CHECK(r.an == std::vector<std::string>{"old.d.test. 600 IN DNAME new.d.test.",
+                                           "www.old.d.test. 600 IN CNAME www.new.d.test.",
+                                           "www.new.d.test. 300 IN A 192.0.2.10"});
+    CHECK(r.ns.empty());
+}
+
+TEST_CASE("DNAME: at the QNAME itself it is ordinary data") {
+    Resp a = dserver().ask("old.d.test.", kTypeA);
+    CHECK(a.an == std::vector<std::string>{"old.d.test. 300 IN A 192.0.2.5"});
+    Resp d = dserver().ask("old.d.test.", kTypeDNAME);
+    CHECK(d.an == std::vector<std::string>{"old.d.test. 600 IN DNAME new.d.test."});
+}
+
+TEST_CASE("DNAME: data below the owner is occluded; a chain that ends nowhere is NXDOMAIN (RFC 6604)") {
+    Resp r = dserver().ask("below.old.d.test.", kTypeA);
+    CHECK(r.rcode == kRcodeNxDomain);
+    CHECK(r.an == std::vector<std::string>{"old.d.test. 600 IN DNAME new.d.test.",
+                                           "below.old.d.test. 600 IN CNAME below.new.d.test."});
+    CHECK(r.ns == std::vector<std::string>{kDSoa});
+}
+
+TEST_CASE("DNAME: a target outside our zones ends the answer; a CNAME query stops at the CNAME") {
+    Resp r = dserver().ask("x.ext.d.test.", kTypeA);
+    CHECK(r.rcode == 0);
+    CHECK(r.an == std::vector<std::string>{"ext.d.test. 300 IN DNAME example.net.",
+                                           "x.ext.d.test. 300 IN CNAME x.example.net."});
+    Resp c = dserver().ask("www.old.d.test.", kTypeCNAME);
+    CHECK(c.an == std::vector<std::string>{"old.d.test. 600 IN DNAME new.d.test.",
+                                           "www.old.d.test. 600 IN CNAME www.new.d.test."});
+}
+
+TEST_CASE("DNAME: a loop ends with every DNAME once") {
+    Resp r = dserver().ask("x.loopa.d.test.", kTypeA);
+    CHECK(r.rcode == 0);
+    CHECK(r.an == std::vector<std::string>{"loopa.d.test. 300 IN DNAME loopb.d.test.",
+                                           "x.loopa.d.test. 300 IN CNAME x.loopb.d.test.",
+                                           "loopb.d.test. 300 IN DNAME loopa.d.test.",
+                                           "x.loopb.d.test. 300 IN CNAME x.loopa.d.test."});
+}
+
+TEST_CASE("DNAME: YXDOMAIN when the substituted name would exceed 255 octets (RFC 6672 §2.2)") {
+    const std::string target =
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa."
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa."
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa."
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.";
+    Resp ok = dserver().ask("a.long.d.test.", kTypeA, true);  // 2 + 241 octets: fits (over TCP: > 512)
+    CHECK(ok.rcode == 0);
+    REQUIRE(ok.an.size() == 2);
+    CHECK(ok.an[1] == "a.long.d.test. 300 IN CNAME a." + target);
+    std::string label(63, 'b');
+    Resp yx = dserver().ask(label + ".long.d.test.", kTypeA);  // 64 + 241 octets
+    CHECK(yx.rcode == kRcodeYxDomain);
+    CHECK(yx.aa);
+    CHECK(yx.an == std::vector<std::string>{"long.d.test. 300 IN DNAME " + target});
+}
