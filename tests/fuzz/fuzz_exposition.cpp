@@ -1,0 +1,38 @@
+// libFuzzer target for the Prometheus exposition parser (metrics/sources/exposition.hpp) and the mapping
+// reads over what it returns: a scraped body is untrusted input from a site. Small limits so that the
+// bounds themselves are exercised; the invariants checked are the header's promises.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "metrics/sources/exposition.hpp"
+#include "metrics/sources/mapping.hpp"
+
+using namespace gslb::metrics::sources;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    std::string_view text(reinterpret_cast<const char*>(data), size);
+    Limits limits;
+    limits.maxBytes = 1 << 16;
+    limits.maxLineLength = 512;
+    limits.maxSeries = 256;
+    limits.maxLabels = 8;
+    std::vector<Sample> out;
+    ParseStats stats;
+    std::string error;
+    const bool ok = parseExposition(text, limits, {}, out, stats, error);
+    if (ok != error.empty()) std::abort();
+    if (out.size() != stats.kept || stats.kept > stats.series || stats.series > limits.maxSeries) std::abort();
+    for (const auto& s : out)
+        if (s.labels.size() > limits.maxLabels) std::abort();
+    // The selector parser sees the same bytes, and every preset reads the samples.
+    bool rate = false;
+    (void)parseSelector(text.substr(0, 256), rate);
+    for (const char* name : {"haproxy", "node", "nginx", "envoy"}) {
+        auto p = preset(name);
+        RateState st;
+        for (const auto& pm : p.value()) (void)st.apply(pm.mapping, read(pm.mapping, out), 1000);
+    }
+    return 0;
+}
