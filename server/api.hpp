@@ -29,6 +29,7 @@
 
 #include "metrics/load_factor.hpp"
 #include "server/probes/health.hpp"
+#include "server/probes/sources.hpp"
 #include "server/worker.hpp"
 
 namespace gslb::server {
@@ -43,8 +44,11 @@ class ControlApi {
   public:
     using ReloadFn = std::function<bool(std::string& message)>;
     using CheckStatusFn = std::function<CheckStatus(uint32_t slot)>;
+    using SourceStatusFn = std::function<std::vector<SourceStatus>()>;
 
     ControlApi(event_base* base, Shared& shared, ReloadFn reload, CheckStatusFn checkStatus);
+    /// What GET /v1/status and /metrics show of the metric sources (issue 12); none when unset.
+    void setSourceStatus(SourceStatusFn fn) { sourceStatus_ = std::move(fn); }
     ~ControlApi();
 
     /// Binds the HTTP listener and reads the token. False and `error` when either fails.
@@ -80,6 +84,7 @@ class ControlApi {
     Shared& shared_;
     ReloadFn reload_;
     CheckStatusFn checkStatus_;
+    SourceStatusFn sourceStatus_;
     evhttp* http_ = nullptr;
     int fd_ = -1;  // bound, not yet served
     std::function<void()> adminChanged_;

@@ -162,6 +162,34 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
             if (c.checked) o.sample("gslbd_check_state_changes_total", lbl(i), double(c.flaps));
         }
     }
+    if (sourceStatus_) {
+        const auto srcs = sourceStatus_();
+        auto sl = [&](const SourceStatus& x) { return fmt::format("source=\"{}\"", esc(x.name)); };
+        o.head("gslbd_source_up", "gauge",
+               "1 when the metric source's last scrape succeeded (absent before the first).");
+        for (const auto& x : srcs)
+            if (x.state != "unknown") o.sample("gslbd_source_up", sl(x), x.state == "ok");
+        o.head("gslbd_source_last_success_age_seconds", "gauge",
+               "Age of the source's last successful scrape.");
+        for (const auto& x : srcs)
+            if (x.lastSuccessMonoMs)
+                o.sample("gslbd_source_last_success_age_seconds", sl(x),
+                         double(now - x.lastSuccessMonoMs) / 1000.0);
+        o.head("gslbd_source_scrape_duration_seconds", "gauge", "Duration of the source's last scrape.");
+        for (const auto& x : srcs)
+            if (x.durationMs >= 0)
+                o.sample("gslbd_source_scrape_duration_seconds", sl(x), x.durationMs / 1000.0);
+        o.head("gslbd_source_series", "gauge", "Series in the source's last successful scrape.");
+        for (const auto& x : srcs) o.sample("gslbd_source_series", sl(x), double(x.series));
+        o.head("gslbd_source_series_matched", "gauge",
+               "Series the mappings used in the last successful scrape.");
+        for (const auto& x : srcs) o.sample("gslbd_source_series_matched", sl(x), double(x.matched));
+        o.head("gslbd_source_scrapes_total", "counter", "Scrapes of the source, by result.");
+        for (const auto& x : srcs) {
+            o.sample("gslbd_source_scrapes_total", sl(x) + ",result=\"ok\"", double(x.scrapes - x.failures));
+            o.sample("gslbd_source_scrapes_total", sl(x) + ",result=\"failed\"", double(x.failures));
+        }
+    }
     o.head("gslbd_control_reports_total", "counter", "Site reports accepted by the control API.");
     o.sample("gslbd_control_reports_total", "", double(reports_));
     o.head("gslbd_control_unauthorized_total", "counter", "Control API changes refused for a bad token.");

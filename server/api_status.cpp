@@ -105,6 +105,31 @@ ApiResponse ControlApi::status(const Snapshot& s) {
              {"answers", s.gslb.answers->total(i)},
              {"check", check}});
     }
+    // Metric sources (issue 12): one object per [source.NAME]; times as ages and wall-clock ms, null when
+    // never.
+    j["sources"] = json::array();
+    if (sourceStatus_)
+        for (const auto& src : sourceStatus_()) {
+            j["sources"].push_back(
+                {{"name", src.name},
+                 {"type", src.type},
+                 {"url", src.url},
+                 {"preset", src.preset.empty() ? json(nullptr) : json(src.preset)},
+                 {"state", src.state},
+                 {"last_success_unix_ms",
+                  src.lastSuccessUnixMs ? json(src.lastSuccessUnixMs) : json(nullptr)},
+                 {"last_success_age_s",
+                  src.lastSuccessMonoMs ? json(double(now - src.lastSuccessMonoMs) / 1000.0) : json(nullptr)},
+                 {"last_error", src.lastError.empty() ? json(nullptr) : json(src.lastError)},
+                 {"last_error_unix_ms", src.lastErrorUnixMs ? json(src.lastErrorUnixMs) : json(nullptr)},
+                 {"duration_ms", src.durationMs < 0 ? json(nullptr) : json(src.durationMs)},
+                 {"series", src.series},
+                 {"series_matched", src.matched},
+                 {"values", src.values},
+                 {"scrapes", src.scrapes},
+                 {"failures", src.failures},
+                 {"feeds", src.feeds}});
+        }
     return ApiResponse{200, jsonText(j, 2) + "\n"};
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "metrics/policy.hpp"
+#include "server/config_sources.hpp"
 #include "server/schema.hpp"
 
 namespace gslb::server {
@@ -324,23 +325,8 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
             }
         }
 
-        // [site.NAME]
-        if (const toml::table* sts = top.getTable("site")) {
-            for (const auto& [k, v] : *sts) {
-                std::string name(k.str());
-                const toml::table* stt = v.as_table();
-                if (!stt) top.fail(&v, "site", fmt::format("site.{} must be a table", name));
-                TableReader si(*stt, path, fmt::format("[site.{}]", name));
-                SiteConf sc;
-                sc.name = name;
-                sc.line = si.line();
-                sc.preference = int(si.getInt("preference", 128, 0, 255));
-                si.finish();
-                out.sites.push_back(sc);
-            }
-        }
-
-        // [load]: mod_cluster load metrics
+        // [load] first: a site's `loads` mappings name its metrics. Then [source.NAME]: sites and services
+        // name them.
         if (const toml::table* lt = top.getTable("load")) {
             TableReader l(*lt, path, "[load]");
             out.load.decay = l.getNumber("decay", 2, 1, 1000);
@@ -359,6 +345,32 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                 }
             }
             l.finish();
+        }
+        if (const toml::table* srcs = top.getTable("source")) {
+            for (const auto& [k, v] : *srcs) {
+                std::string name(k.str());
+                const toml::table* st2 = v.as_table();
+                if (!st2) top.fail(&v, "source", fmt::format("source.{} must be a table", name));
+                TableReader sr(*st2, path, fmt::format("[source.{}]", name));
+                out.sources.emplace(name, readSource(sr, name));
+            }
+        }
+
+        // [site.NAME]
+        if (const toml::table* sts = top.getTable("site")) {
+            for (const auto& [k, v] : *sts) {
+                std::string name(k.str());
+                const toml::table* stt = v.as_table();
+                if (!stt) top.fail(&v, "site", fmt::format("site.{} must be a table", name));
+                TableReader si(*stt, path, fmt::format("[site.{}]", name));
+                SiteConf sc;
+                sc.name = name;
+                sc.line = si.line();
+                sc.preference = int(si.getInt("preference", 128, 0, 255));
+                readSiteSources(si, sc, out);
+                si.finish();
+                out.sites.push_back(sc);
+            }
         }
 
         // [hostname."NAME"] and its [[hostname."NAME".service]]
@@ -407,6 +419,7 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                     if (!sc.checkAddress.empty() && !isAddress(sc.checkAddress))
                         sr.fail(sr.raw("check_address"), "check_address", "is not an IPv4 or IPv6 address");
                     sc.port = int(sr.getInt("port", 0, 0, 65535));
+                    sc.connections = readMapping(sr, "connections", out.sources);
                     for (const auto& other : hc.services)
                         if (other.address == sc.address)
                             sr.fail(sr.raw("address"), "address",

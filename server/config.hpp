@@ -91,9 +91,46 @@ struct CheckConf {
     int line = 0;
 };
 
+/// Where one report key comes from (issue 12): `{ source = "east-lb", metric = 'sel{a="b"}' }` on a scraped
+/// source, `{ source = "prom", query = '…' }` on a Prometheus server. The value is the sum (avg, max) of the
+/// matching series, a per-second rate when `rate`, then `value * scale + offset`.
+struct MappingConf {
+    bool set = false;    // the key is mapped
+    std::string source;  // a [source.NAME]
+    std::string metric;  // scrape: a selector, `name{label="v",other!="w"}` or `rate(…)`
+    std::string query;   // prometheus: a PromQL instant query
+    std::string label;   // prometheus: keep only the series whose label is this site (service address)
+    bool rate = false;   // scrape: per-second rate between scrapes (counters)
+    std::string aggregate = "sum";  // sum | avg | max over the matching series
+    double scale = 1;
+    double offset = 0;
+    int line = 0;
+};
+
+/// A metric source ([source.NAME]): an exposition endpoint scraped every `interval`, or a Prometheus server
+/// asked PromQL instant queries (type = "prometheus").
+struct SourceConf {
+    std::string name;
+    std::string type = "scrape";  // scrape | prometheus
+    std::string url;              // http://ADDRESS:PORT/path (an address literal or localhost)
+    std::string host;             // parsed from url
+    int port = 80;
+    std::string path = "/metrics";
+    double interval = 5;             // s
+    double timeout = 2;              // s (<= interval)
+    std::string preset;              // haproxy | node | nginx | envoy; empty: explicit mappings only
+    std::string siteLabel = "site";  // prometheus + preset: the label that names the site
+    double rateWindow = 60;          // prometheus + preset: s, the range of rate() in generated queries
+    size_t maxBytes = 8u << 20;      // largest body read
+    int line = 0;
+};
+
 struct SiteConf {
     std::string name;
-    int preference = 128;  // 0..255; 0 takes the site out (Brocade ADX)
+    std::vector<std::string> sources;  // [source.NAME]s whose presets give this site's metrics, first wins
+    MappingConf cpu, sessionsUsed, sessionsMax;  // explicit mappings (beside or instead of a preset)
+    std::map<std::string, MappingConf> loads;    // by [load.metric.NAME]
+    int preference = 128;                        // 0..255; 0 takes the site out (Brocade ADX)
     int line = 0;
 };
 
@@ -105,6 +142,7 @@ struct ServiceConf {
     std::string check;         // a [check.NAME]; empty: no health check (counts as up)
     std::string checkAddress;  // check this address instead of `address` (a VIP checked through another)
     int port = 0;              // check this port instead of the check's
+    MappingConf connections;   // explicit mapping of the service's connections (issue 12)
     int line = 0;
 };
 
@@ -137,6 +175,7 @@ struct Config {
     std::vector<SiteConf> sites;
     std::vector<HostnameConf> hostnames;
     LoadConf load;
+    std::map<std::string, SourceConf> sources;  // [source.NAME]
 };
 
 /// Reads and checks `path`. On failure returns false and sets `error` to "file:line: path: message".

@@ -17,6 +17,7 @@
 #include "server/check.hpp"
 #include "server/events.hpp"
 #include "server/probes/health.hpp"
+#include "server/probes/sources.hpp"
 #include "server/log.hpp"
 #include "server/service/admin_state.hpp"
 #include "server/service/instance_guard.hpp"
@@ -39,8 +40,9 @@ struct Daemon {
     event_base* base = nullptr;
 
     std::unique_ptr<ControlApi> api;
-    std::unique_ptr<HealthMonitor> health;  // its events live on `base`: destroyed before the base
-    std::string stateDir;                   // [server] state_dir at start; empty: drains are not kept
+    std::unique_ptr<HealthMonitor> health;   // its events live on `base`: destroyed before the base
+    std::unique_ptr<SourceMonitor> sources;  // metric scrapes (issue 12), on `base` too
+    std::string stateDir;                    // [server] state_dir at start; empty: drains are not kept
     std::unique_ptr<xfr::Notifier> notifier;
 
     static const zones::Zone* findZone(const Snapshot& s, const std::string& name) {
@@ -115,6 +117,7 @@ struct Daemon {
         if (health) health->apply(*shared.holder.get());  // new checks start, unchanged ones keep their state
         saveAdminState();  // drains of services that left the config are gone from the table: forget them
         notifyChanged(old.get(), *shared.holder.get());
+        if (sources) sources->apply(*shared.holder.get());
         message = fmt::format("reloaded {}: {} zone(s), {} records", configPath, zones, records);
         log::info("{}", message);
         recordEvent(log::Level::Info, "reload", configPath,
@@ -245,6 +248,7 @@ int main(int argc, char** argv) {
     d.shared.holder.publish(std::move(snap));
     d.base = event_base_new();
     d.health = std::make_unique<HealthMonitor>(d.base);
+    d.sources = std::make_unique<SourceMonitor>(d.base);
 
     // Bind everything while we may (ports below 1024 need root or CAP_NET_BIND_SERVICE), then drop
     // privileges before any network input is read: the sockets only queue until the workers start.
@@ -270,6 +274,7 @@ int main(int argc, char** argv) {
             d.base, d.shared, [&d](std::string& m) { return d.reload(m); },
             [&d](uint32_t slot) { return d.health->status(slot); });
         d.api->setAdminChanged([&d] { d.saveAdminState(); });
+        d.api->setSourceStatus([&d] { return d.sources->status(); });
         if (!d.api->bind(sc_control, error)) {
             log::error("{}", error);
             return 1;
@@ -298,6 +303,8 @@ int main(int argc, char** argv) {
     // answer, so no first answer is a guess.
     d.health->apply(*d.shared.holder.get());
     d.health->runInitialRound();
+    // Scrapes start now and land as they come: a metric is unknown until then, which every stage handles.
+    d.sources->apply(*d.shared.holder.get());
 
     std::vector<event*> sigs;
     for (int s : {SIGHUP, SIGTERM, SIGINT, SIGUSR1}) {
@@ -338,6 +345,7 @@ int main(int argc, char** argv) {
     d.api.reset();
     d.notifier.reset();
     d.health.reset();
+    d.sources.reset();
     for (auto* e : sigs) event_free(e);
     event_base_free(d.base);
     log::info("stopped");

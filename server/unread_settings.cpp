@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "metrics/policy.hpp"
 
@@ -101,6 +102,27 @@ std::vector<UnreadSetting> unreadSettings(const Config& cfg) {
                                          "service at this site has the \"preference\" stage "
                                          "(0 takes a site out whatever the policy)",
                                          s.name, s.preference)});
+    }
+    // Explicit source mappings whose key no stage at the site reads (a preset's keys are not named: a
+    // preset maps what the exporter has, whatever the policy uses).
+    for (const auto& s : cfg.sites) {
+        const unsigned reads = metricsReadAtSite(cfg, s.name);
+        const std::tuple<const MappingConf*, unsigned, const char*, const char*> keys[] = {
+            {&s.cpu, kReadsCpu, "cpu", "\"cpu\" stage"},
+            {&s.sessionsUsed, kReadsSessions, "sessions_used",
+             "\"session-threshold\" or \"session-capacity\" stage"}};
+        for (const auto& [m, bit, name, stage] : keys)
+            if (m->set && !(reads & bit))
+                out.push_back(
+                    {at(m->line), fmt::format("[site.{}] {} is mapped but not read: no hostname with a "
+                                              "service at this site has the {}",
+                                              s.name, name, stage)});
+        for (const auto& [name, m] : s.loads)
+            if (m.set && !(reads & kReadsLoads))
+                out.push_back(
+                    {at(m.line), fmt::format("[site.{}] loads.{} is mapped but not read: no hostname "
+                                             "with a service at this site has the \"load-factor\" chooser",
+                                             s.name, name)});
     }
     if (!cfg.load.metrics.empty()) {
         bool read = false;

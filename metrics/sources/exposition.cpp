@@ -64,7 +64,8 @@ class LineParser {
             ++p_;
             if (!labels(out, store, why)) return false;
         }
-        if (p_ >= s_.size() || (s_[p_] != ' ' && s_[p_] != '\t')) return fail(why, "expected a space and a value");
+        if (p_ >= s_.size() || (s_[p_] != ' ' && s_[p_] != '\t'))
+            return fail(why, "expected a space and a value");
         skipSpaces();
         std::size_t v0 = p_;
         while (p_ < s_.size() && s_[p_] != ' ' && s_[p_] != '\t') ++p_;

@@ -7,7 +7,8 @@
 //
 // What it accepts, per line (both formats; '\n' ends a line, a '\r' before it is dropped):
 //   - empty lines; "# HELP", "# TYPE", "# UNIT" and any other '#' comment (ignored; "# EOF" ends the input);
-//   - samples: NAME [ "{" LABEL="VALUE" ( "," LABEL="VALUE" )* [","] "}" ] VALUE [ TIMESTAMP ] [ " # " exemplar ]
+//   - samples: NAME [ "{" LABEL="VALUE" ( "," LABEL="VALUE" )* [","] "}" ] VALUE [ TIMESTAMP ] [ " # "
+//   exemplar ]
 //     NAME is [a-zA-Z_:][a-zA-Z0-9_:]*, LABEL is [a-zA-Z_][a-zA-Z0-9_]*, VALUE a float, "+Inf", "-Inf" or
 //     "NaN" (Go's strconv forms); label values escape \\, \" and \n. Timestamps and exemplars are skipped
 //     (a scrape is stamped with the time it completed).
@@ -24,10 +25,10 @@
 namespace gslb::metrics::sources {
 
 struct Limits {
-    std::size_t maxBytes = 8u << 20;     // whole body
-    std::size_t maxLineLength = 65536;   // one line, without its '\n'
-    std::size_t maxSeries = 200000;      // sample lines
-    std::size_t maxLabels = 64;          // labels on one sample
+    std::size_t maxBytes = 8u << 20;    // whole body
+    std::size_t maxLineLength = 65536;  // one line, without its '\n'
+    std::size_t maxSeries = 200000;     // sample lines
+    std::size_t maxLabels = 64;         // labels on one sample
 };
 
 struct Sample {

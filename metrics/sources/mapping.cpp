@@ -76,7 +76,8 @@ Result<Selector> parseSelector(std::string_view text, bool& rate) {
                 return R::failure(fmt::format("label {}: only = and != matchers are supported", m.label));
             }
             skip(t, p);
-            if (p >= t.size() || t[p] != '"') return R::failure(fmt::format("label {}: quote the value", m.label));
+            if (p >= t.size() || t[p] != '"')
+                return R::failure(fmt::format("label {}: quote the value", m.label));
             ++p;
             bool closed = false;
             while (p < t.size()) {
@@ -138,11 +139,16 @@ double RateState::apply(const Mapping& m, const Reading& reading, std::int64_t n
 
 const char* keyName(Key k) {
     switch (k) {
-        case Key::Cpu: return "cpu";
-        case Key::SessionsUsed: return "sessions_used";
-        case Key::SessionsMax: return "sessions_max";
-        case Key::Load: return "loads";
-        case Key::Connections: return "connections";
+        case Key::Cpu:
+            return "cpu";
+        case Key::SessionsUsed:
+            return "sessions_used";
+        case Key::SessionsMax:
+            return "sessions_max";
+        case Key::Load:
+            return "loads";
+        case Key::Connections:
+            return "connections";
     }
     return "?";
 }

@@ -23,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string error;
     const bool ok = parseExposition(text, limits, {}, out, stats, error);
     if (ok != error.empty()) std::abort();
-    if (out.size() != stats.kept || stats.kept > stats.series || stats.series > limits.maxSeries) std::abort();
+    if (out.size() != stats.kept || stats.kept > stats.series || stats.series > limits.maxSeries)
+        std::abort();
     for (const auto& s : out)
         if (s.labels.size() > limits.maxLabels) std::abort();
     // The selector parser sees the same bytes, and every preset reads the samples.
