@@ -11,12 +11,6 @@ namespace gslb::metrics::sources {
 
 namespace {
 
-bool nameStart(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
-}
-bool nameChar(char c) {
-    return nameStart(c) || (c >= '0' && c <= '9');
-}
 bool labelStart(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
@@ -57,8 +51,9 @@ class LineParser {
     // Parses one sample line into `out` (name, labels, value) when `store`, else only checks it.
     bool sample(Sample& out, bool store, std::string& why) {
         std::size_t start = p_;
-        if (p_ >= s_.size() || !nameStart(s_[p_])) return fail(why, "a metric name must start the line");
-        while (p_ < s_.size() && nameChar(s_[p_])) ++p_;
+        if (p_ >= s_.size() || !metricNameStart(s_[p_]))
+            return fail(why, "a metric name must start the line");
+        while (p_ < s_.size() && metricNameChar(s_[p_])) ++p_;
         if (store) out.name.assign(s_.substr(start, p_ - start));
         if (p_ < s_.size() && s_[p_] == '{') {
             ++p_;
@@ -195,7 +190,7 @@ bool parseExposition(std::string_view text, const Limits& limits,
         }
         // The name decides whether to store; it is the run of name characters at the start.
         std::size_t n = 0;
-        while (n < line.size() && nameChar(line[n])) ++n;
+        while (n < line.size() && metricNameChar(line[n])) ++n;
         const bool store = !wanted || wanted(line.substr(0, n));
         Sample s;
         std::string why;

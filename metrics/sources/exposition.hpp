@@ -24,6 +24,15 @@
 
 namespace gslb::metrics::sources {
 
+/// The character classes of the exposition format's names (Prometheus data model): a metric name matches
+/// [a-zA-Z_:][a-zA-Z0-9_:]*. Shared by the exposition parser and the selector parser (mapping.hpp).
+inline bool metricNameStart(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
+}
+inline bool metricNameChar(char c) {
+    return metricNameStart(c) || (c >= '0' && c <= '9');
+}
+
 struct Limits {
     std::size_t maxBytes = 8u << 20;    // whole body
     std::size_t maxLineLength = 65536;  // one line, without its '\n'

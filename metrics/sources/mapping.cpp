@@ -8,13 +8,6 @@ namespace gslb::metrics::sources {
 
 namespace {
 
-bool nameStart(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
-}
-bool nameChar(char c) {
-    return nameStart(c) || (c >= '0' && c <= '9');
-}
-
 void skip(std::string_view s, std::size_t& p) {
     while (p < s.size() && (s[p] == ' ' || s[p] == '\t')) ++p;
 }
@@ -48,8 +41,8 @@ Result<Selector> parseSelector(std::string_view text, bool& rate) {
     p = 0;
     skip(t, p);
     std::size_t n0 = p;
-    if (p >= t.size() || !nameStart(t[p])) return R::failure("a selector starts with a metric name");
-    while (p < t.size() && nameChar(t[p])) ++p;
+    if (p >= t.size() || !metricNameStart(t[p])) return R::failure("a selector starts with a metric name");
+    while (p < t.size() && metricNameChar(t[p])) ++p;
     sel.metric = std::string(t.substr(n0, p - n0));
     skip(t, p);
     if (p < t.size() && t[p] == '{') {
@@ -62,7 +55,7 @@ Result<Selector> parseSelector(std::string_view text, bool& rate) {
                 break;
             }
             std::size_t l0 = p;
-            while (p < t.size() && nameChar(t[p]) && t[p] != ':') ++p;
+            while (p < t.size() && metricNameChar(t[p]) && t[p] != ':') ++p;
             if (p == l0) return R::failure("expected a label name in the matchers");
             Matcher m;
             m.label = std::string(t.substr(l0, p - l0));
