@@ -40,4 +40,12 @@ int admin(const LiveArgs& a, const std::string& action, const std::string& site,
 int report(const LiveArgs& a, const std::string& site, const std::vector<std::string>& words);
 int reload(const LiveArgs& a);
 
+struct DnssecKeygenArgs {
+    std::string zone, dir, algorithm = "ecdsap256sha256";
+    bool split = false;  // a KSK and a ZSK instead of one combined signing key
+};
+int dnssecKeygen(const DnssecKeygenArgs& a);
+int dnssecDs(const std::string& zone, const std::string& dir);
+int dnssecList(const std::string& zone, const std::string& dir);
+
 }  // namespace gslb::ctl

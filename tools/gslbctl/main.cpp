@@ -147,6 +147,29 @@ int main(int argc, char** argv) {
     liveOpts(rl);
     rl->callback([&] { run = [&] { return reload(live); }; });
 
+    // ---- dnssec
+    auto* dnssec =
+        app.add_subcommand("dnssec", "a zone's DNSSEC keys (BIND's key file format) and its DS records");
+    dnssec->require_subcommand(1);
+    DnssecKeygenArgs kg;
+    auto* dkeygen = dnssec->add_subcommand(
+        "keygen", "make a combined signing key (CSK), or a KSK and a ZSK: keygen ZONE --dir DIR");
+    dkeygen->add_option("ZONE", kg.zone, "the zone's name (gslb.example.com.)")->required();
+    dkeygen->add_option("--dir", kg.dir, "key directory (the zone's key_dir); made when missing")->required();
+    dkeygen->add_option("--algorithm", kg.algorithm, "ecdsap256sha256 (default) or ed25519");
+    dkeygen->add_flag("--ksk-zsk", kg.split, "a key-signing key and a zone-signing key instead of one CSK");
+    dkeygen->callback([&] { run = [&] { return dnssecKeygen(kg); }; });
+    std::string dzone, ddir;
+    auto* dds =
+        dnssec->add_subcommand("ds", "print the DS records (SHA-256) to give the parent: ds ZONE --dir DIR");
+    dds->add_option("ZONE", dzone, "the zone's name")->required();
+    dds->add_option("--dir", ddir, "key directory")->required();
+    dds->callback([&] { run = [&] { return dnssecDs(dzone, ddir); }; });
+    auto* dlist = dnssec->add_subcommand("list", "show the keys of a key directory: list [ZONE] --dir DIR");
+    dlist->add_option("ZONE", dzone, "only this zone's keys");
+    dlist->add_option("--dir", ddir, "key directory")->required();
+    dlist->callback([&] { run = [&] { return dnssecList(dzone, ddir); }; });
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

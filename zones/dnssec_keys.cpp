@@ -1,0 +1,488 @@
+#include "zones/dnssec_keys.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <openssl/bn.h>
+#include <openssl/ecdsa.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "zones/ldns.hpp"
+
+namespace gslb::zones {
+namespace {
+
+constexpr size_t kMaxKeyFile = 64 << 10;
+
+std::string rrRdataWire(const ldns_rr* rr) {
+    std::string out;
+    for (size_t i = 0; i < ldns_rr_rd_count(rr); ++i) {
+        const ldns_rdf* f = ldns_rr_rdf(rr, i);
+        out.append(reinterpret_cast<const char*>(ldns_rdf_data(f)), ldns_rdf_size(f));
+    }
+    return out;
+}
+
+// YYYYMMDDHHMMSS (UTC) as BIND writes timing metadata; 0 when it is not that.
+int64_t parseStamp(std::string_view s) {
+    if (s.size() < 14) return 0;
+    int v[6];
+    const int width[6] = {4, 2, 2, 2, 2, 2};
+    size_t p = 0;
+    for (int i = 0; i < 6; ++i) {
+        v[i] = 0;
+        for (int k = 0; k < width[i]; ++k, ++p) {
+            if (s[p] < '0' || s[p] > '9') return 0;
+            v[i] = v[i] * 10 + (s[p] - '0');
+        }
+    }
+    if (v[0] < 1970 || v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > 31 || v[3] > 23 || v[4] > 59 || v[5] > 60)
+        return 0;
+    struct tm t {};
+    t.tm_year = v[0] - 1900;
+    t.tm_mon = v[1] - 1;
+    t.tm_mday = v[2];
+    t.tm_hour = v[3];
+    t.tm_min = v[4];
+    t.tm_sec = v[5];
+    return int64_t(timegm(&t));
+}
+
+std::string stampText(int64_t t) {
+    time_t tt = time_t(t);
+    struct tm g {};
+    gmtime_r(&tt, &g);
+    char b[32];
+    std::snprintf(b, sizeof b, "%04d%02d%02d%02d%02d%02d", g.tm_year + 1900, g.tm_mon + 1, g.tm_mday,
+                  g.tm_hour, g.tm_min, g.tm_sec);
+    return b;
+}
+
+std::string baseName(const DnssecKey& k) {
+    std::string z = k.zone;
+    std::transform(z.begin(), z.end(), z.begin(), [](char c) { return char(lowerByte(uint8_t(c))); });
+    return fmt::format("K{}+{:03d}+{:05d}", z, k.algorithm, k.tag);
+}
+
+bool readFile(const std::string& path, std::string& out) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    out = ss.str();
+    return true;
+}
+
+struct EvpDeleter {
+    void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
+};
+
+}  // namespace
+
+bool DnssecKey::published(int64_t now) const {
+    return (timing.publish == 0 || timing.publish <= now) && (timing.remove == 0 || now < timing.remove);
+}
+
+bool DnssecKey::active(int64_t now) const {
+    return pkey && published(now) && (timing.activate == 0 || timing.activate <= now) &&
+           (timing.inactive == 0 || now < timing.inactive);
+}
+
+std::string DnssecKey::role(const std::vector<DnssecKey>& all) const {
+    if (!sep()) return "ZSK";
+    for (const auto& o : all)
+        if (!o.sep()) return "KSK";
+    return "CSK";
+}
+
+uint16_t keyTag(std::string_view rd) {
+    uint32_t ac = 0;
+    for (size_t i = 0; i < rd.size(); ++i) ac += (i & 1) ? uint8_t(rd[i]) : uint32_t(uint8_t(rd[i])) << 8;
+    ac += (ac >> 16) & 0xFFFF;
+    return uint16_t(ac & 0xFFFF);
+}
+
+const char* algorithmName(uint8_t alg) {
+    switch (alg) {
+        case kAlgEcdsaP256Sha256:
+            return "ECDSAP256SHA256";
+        case kAlgEd25519:
+            return "ED25519";
+        default:
+            return "";
+    }
+}
+
+uint8_t algorithmFromText(std::string_view t) {
+    std::string l(t);
+    std::transform(l.begin(), l.end(), l.begin(), [](char c) { return char(lowerByte(uint8_t(c))); });
+    if (l == "ecdsap256sha256" || l == "13") return kAlgEcdsaP256Sha256;
+    if (l == "ed25519" || l == "15") return kAlgEd25519;
+    return 0;
+}
+
+bool generateKey(const std::string& zone, uint8_t algorithm, uint16_t flags, int64_t now, DnssecKey& out,
+                 std::string& error) {
+    ldns_signing_algorithm a;
+    if (algorithm == kAlgEcdsaP256Sha256)
+        a = LDNS_SIGN_ECDSAP256SHA256;
+    else if (algorithm == kAlgEd25519)
+        a = LDNS_SIGN_ED25519;
+    else {
+        error = fmt::format("algorithm {} is not supported (ECDSAP256SHA256 or ED25519)", int(algorithm));
+        return false;
+    }
+    ldns_key* k = ldns_key_new_frm_algorithm(a, 256);
+    if (!k) {
+        error = "ldns could not make the key";
+        return false;
+    }
+    ldns_rdf* owner = nullptr;
+    if (ldns_str2rdf_dname(&owner, zone.c_str()) != LDNS_STATUS_OK) {
+        ldns_key_deep_free(k);
+        error = fmt::format("{}: not a domain name", zone);
+        return false;
+    }
+    ldns_key_set_flags(k, flags);
+    ldns_key_set_pubkey_owner(k, owner);  // the key takes it
+    ldns_rr* rr = ldns_key2rr(k);
+    char* priv = nullptr;
+    size_t privLen = 0;
+    FILE* mem = open_memstream(&priv, &privLen);
+    if (mem) {
+        ldns_key_print(mem, k);
+        fclose(mem);
+    }
+    char* pub = rr ? ldns_rr2str(rr) : nullptr;
+    std::string keyText = pub ? pub : "", privText = priv ? std::string(priv, privLen) : "";
+    free(pub);
+    free(priv);
+    if (rr) ldns_rr_free(rr);
+    ldns_key_deep_free(k);
+    if (keyText.empty() || privText.empty()) {
+        error = "ldns could not print the key";
+        return false;
+    }
+    privText += fmt::format("Created: {}\nPublish: {}\nActivate: {}\n", stampText(now), stampText(now),
+                            stampText(now));
+    if (!parseKey(keyText, privText, zone, out, error)) return false;
+    return true;
+}
+
+std::string keyFileText(const DnssecKey& k) {
+    std::string b64(((k.dnskey.size() - 4 + 2) / 3) * 4 + 1, '\0');
+    int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(b64.data()),
+                            reinterpret_cast<const unsigned char*>(k.dnskey.data()) + 4,
+                            int(k.dnskey.size() - 4));
+    b64.resize(size_t(std::max(n, 0)));
+    return fmt::format("; This is a {}, keyid {}, for {}\n; Created: {}\n{} IN DNSKEY {} 3 {} {}\n",
+                       k.sep() ? "key-signing key" : "zone-signing key", k.tag, k.zone,
+                       stampText(k.timing.created), k.zone, k.flags, k.algorithm, b64);
+}
+
+std::string privateFileText(const DnssecKey& k) {
+    ldns_key* lk = ldns_key_new();
+    if (!lk || !k.pkey) {
+        if (lk) ldns_key_free(lk);
+        return {};
+    }
+    ldns_key_set_algorithm(lk, k.algorithm == kAlgEd25519 ? LDNS_SIGN_ED25519 : LDNS_SIGN_ECDSAP256SHA256);
+    EVP_PKEY_up_ref(k.pkey.get());
+    ldns_key_set_evp_key(lk, k.pkey.get());
+    char* priv = nullptr;
+    size_t len = 0;
+    FILE* mem = open_memstream(&priv, &len);
+    if (mem) {
+        ldns_key_print(mem, lk);
+        fclose(mem);
+    }
+    ldns_key_deep_free(lk);
+    std::string out = priv ? std::string(priv, len) : "";
+    free(priv);
+    if (out.empty()) return out;
+    auto add = [&](const char* what, int64_t t) {
+        if (t) out += fmt::format("{}: {}\n", what, stampText(t));
+    };
+    add("Created", k.timing.created);
+    add("Publish", k.timing.publish);
+    add("Activate", k.timing.activate);
+    add("Inactive", k.timing.inactive);
+    add("Delete", k.timing.remove);
+    return out;
+}
+
+bool writeKeyFiles(DnssecKey& k, const std::string& dir, std::string& error) {
+    std::string base = dir + "/" + baseName(k);
+    std::string priv = privateFileText(k);
+    if (priv.empty()) {
+        error = "the private key could not be written out";
+        return false;
+    }
+    int fd = open((base + ".private").c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) {
+        error = fmt::format("{}.private: {}", base, std::strerror(errno));
+        return false;
+    }
+    bool ok = write(fd, priv.data(), priv.size()) == ssize_t(priv.size());
+    ok = fsync(fd) == 0 && ok;
+    close(fd);
+    std::string pub = keyFileText(k);
+    std::ofstream out(base + ".key", std::ios::binary | std::ios::trunc);
+    out << pub;
+    out.close();
+    if (!ok || !out) {
+        error = fmt::format("{}: cannot write the key files", base);
+        return false;
+    }
+    k.file = base;
+    return true;
+}
+
+bool parseKey(std::string_view keyText, std::string_view privText, const std::string& zone, DnssecKey& out,
+              std::string& error) {
+    if (keyText.size() > kMaxKeyFile || privText.size() > kMaxKeyFile) {
+        error = "key file larger than 64 KiB";
+        return false;
+    }
+    if (keyText.find('\0') != std::string_view::npos || privText.find('\0') != std::string_view::npos) {
+        error = "NUL byte in a key file";
+        return false;
+    }
+    // The .key file: comments (BIND writes a few) and one DNSKEY record on one line.
+    std::string line;
+    for (size_t p = 0; p < keyText.size();) {
+        size_t e = keyText.find('\n', p);
+        if (e == std::string_view::npos) e = keyText.size();
+        std::string_view l = keyText.substr(p, e - p);
+        p = e + 1;
+        size_t k = l.find_first_not_of(" \t\r");
+        if (k == std::string_view::npos || l[k] == ';') continue;
+        line.assign(l);
+        break;
+    }
+    if (line.empty()) {
+        error = "the .key file holds no DNSKEY record";
+        return false;
+    }
+    ldns_rr* rr = nullptr;
+    ldns_status st = ldns_rr_new_frm_str(&rr, line.c_str(), 3600, nullptr, nullptr);
+    if (st != LDNS_STATUS_OK || !rr) {
+        error = fmt::format("the .key file's record does not parse: {}", ldns_get_errorstr_by_id(st));
+        return false;
+    }
+    std::unique_ptr<ldns_rr, void (*)(ldns_rr*)> rrGuard(rr, ldns_rr_free);
+    if (ldns_rr_get_type(rr) != LDNS_RR_TYPE_DNSKEY || ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN) {
+        error = "the .key file's record is not an IN DNSKEY";
+        return false;
+    }
+    std::string rd = rrRdataWire(rr);
+    if (rd.size() < 5 || uint8_t(rd[2]) != 3) {
+        error = "DNSKEY rdata is short or its protocol is not 3 (RFC 4034 §2.1.2)";
+        return false;
+    }
+    const ldns_rdf* ownerRdf = ldns_rr_owner(rr);
+    std::string owner(reinterpret_cast<const char*>(ldns_rdf_data(ownerRdf)), ldns_rdf_size(ownerRdf));
+    lowerName(reinterpret_cast<uint8_t*>(owner.data()), owner.size());
+    if (!zone.empty()) {
+        WireName want;
+        std::string abs = zone.back() == '.' ? zone : zone + ".";
+        if (!textToName(abs, {}, want) || want != owner) {
+            error = fmt::format("the key is for {}, not {}", nameToText(owner), zone);
+            return false;
+        }
+    }
+    DnssecKey k;
+    k.zone = nameToText(owner);
+    k.dnskey = rd;
+    k.flags = uint16_t(uint8_t(rd[0]) << 8 | uint8_t(rd[1]));
+    k.algorithm = uint8_t(rd[3]);
+    k.tag = keyTag(rd);
+    if (!(k.flags & kDnskeyZone)) {
+        error = "the DNSKEY does not have the Zone Key flag (RFC 4034 §2.1.1)";
+        return false;
+    }
+    if (k.algorithm != kAlgEcdsaP256Sha256 && k.algorithm != kAlgEd25519) {
+        error =
+            fmt::format("algorithm {} is not supported (13 ECDSAP256SHA256 or 15 ED25519)", int(k.algorithm));
+        return false;
+    }
+    // The .private file, read by ldns (it knows every version of the format BIND and ldns write).
+    std::string priv(privText);
+    FILE* f = fmemopen(priv.data(), priv.size(), "r");
+    if (!f) {
+        error = "cannot read the .private text";
+        return false;
+    }
+    ldns_key* lk = nullptr;
+    int lineNo = 0;
+    st = ldns_key_new_frm_fp_l(&lk, f, &lineNo);
+    fclose(f);
+    if (st != LDNS_STATUS_OK || !lk) {
+        if (lk) ldns_key_deep_free(lk);
+        error = fmt::format(".private line {}: {}", lineNo, ldns_get_errorstr_by_id(st));
+        return false;
+    }
+    bool algOk =
+        (k.algorithm == kAlgEcdsaP256Sha256 && ldns_key_algorithm(lk) == LDNS_SIGN_ECDSAP256SHA256) ||
+        (k.algorithm == kAlgEd25519 && ldns_key_algorithm(lk) == LDNS_SIGN_ED25519);
+    EVP_PKEY* evp = algOk ? ldns_key_evp_key(lk) : nullptr;
+    if (!evp) {
+        ldns_key_deep_free(lk);
+        error = "the .private key is not of the DNSKEY's algorithm";
+        return false;
+    }
+    // The public key the private one implies must be the DNSKEY's: a mismatched pair would sign answers no
+    // validator accepts.
+    ldns_key_set_flags(lk, k.flags);
+    ldns_key_set_pubkey_owner(lk, ldns_rdf_clone(ownerRdf));
+    ldns_rr* derived = ldns_key2rr(lk);
+    bool match = derived && rrRdataWire(derived) == rd;
+    if (derived) ldns_rr_free(derived);
+    if (match) {
+        EVP_PKEY_up_ref(evp);
+        k.pkey = std::shared_ptr<EVP_PKEY>(evp, EvpDeleter{});
+    }
+    ldns_key_deep_free(lk);
+    if (!match) {
+        error = "the .private key does not match the .key file's public key";
+        return false;
+    }
+    // BIND's timing metadata.
+    for (size_t p = 0; p < privText.size();) {
+        size_t e = privText.find('\n', p);
+        if (e == std::string_view::npos) e = privText.size();
+        std::string_view l = privText.substr(p, e - p);
+        p = e + 1;
+        auto field = [&](std::string_view name, int64_t& to) {
+            if (l.size() > name.size() + 1 && l.substr(0, name.size()) == name && l[name.size()] == ':') {
+                std::string_view v = l.substr(name.size() + 1);
+                v.remove_prefix(std::min(v.find_first_not_of(' '), v.size()));
+                to = parseStamp(v);
+            }
+        };
+        field("Created", k.timing.created);
+        field("Publish", k.timing.publish);
+        field("Activate", k.timing.activate);
+        field("Inactive", k.timing.inactive);
+        field("Delete", k.timing.remove);
+    }
+    out = std::move(k);
+    return true;
+}
+
+bool loadKeys(const std::string& dir, const std::string& zone, std::vector<DnssecKey>& out,
+              std::string& error) {
+    WireName want;
+    if (zone.empty() || !textToName(zone.back() == '.' ? zone : zone + ".", {}, want)) {
+        error = fmt::format("{}: not a domain name", zone);
+        return false;
+    }
+    std::string prefix = "K" + nameToText(want) + "+";
+    std::transform(prefix.begin(), prefix.end(), prefix.begin(),
+                   [](char c) { return char(lowerByte(uint8_t(c))); });
+    DIR* d = opendir(dir.c_str());
+    if (!d) {
+        error = fmt::format("{}: cannot open the key directory: {}", dir, std::strerror(errno));
+        return false;
+    }
+    std::vector<std::string> bases;
+    while (dirent* e = readdir(d)) {
+        std::string n = e->d_name;
+        std::string l = n;
+        std::transform(l.begin(), l.end(), l.begin(), [](char c) { return char(lowerByte(uint8_t(c))); });
+        if (l.size() > prefix.size() + 4 && l.compare(0, prefix.size(), prefix) == 0 &&
+            l.compare(l.size() - 4, 4, ".key") == 0)
+            bases.push_back(dir + "/" + n.substr(0, n.size() - 4));
+    }
+    closedir(d);
+    std::sort(bases.begin(), bases.end());
+    std::vector<DnssecKey> keys;
+    for (const auto& b : bases) {
+        std::string kt, pt;
+        if (!readFile(b + ".key", kt)) {
+            error = fmt::format("{}.key: cannot read", b);
+            return false;
+        }
+        if (!readFile(b + ".private", pt)) {
+            error =
+                fmt::format("{}.private: cannot read (every key in the directory needs its private half)", b);
+            return false;
+        }
+        DnssecKey k;
+        if (!parseKey(kt, pt, zone, k, error)) {
+            error = fmt::format("{}.key: {}", b, error);
+            return false;
+        }
+        k.file = b;
+        keys.push_back(std::move(k));
+    }
+    std::sort(keys.begin(), keys.end(), [](const DnssecKey& a, const DnssecKey& b) { return a.tag < b.tag; });
+    out = std::move(keys);
+    return true;
+}
+
+std::string dsRdata(const DnssecKey& k) {
+    WireName owner;
+    textToName(k.zone, {}, owner);
+    std::string data = owner + k.dnskey;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdLen = 0;
+    EVP_Digest(data.data(), data.size(), md, &mdLen, EVP_sha256(), nullptr);
+    std::string out;
+    out += char(k.tag >> 8);
+    out += char(k.tag);
+    out += char(k.algorithm);
+    out += char(2);
+    out.append(reinterpret_cast<const char*>(md), mdLen);
+    return out;
+}
+
+std::string dsText(const DnssecKey& k) {
+    std::string rd = dsRdata(k);
+    std::string hex;
+    for (size_t i = 4; i < rd.size(); ++i) hex += fmt::format("{:02X}", uint8_t(rd[i]));
+    return fmt::format("{} IN DS {} {} 2 {}", k.zone, k.tag, k.algorithm, hex);
+}
+
+bool signData(const DnssecKey& k, std::string_view data, uint8_t out[64]) noexcept {
+    if (!k.pkey) return false;
+    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+    if (!ctx) return false;
+    bool ok = false;
+    if (k.algorithm == kAlgEd25519) {
+        size_t len = 64;
+        ok = EVP_DigestSignInit(ctx, nullptr, nullptr, nullptr, k.pkey.get()) == 1 &&
+             EVP_DigestSign(ctx, out, &len, reinterpret_cast<const unsigned char*>(data.data()),
+                            data.size()) == 1 &&
+             len == 64;
+    } else {
+        unsigned char der[128];
+        size_t len = sizeof der;
+        if (EVP_DigestSignInit(ctx, nullptr, EVP_sha256(), nullptr, k.pkey.get()) == 1 &&
+            EVP_DigestSign(ctx, der, &len, reinterpret_cast<const unsigned char*>(data.data()),
+                           data.size()) == 1) {
+            const unsigned char* p = der;
+            ECDSA_SIG* sig = d2i_ECDSA_SIG(nullptr, &p, long(len));
+            if (sig) {
+                const BIGNUM *r = nullptr, *s = nullptr;
+                ECDSA_SIG_get0(sig, &r, &s);
+                ok = BN_bn2binpad(r, out, 32) == 32 && BN_bn2binpad(s, out + 32, 32) == 32;
+                ECDSA_SIG_free(sig);
+            }
+        }
+    }
+    EVP_MD_CTX_free(ctx);
+    return ok;
+}
+
+}  // namespace gslb::zones
