@@ -21,6 +21,9 @@ enum class Health : std::uint8_t { Unknown = 0, Up = 1, Down = 2 };
 // DESIGN.md "Stale metrics": stale counts as unknown, never as zero).
 inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
+// Candidate::topoRank of a site that is not in the client's list (or a client whose region is unknown).
+inline constexpr std::uint8_t kNoRank = 255;
+
 struct Candidate {
     std::uint16_t index =
         0;  // position in the hostname's service list, < kMaxServices; what select() returns
@@ -37,6 +40,10 @@ struct Candidate {
     double l4Ms = kUnknown;          // FlashBack L4 (TCP connect) time, ms; slowest if several
     double weight = 1.0;             // configured service weight (weighted choosers), >= 0
     double loadFactor = kUnknown;    // mod_cluster load balance factor 0..100, higher = less loaded
+    // Client-aware values, filled per query by the server only for hostnames whose policy uses them:
+    std::uint8_t topoRank = kNoRank;  // topology: position of the site in the client's region list (0 first)
+    double distanceKm = kUnknown;     // topology "nearest": great-circle distance client -> site, km
+    double hashScore = kUnknown;      // hashed: weighted rendezvous score of (client prefix, service)
 };
 
 }  // namespace gslb::metrics

@@ -15,6 +15,7 @@ struct Params {
     double flashbackFloorMs = 5.0;
     double factor = 0.0;        // >= 0, HP close-enough factor (least-connections, cpu)
     std::uint16_t answers = 1;  // records per answer, 1..kMaxServices
+    double nearestTolerance = 0.0;  // km >= 0 (topology "nearest"): sites within best + this are kept
 };
 
 }  // namespace gslb::metrics

@@ -20,6 +20,8 @@ constexpr std::array<StageInfo, kStageCount> kStages{{
     {"cpu", StageKind::Cpu, false, &filterCpu, nullptr, "sites with cpu <= lowest * (1 + factor)"},
     {"preference", StageKind::Preference, false, &filterPreference, nullptr,
      "sites with the highest preference; preference 0 takes a site out"},
+    {"topology", StageKind::Topology, false, &filterTopology, nullptr,
+     "the client's region's first site that has candidates (or the nearest sites, within nearest_tolerance)"},
     {"random", StageKind::Random, true, nullptr, &chooseRandom, "uniformly random"},
     {"weighted-random", StageKind::WeightedRandom, true, nullptr, &chooseWeightedRandom,
      "random in proportion to weight"},
@@ -32,6 +34,8 @@ constexpr std::array<StageInfo, kStageCount> kStages{{
      "capacity/throughput table on response times (SiteMinder)"},
     {"load-factor", StageKind::LoadFactor, true, nullptr, &chooseLoadFactor,
      "random in proportion to the mod_cluster load factor"},
+    {"hashed", StageKind::Hashed, true, nullptr, &chooseHashed,
+     "the same client prefix gets the same service while it survives (weighted rendezvous hashing)"},
 }};
 
 }  // namespace

@@ -19,6 +19,7 @@ enum class StageKind : std::uint8_t {
     LeastConnections,
     Cpu,
     Preference,
+    Topology,
     Random,
     WeightedRandom,
     RoundRobin,
@@ -26,9 +27,10 @@ enum class StageKind : std::uint8_t {
     LeastSelected,
     BestServer,
     LoadFactor,
+    Hashed,
 };
 
-inline constexpr std::size_t kStageCount = 14;
+inline constexpr std::size_t kStageCount = 16;
 
 struct StageInfo {
     std::string_view name;  // the config name, e.g. "session-threshold"

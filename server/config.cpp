@@ -107,6 +107,41 @@ PolicyConf readPolicy(TableReader& t, const PolicyConf& base) {
     p.flashbackFloor = t.getNumber("flashback_floor", base.flashbackFloor, 0, 10000);
     p.factor = t.getNumber("factor", base.factor, 0, 1000);
     p.maxAge = int(t.getInt("max_age", base.maxAge, 0, 86400 * 365));
+    p.topologyMode = base.topologyMode;
+    p.topologyMap = base.topologyMap;
+    p.topologyLine = base.topologyLine;
+    if (const toml::node* tn = t.raw("topology")) {
+        p.topologyLine = int(tn->source().begin.line);
+        p.topologyMap.clear();
+        if (tn->is_string()) {
+            p.topologyMode = *tn->value<std::string>();
+            if (p.topologyMode != "nearest" && p.topologyMode != "region")
+                t.fail(tn, "topology",
+                       fmt::format("\"{}\" is not \"nearest\", \"region\" or a table of region = [sites]",
+                                   p.topologyMode));
+            if (p.topologyMode == "region") p.topologyMode.clear();
+        } else if (const toml::table* tt = tn->as_table()) {
+            p.topologyMode = "map";
+            for (const auto& [k, v] : *tt) {
+                const toml::array* a = v.as_array();
+                if (!a || a->empty())
+                    t.fail(&v, "topology",
+                           fmt::format("{}: must be a non-empty array of site names", k.str()));
+                std::vector<std::string> sites;
+                for (const auto& e : *a) {
+                    if (!e.is_string())
+                        t.fail(&e, "topology", fmt::format("{}: must be an array of site names", k.str()));
+                    sites.push_back(*e.value<std::string>());
+                }
+                p.topologyMap.emplace_back(std::string(k.str()), std::move(sites));
+            }
+        } else {
+            t.fail(tn, "topology", "must be \"nearest\", \"region\" or a table of region = [sites]");
+        }
+    }
+    p.nearestTolerance = t.getNumber("nearest_tolerance", base.nearestTolerance, 0, 40075);
+    p.hashPrefixV4 = int(t.getInt("hash_prefix_v4", base.hashPrefixV4, 0, 32));
+    p.hashPrefixV6 = int(t.getInt("hash_prefix_v6", base.hashPrefixV6, 0, 128));
     for (const char* k :
          {"session_threshold", "session_tolerance", "flashback_tolerance", "flashback_floor", "factor"})
         if (t.has(k)) p.written.emplace_back(k);
@@ -367,10 +402,40 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                 sc.name = name;
                 sc.line = si.line();
                 sc.preference = int(si.getInt("preference", 128, 0, 255));
+                sc.region = si.getString("region", "");
+                if (const toml::node* ln = si.raw("location")) {
+                    const toml::array* a = ln->as_array();
+                    if (!a || a->size() != 2 || !(*a)[0].is_number() || !(*a)[1].is_number())
+                        si.fail(ln, "location", "must be [latitude, longitude] in degrees");
+                    sc.latitude = (*a)[0].value<double>().value_or(0);
+                    sc.longitude = (*a)[1].value<double>().value_or(0);
+                    if (!(sc.latitude >= -90 && sc.latitude <= 90 && sc.longitude >= -180 &&
+                          sc.longitude <= 180))
+                        si.fail(ln, "location", "latitude must be in [-90, 90] and longitude in [-180, 180]");
+                    sc.hasLocation = true;
+                }
                 readSiteSources(si, sc, out);
                 si.finish();
                 out.sites.push_back(sc);
             }
+        }
+
+        // [topology]
+        if (const toml::table* tt = top.getTable("topology")) {
+            TableReader tr(*tt, path, "[topology]");
+            out.topology.line = tr.line();
+            std::string g = tr.getString("geoip", "");
+            if (!g.empty()) out.topology.geoip = resolvePath(path, g);
+            std::string nf = tr.getString("nets_file", "");
+            if (!nf.empty()) out.topology.netsFile = resolvePath(path, nf);
+            if (const toml::table* nt = tr.getTable("nets")) {
+                for (const auto& [k, v] : *nt) {
+                    if (!v.is_string())
+                        tr.fail(&v, "nets", fmt::format("\"{}\" must map to a region name", k.str()));
+                    out.topology.nets.emplace_back(std::string(k.str()), *v.value<std::string>());
+                }
+            }
+            tr.finish();
         }
 
         // [hostname."NAME"] and its [[hostname."NAME".service]]

@@ -73,6 +73,22 @@ struct PolicyConf {
     double factor = 0;  // close-enough factor (least-connections, cpu): value <= best * (1 + factor)
     int maxAge = 60;    // s: older reports count as unknown
     std::vector<std::string> written;  // the keys this table set itself (not inherited): for the warnings
+    // `topology` stage: "" (no key: match the client against each site's `region`), "nearest", or "map" with
+    // topologyMap: region key -> sites in order of preference ("default" among the keys: everyone else).
+    std::string topologyMode;
+    std::vector<std::pair<std::string, std::vector<std::string>>> topologyMap;
+    int topologyLine = 0;
+    double nearestTolerance = 0;  // km: `nearest` keeps sites within the nearest + this
+    int hashPrefixV4 = 24;        // `hashed`: clients in the same /24 (IPv4) and /56 (IPv6) stay together
+    int hashPrefixV6 = 56;
+};
+
+/// [topology]: where clients are. Paths resolved against the config file's directory.
+struct TopologyConf {
+    std::string geoip;                                      // a MaxMind DB; empty: none
+    std::vector<std::pair<std::string, std::string>> nets;  // prefix -> region, longest prefix wins
+    std::string netsFile;                                   // more of them, "PREFIX REGION" per line
+    int line = 0;
 };
 
 /// A named health check ([check.NAME]); the checks themselves run in the control thread (issue 4).
@@ -131,6 +147,9 @@ struct SiteConf {
     MappingConf cpu, sessionsUsed, sessionsMax;  // explicit mappings (beside or instead of a preset)
     std::map<std::string, MappingConf> loads;    // by [load.metric.NAME]
     int preference = 128;                        // 0..255; 0 takes the site out (Brocade ADX)
+    std::string region;  // matched against the client's location by a `topology` stage without a map
+    bool hasLocation = false;
+    double latitude = 0, longitude = 0;  // degrees, for `topology = "nearest"`
     int line = 0;
 };
 
@@ -176,6 +195,7 @@ struct Config {
     std::vector<HostnameConf> hostnames;
     LoadConf load;
     std::map<std::string, SourceConf> sources;  // [source.NAME]
+    TopologyConf topology;
 };
 
 /// Reads and checks `path`. On failure returns false and sets `error` to "file:line: path: message".

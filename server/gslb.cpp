@@ -8,6 +8,7 @@
 #include <new>
 #include <type_traits>
 
+#include "metrics/rendezvous.hpp"
 #include "metrics/select.hpp"
 #include "zones/rrtype.hpp"
 
@@ -72,6 +73,21 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
     out.sites = sites;
     for (const auto& s : cfg.sites)
         out.table->setSitePreference(*out.table->findSite(s.name), uint8_t(s.preference));
+    auto topo = std::make_shared<Topology>();
+    if (!topo->build(cfg.topology, cfg.path, error)) return false;
+    out.siteGeo.assign(sites.size(), SiteGeo{});
+    for (const auto& s : cfg.sites) {
+        SiteGeo& sg = out.siteGeo[*out.table->findSite(s.name)];
+        sg.hasLocation = s.hasLocation;
+        sg.latitude = s.latitude;
+        sg.longitude = s.longitude;
+        std::string why;
+        if (!s.region.empty() && !topo->parseKey(s.region, sg.region, why)) {
+            error = fmt::format("{}:{}: [site.{}] region: {}", cfg.path, s.line, s.name, why);
+            return false;
+        }
+    }
+    out.topology = topo;
 
     for (const auto& hc : cfg.hostnames) {
         auto fail = [&](int line, const std::string& msg) {
@@ -127,6 +143,7 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
                     s.slot = *out.table->findService(hc.services[k].site, hc.services[k].address);
                     s.site = out.table->siteOf(s.slot);
                     s.weight = hc.services[k].weight;
+                    s.hashKey = metrics::serviceHashKey(s.rdata, s.rdlen);
                     s.conf = &hc.services[k];
                     h.family[f].push_back(s);
                     h.signature[f] += hc.services[k].site + "/" + s.address + ";";
@@ -157,10 +174,68 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
         params.flashbackFloorMs = p.flashbackFloor;
         params.factor = p.factor;
         params.answers = p.answers;
+        params.nearestTolerance = p.nearestTolerance;
         auto policy = metrics::Policy::compile(
             p.policy.empty() ? metrics::Policy::defaultStageNames() : p.policy, params);
         if (!policy.ok()) return fail(hc.line, fmt::format("policy: {}", policy.error()));
         h.policy = policy.value();
+        h.hashed = h.policy.chooser().kind == metrics::StageKind::Hashed;
+        h.hashBits[0] = uint8_t(p.hashPrefixV4);
+        h.hashBits[1] = uint8_t(p.hashPrefixV6);
+        for (const auto* st : h.policy.filters()) h.usesTopology |= st->kind == metrics::StageKind::Topology;
+        if (h.usesTopology) {
+            if (!topo->configured())
+                return fail(hc.line,
+                            "the topology stage needs a [topology] table with nets, nets_file or geoip");
+            std::vector<uint32_t> hostSites;
+            for (const auto& fam : h.family)
+                for (const auto& s : fam)
+                    if (std::find(hostSites.begin(), hostSites.end(), s.site) == hostSites.end())
+                        hostSites.push_back(s.site);
+            int line = p.topologyLine ? p.topologyLine : hc.line;
+            if (p.topologyMode == "nearest") {
+                h.topology.mode = HostTopology::Mode::Nearest;
+                if (!topo->hasGeoIp())
+                    return fail(line,
+                                "topology = \"nearest\" needs client locations: a [topology] geoip database");
+                for (uint32_t s : hostSites)
+                    if (!out.siteGeo[s].hasLocation)
+                        return fail(
+                            line, fmt::format("topology = \"nearest\": site {} has no location = [lat, lon]",
+                                              out.sites[s]));
+            } else if (p.topologyMode == "map") {
+                h.topology.mode = HostTopology::Mode::Map;
+                for (const auto& [key, siteNames] : p.topologyMap) {
+                    std::vector<uint32_t> list;
+                    for (const auto& sn : siteNames) {
+                        auto slot = out.table->findSite(sn);
+                        if (!slot)
+                            return fail(line, fmt::format("topology {}: unknown site \"{}\"", key, sn));
+                        list.push_back(*slot);
+                    }
+                    auto idx = uint16_t(h.topology.lists.size());
+                    h.topology.lists.push_back(std::move(list));
+                    h.topology.keyText.push_back(key);
+                    if (key == "default") {
+                        h.topology.defaultList = idx;
+                        continue;
+                    }
+                    std::vector<RegionLabel> labels;
+                    std::string why;
+                    if (!topo->parseKey(key, labels, why))
+                        return fail(line, fmt::format("topology: {}", why));
+                    for (const auto& l : labels) h.topology.keys.push_back({l, idx});
+                }
+            } else {
+                h.topology.mode = HostTopology::Mode::Region;
+                bool any = false;
+                for (uint32_t s : hostSites) any |= !out.siteGeo[s].region.empty();
+                if (!any)
+                    return fail(line,
+                                "the topology stage without a topology map needs a region on its sites "
+                                "([site.NAME] region = …)");
+            }
+        }
         h.ttl = p.ttl;
         h.answers = p.answers;
         h.maxAgeMs = int64_t(p.maxAge) * 1000;
@@ -179,6 +254,92 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
     if (previous && previous->answers && previous->table)
         out.answers->carryFrom(*previous->answers, *previous->table, *out.table);
     return true;
+}
+
+ClientDecision applyClient(const Gslb& g, const GslbHost& h, const std::vector<GslbService>& svcs,
+                           const zones::Client& client, const Location& loc, metrics::Candidate* c,
+                           size_t n) noexcept {
+    ClientDecision d;
+    if (h.usesTopology) {
+        d.located = true;
+        d.scope = loc.scope;
+        const HostTopology& t = h.topology;
+        if (t.mode == HostTopology::Mode::Nearest) {
+            if (loc.hasCoordinates())
+                for (size_t i = 0; i < n; ++i) {
+                    const SiteGeo& sg = g.siteGeo[svcs[c[i].index].site];
+                    if (sg.hasLocation)
+                        c[i].distanceKm =
+                            greatCircleKm(loc.latitude, loc.longitude, sg.latitude, sg.longitude);
+                }
+        } else if (t.mode == HostTopology::Mode::Map) {
+            // The most specific of the client's labels that the map names decides; else `default`.
+            for (uint8_t l = 0; l < loc.count && d.list < 0; ++l)
+                for (const auto& [key, idx] : t.keys)
+                    if (key == loc.labels[l]) {
+                        d.list = idx;
+                        d.label = l;
+                        break;
+                    }
+            if (d.list < 0 && loc.known()) d.list = t.defaultList;
+            if (d.list >= 0) {
+                const auto& list = t.lists[size_t(d.list)];
+                for (size_t i = 0; i < n; ++i) {
+                    uint32_t site = svcs[c[i].index].site;
+                    for (size_t k = 0; k < list.size() && k < metrics::kNoRank; ++k)
+                        if (list[k] == site) {
+                            c[i].topoRank = uint8_t(k);
+                            break;
+                        }
+                }
+            }
+        } else {
+            // Region: a site whose region is the client's most specific label ranks first.
+            for (size_t i = 0; i < n; ++i) {
+                const SiteGeo& sg = g.siteGeo[svcs[c[i].index].site];
+                for (uint8_t l = 0; l < loc.count; ++l) {
+                    bool match = false;
+                    for (const auto& r : sg.region) match |= r == loc.labels[l];
+                    if (match) {
+                        c[i].topoRank = l;
+                        if (d.label < 0 || l < d.label) d.label = l;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    if (h.hashed) {
+        const zones::ClientSubnet& s = client.subnet;
+        unsigned bits = 0;
+        if (s.family != 0)
+            bits = std::min<unsigned>(s.bits, h.hashBits[s.family == zones::kFamilyIPv4 ? 0 : 1]);
+        d.hashBits = uint8_t(bits);
+        uint64_t key = metrics::clientPrefixKey(s.addr, s.family == zones::kFamilyIPv4 ? 4 : 16, bits);
+        for (size_t i = 0; i < n; ++i) {
+            const GslbService& sv = svcs[c[i].index];
+            c[i].hashScore = metrics::rendezvousScore(key, sv.hashKey, sv.weight);
+        }
+        if (bits > d.scope) d.scope = uint8_t(bits);
+    }
+    return d;
+}
+
+const Location& Selector::locate(const zones::ClientSubnet& client) noexcept {
+    const Topology& t = *gslb_->topology;
+    if (cache_.empty()) {
+        t.locate(client, scratch_);
+        return scratch_;
+    }
+    uint64_t h = metrics::clientPrefixKey(client.addr, client.octets(), client.bits) ^ client.family;
+    CacheEntry& e = cache_[h & (cache_.size() - 1)];
+    if (!e.valid || e.key.family != client.family || e.key.bits != client.bits ||
+        std::memcmp(e.key.addr, client.addr, 16) != 0) {
+        t.locate(client, e.loc);
+        e.key = client;
+        e.valid = true;
+    }
+    return e.loc;
 }
 
 void Selector::rebind(const Gslb* g) {
@@ -201,6 +362,8 @@ void Selector::rebind(const Gslb* g) {
                 names.push_back(h.name);
             }
     }
+    cache_.clear();
+    if (g && g->topology && g->topology->hasGeoIp()) cache_.assign(4096, CacheEntry{});
     states_ = std::move(states);
     signatures_ = std::move(sigs);
     names_ = std::move(names);
@@ -208,7 +371,7 @@ void Selector::rebind(const Gslb* g) {
 }
 
 void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const zones::RRset*,
-                      const zones::Client&, zones::DynAnswer& out) noexcept {
+                      const zones::Client& client, zones::DynAnswer& out) noexcept {
     const GslbHost& h = gslb_->hosts[size_t(dynamic)];
     int f = qtype == zones::kTypeA ? 0 : 1;
     const auto& svcs = h.family[f];
@@ -228,6 +391,11 @@ void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const
         new (&c[i]) metrics::Candidate(metrics::fillCandidate(*gslb_->table, svcs[i].slot, svcs[i].site,
                                                               svcs[i].weight, now, h.maxAgeMs));
         c[i].index = uint16_t(i);
+    }
+    if (h.usesTopology || h.hashed) {
+        static const Location kNowhere;
+        const Location& loc = h.usesTopology ? locate(client.subnet) : kNowhere;
+        out.scope = applyClient(*gslb_, h, svcs, client, loc, c, svcs.size()).scope;
     }
     uint16_t picked[metrics::kMaxServices];
     auto r = metrics::select(h.policy, {c, svcs.size()}, states_[size_t(dynamic) * 2 + size_t(f)], rng_,

@@ -12,6 +12,7 @@
 #include "metrics/policy.hpp"
 #include "metrics/rng.hpp"
 #include "metrics/state_table.hpp"
+#include "server/client/topology.hpp"
 #include "server/config.hpp"
 #include "zones/answer.hpp"
 #include "zones/zonedb.hpp"
@@ -26,7 +27,34 @@ struct GslbService {
     uint32_t slot = 0;  // service slot in the StateTable: (site, address)
     uint32_t site = 0;  // site slot
     double weight = 1;
+    uint64_t hashKey = 0;  // `hashed`: rendezvous key of the address
     const ServiceConf* conf = nullptr;
+};
+
+/// A hostname's `topology` stage, compiled: how the client's location ranks its sites.
+struct HostTopology {
+    enum class Mode : uint8_t { Region, Map, Nearest };
+    Mode mode = Mode::Region;
+    std::vector<std::pair<RegionLabel, uint16_t>> keys;  // Map: region label -> lists index
+    std::vector<std::string> keyText;                    // Map: the key as written, per lists index
+    std::vector<std::vector<uint32_t>> lists;            // Map: site slots in order of preference
+    int32_t defaultList = -1;                            // Map: the `default` list, -1 none
+};
+
+/// Per site: what topology matches it on.
+struct SiteGeo {
+    std::vector<RegionLabel> region;  // the site's `region`, parsed (empty: none)
+    bool hasLocation = false;
+    double latitude = 0, longitude = 0;
+};
+
+/// What the client-aware part of a hostname decided for one query (filled into the candidates).
+struct ClientDecision {
+    bool located = false;  // the client's location was looked up (topology stage present)
+    int32_t list = -1;     // Map: the list used (-1: none matched and no default, or unknown client)
+    int32_t label = -1;    // Map / Region: index into Location::labels of the label that matched
+    uint8_t scope = 0;     // ECS scope these decisions need
+    uint8_t hashBits = 0;  // `hashed`: the client prefix length hashed
 };
 
 enum class Fallback : uint8_t { All, None, Address };
@@ -44,6 +72,10 @@ struct GslbHost {
     uint8_t fallbackLen = 0;             // 4 or 16: the family it answers; the other family falls back to all
     std::vector<GslbService> family[2];  // [0]: A, [1]: AAAA, in zone RRset order
     std::string signature[2];            // the service set, to carry chooser state across reloads
+    bool usesTopology = false;           // the policy has a `topology` stage
+    bool hashed = false;                 // the chooser is `hashed`
+    uint8_t hashBits[2] = {24, 56};      // hash_prefix_v4, hash_prefix_v6
+    HostTopology topology;
 };
 
 /// Answer counts per (worker, service slot): each worker writes only its own row, so the rows do not share
@@ -74,7 +106,16 @@ struct Gslb {
     std::shared_ptr<metrics::StateTable> table;  // shared with the previous snapshot's carried state
     std::shared_ptr<AnswerCounters> answers;
     std::vector<std::string> sites;
+    std::shared_ptr<const Topology> topology;  // [topology]; never null (empty when not configured)
+    std::vector<SiteGeo> siteGeo;              // [site slot]
 };
+
+/// Fills the client-aware fields of `c[0..n)` (services `svcs`, positions in Candidate::index) for host `h`
+/// and a client at `loc` (already located when h.usesTopology). noexcept, no allocation: the query path and
+/// explain share it.
+ClientDecision applyClient(const Gslb& g, const GslbHost& h, const std::vector<GslbService>& svcs,
+                           const zones::Client& client, const Location& loc, metrics::Candidate* c,
+                           size_t n) noexcept;
 
 /// Binds the config's hostnames to the zones in `db` (setting Node::dynamic), builds the state table
 /// (carrying over the state of (site, address) pairs from `previous`, which may be null) and compiles every
@@ -101,6 +142,17 @@ class Selector : public zones::DynamicHook {
     size_t worker_;
     metrics::Rng rng_;
     const Gslb* gslb_ = nullptr;
+    // Recently located clients, when a GeoIP database is configured (its lookups walk an mmap'd tree and
+    // decode map keys; a resolver's clients repeat). Direct-mapped on the client prefix; rebuilt per
+    // snapshot.
+    struct CacheEntry {
+        zones::ClientSubnet key;
+        bool valid = false;
+        Location loc;
+    };
+    const Location& locate(const zones::ClientSubnet& client) noexcept;
+    std::vector<CacheEntry> cache_;
+    Location scratch_;
     std::vector<metrics::ChooserState> states_;  // [host * 2 + family]
     std::vector<std::string> signatures_;
     std::vector<std::string> names_;

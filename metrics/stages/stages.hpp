@@ -71,6 +71,13 @@ std::size_t filterCpu(std::span<Candidate> in, const Params& params);
 // stage is right when called alone.
 std::size_t filterPreference(std::span<Candidate> in, const Params& params);
 
+// topology (F5 topology, gdnsd geoip, Route 53 geolocation): the server fills topoRank from the client's
+// region (the position of the candidate's site in that region's ordered list; kNoRank when not listed) and
+// keeps the candidates of the lowest rank present: the first listed site that still has candidates wins. With
+// distances instead ("nearest"), keeps sites within distanceKm <= nearest + nearestTolerance. No rank and
+// no distance known (an unknown client, or a site listed nowhere for it): all kept (soft).
+std::size_t filterTopology(std::span<Candidate> in, const Params& params);
+
 // random (HP, WebSphere seed 003): uniform among the untaken active candidates.
 int chooseRandom(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
                  ChooserState& state, Rng& rng);
@@ -113,5 +120,13 @@ int chooseBestServer(std::span<const Candidate> active, std::uint64_t taken, con
 // -> uniform.
 int chooseLoadFactor(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
                      ChooserState& state, Rng& rng);
+
+// hashed (F5 static persist, PowerDNS pickchashed, CoreDNS-GSLB ip-hash): the untaken candidate with the
+// highest hashScore, which the server computes as weighted rendezvous hashing (HRW) of the client prefix and
+// the service: score = weight / -ln(u), u = hash(prefix, service) in (0, 1). So a client prefix keeps its
+// service while that service survives, a service leaving moves only its own clients, and each service wins
+// for a share of prefixes proportional to its weight. Ties and unknown scores: the lowest position wins.
+int chooseHashed(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
+                 ChooserState& state, Rng& rng);
 
 }  // namespace gslb::metrics

@@ -5,11 +5,12 @@ wire queries; topology (nets and a GeoIP mmdb generated here), nearest, the hash
 import os
 import re
 import struct
+import subprocess
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Gslbd, build_query, decode_msg, run_tests, udp_query  # noqa: E402
+from harness import DATA, Gslbd, build_query, decode_msg, run_tests, udp_query  # noqa: E402
 
 ORIGIN = "gslb.example.com."
 E, W = "192.0.2.10", "198.51.100.10"
@@ -20,10 +21,15 @@ $TTL 300
 @ IN NS ns1
 ns1 IN A 192.0.2.53
 static IN A 192.0.2.77
-""" + "".join(f"{h} IN A {a}\n" for h in ("plain",) for a in (E, W))
+""" + "".join(f"{h} IN A {a}\n" for h in ("plain", "topo", "near", "hash") for a in (E, W))
+
+GEO = """198.51.100.0/24 EU DE BE 64500 52.52 13.40
+203.0.113.0/24 NA US NY - 40.71 -74.01
+2001:db8:100::/40 EU FR - - 48.85 2.35
+"""
 
 
-def hostname(name, policy, extra=""):
+def hostname(name, policy, extra=""):  # noqa: E302
     fq = f"{name}.{ORIGIN}"
     out = f'\n[hostname."{fq}"]\npolicy = {policy}\n{extra}'
     for a, site in ((E, "east"), (W, "west")):
@@ -91,6 +97,77 @@ class Ecs(unittest.TestCase):
                                                    edns_opts=ecs_opt(1, 20, 0, b"\xc6\x33\x60")))
         m = decode_msg(reply)
         self.assertEqual(m.opt["options"], [(8, b"\x00\x01\x14\x00\xc6\x33\x60")])
+
+
+def make_mmdb(path):
+    subprocess.run(["perl", os.path.join(DATA, "make_mmdb.pl"), path], input=GEO, text=True, check=True,
+                   timeout=60)
+
+
+def topo_config(port, cport):
+    return (f'[server]\nlisten = ["127.0.0.1:{port}"]\nworkers = 1\n\n'
+            f'[control]\nlisten = "127.0.0.1:{cport}"\ntoken_file = "control.token"\n\n'
+            f'[[zone]]\nname = "{ORIGIN}"\nfile = "zone.db"\n\n'
+            '[topology]\ngeoip = "geo.mmdb"\nnets_file = "nets.txt"\n'
+            'nets = { "10.20.0.0/16" = "lab" }\n\n'
+            '[site.east]\nregion = "US"\nlocation = [40.71, -74.01]\n'
+            '[site.west]\nregion = "continent:EU"\nlocation = [50.11, 8.68]\n'
+            + hostname("topo", '["health", "topology", "random"]',
+                       'topology = { lab = ["west"], eu = ["west", "east"], default = ["east", "west"] }\n')
+            + hostname("near", '["health", "topology", "random"]', 'topology = "nearest"\n')
+            + hostname("hash", '["health", "hashed"]'))
+
+
+class Topology(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        from harness import free_port
+        cls.cport = free_port()
+        cls.g = Gslbd(files={"zone.db": ZONE, "control.token": "client-e2e-token\n",
+                             "nets.txt": "# big tables live in a file\n10.30.0.0/16 lab\n"},
+                      wait_zone=ORIGIN)
+        make_mmdb(cls.g.path("geo.mmdb"))
+        cls.g.raw_config = topo_config(cls.g.port, cls.cport)
+        cls.g.__enter__()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.g.__exit__(None, None, None)
+
+    def answers(self, name, sub, n=12):
+        seen, scopes = set(), set()
+        for _ in range(n):
+            r = self.g.dig(name + "." + ORIGIN, "A", "+subnet=" + sub)
+            self.assertEqual(r.rcode, "NOERROR", r.text)
+            seen |= {x.rdata for x in r.rrs("answer", "A")}
+            scopes.add(subnet(r))
+        return seen, scopes
+
+    def test_nets_region(self):
+        self.assertEqual(self.answers("topo", "10.20.3.0/24"), ({W}, {"10.20.3.0/24/16"}))
+        self.assertEqual(self.answers("topo", "10.30.3.0/24", 4)[0], {W})  # from nets_file
+
+    def test_geoip_continent_and_default(self):
+        self.assertEqual(self.answers("topo", "198.51.100.0/24"), ({W}, {"198.51.100.0/24/24"}))
+        self.assertEqual(self.answers("topo", "203.0.113.0/24")[0], {E})  # US: default list
+        self.assertEqual(self.answers("topo", "2001:db8:100::/48")[0], {W})
+
+    def test_unknown_client_all_pass(self):
+        seen, _ = self.answers("topo", "192.0.2.0/24", 40)
+        self.assertEqual(seen, {E, W})
+
+    def test_nearest(self):
+        self.assertEqual(self.answers("near", "198.51.100.0/24")[0], {W})  # Berlin: Frankfurt
+        self.assertEqual(self.answers("near", "203.0.113.0/24")[0], {E})   # New York
+
+    def test_hashed_persistent_with_scope(self):
+        picks = {}
+        for i in range(16):
+            seen, scopes = self.answers("hash", f"100.64.{i}.0/24", 3)
+            self.assertEqual(len(seen), 1, seen)
+            self.assertEqual(scopes, {f"100.64.{i}.0/24/24"})
+            picks[i] = seen.pop()
+        self.assertEqual(set(picks.values()), {E, W})
 
 
 class EcsOff(unittest.TestCase):
