@@ -173,6 +173,10 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
         if (!get) return apiError(405, "use GET for /v1/events");
         return events(path);
     }
+    if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "explain") {
+        if (!get) return apiError(405, "use GET for /v1/explain");
+        return explainQuery(*snap, path);
+    }
     if (parts.size() == 1 && parts[0] == "metrics") {
         if (!get) return apiError(405, "use GET for /metrics");
         return prometheus(*snap);

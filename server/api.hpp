@@ -4,6 +4,8 @@
 //   GET  /v1/status                               sites, services, states, metrics, their age, answer counts
 //   GET  /metrics                                 Prometheus text format (version 0.0.4)
 //   GET  /v1/events[?since=SEQ&limit=N]           recent events (health changes, drains, reloads, scrapes)
+//   GET  /v1/explain?name=N&type=A&client=ADDR[&ecs=PREFIX][&format=text]
+//                                                 one simulated query, stage by stage (explain.hpp)
 //   POST /v1/sites/{site}/report                  {"cpu":35,"sessions_used":…,"sessions_max":…,
 //                                                  "loads":{"busy":0.3},"services":{"192.0.2.10":{"connections":900}}}
 //   POST /v1/sites/{site}/drain | enable
@@ -73,6 +75,8 @@ class ControlApi {
     ApiResponse report(const Snapshot& s, const std::string& site, const std::string& body);
     ApiResponse admin(const Snapshot& s, const std::string& site, const std::string& address, bool enable);
     ApiResponse status(const Snapshot& s);
+    /// GET /v1/explain?name=…&type=A&client=ADDR[&ecs=PREFIX][&format=text] (api_explain.cpp).
+    ApiResponse explainQuery(const Snapshot& s, const std::string& path);
     ApiResponse prometheus(const Snapshot& s);
     /// GET /v1/events; `path` carries the query string.
     ApiResponse events(const std::string& path);

@@ -170,6 +170,40 @@ class Topology(unittest.TestCase):
         self.assertEqual(set(picks.values()), {E, W})
 
 
+    def explain(self, query):
+        import urllib.request
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.cport}/v1/explain?{query}", timeout=5) as r:
+            return r.read().decode()
+
+    def test_explain_api(self):
+        import json
+        j = json.loads(self.explain("name=topo.gslb.example.com&type=A&client=10.0.0.1&ecs=198.51.100.0/24"))
+        self.assertEqual([st["stage"] for st in j["stages"]], ["health", "topology"])
+        self.assertEqual(j["location"]["geoip"]["country"], "DE")
+        self.assertEqual(j["stages"][1]["bar"]["list_key"], "eu")
+        self.assertEqual(j["stages"][1]["kept"], ["west/" + W])
+        self.assertEqual(j["answer"]["records"], [W])
+        self.assertEqual(j["answer"]["ecs_scope"], 24)
+        text = self.explain("name=topo.gslb.example.com&client=203.0.113.5&format=text")
+        self.assertIn("2. topology", text)
+        self.assertIn("answer", text)
+
+    def test_gslbctl_explain(self):
+        ctl = os.environ.get("GSLBCTL")
+        if not ctl:
+            self.skipTest("GSLBCTL not set")
+        p = subprocess.run([ctl, "explain", "hash." + ORIGIN, "--client", "192.0.2.1", "--ecs", "100.64.9.0/24",
+                            "-c", self.g.config_path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=20)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertIn("hashed (chooser)", p.stdout)
+        self.assertIn("ECS scope /24", p.stdout)
+        p = subprocess.run([ctl, "explain", "topo." + ORIGIN, "--client", "not-an-ip", "-c", self.g.config_path],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=20)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("not an IPv4 or IPv6 address", p.stdout)
+
+
 class EcsOff(unittest.TestCase):
     def test_ecs_false_ignores_the_option(self):
         g = Gslbd(files={"zone.db": ZONE}, wait_zone=ORIGIN)

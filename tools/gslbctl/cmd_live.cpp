@@ -156,4 +156,22 @@ int reload(const LiveArgs& a) {
     });
 }
 
+int explain(const LiveArgs& a, const ExplainArgs& e) {
+    Endpoint ep;
+    if (!endpoint(a, false, ep)) return kFailed;
+    std::string path = "/v1/explain?name=" + pathSegment(e.name) + "&type=" + pathSegment(e.type);
+    if (!e.client.empty()) path += "&client=" + pathSegment(e.client);
+    if (!e.ecs.empty()) path += "&ecs=" + pathSegment(e.ecs);
+    if (!a.json) path += "&format=text";
+    auto r = httpRequest(ep.url, "GET", path, ep.token, "");
+    if (r.reached && r.status == 200 && !a.json) {
+        fmt::print("{}", r.body);
+        return kOk;
+    }
+    return handle(ep, r, [&](const nlohmann::json&) {
+        fmt::print("{}", r.body);
+        return kOk;
+    });
+}
+
 }  // namespace gslb::ctl

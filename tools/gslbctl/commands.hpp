@@ -48,4 +48,10 @@ int dnssecKeygen(const DnssecKeygenArgs& a);
 int dnssecDs(const std::string& zone, const std::string& dir);
 int dnssecList(const std::string& zone, const std::string& dir);
 
+struct ExplainArgs {
+    std::string name, type = "A", client, ecs;
+};
+/// GET /v1/explain: one simulated query, stage by stage; readable text, or the JSON with --json.
+int explain(const LiveArgs& a, const ExplainArgs& e);
+
 }  // namespace gslb::ctl

@@ -143,6 +143,18 @@ int main(int argc, char** argv) {
         ->expected(-1);
     rep->callback([&] { run = [&] { return report(live, site, kv); }; });
 
+    ExplainArgs ex;
+    auto* exp = app.add_subcommand("explain",
+                                   "run one simulated query against the live state and show every stage: "
+                                   "explain NAME --client ADDR [--ecs PREFIX] [--type AAAA]");
+    liveOpts(exp);
+    exp->add_option("NAME", ex.name, "the name asked (a GSLB hostname, or any name of a zone)")->required();
+    exp->add_option("--client", ex.client, "the query's source address");
+    exp->add_option("--ecs", ex.ecs, "an EDNS Client Subnet prefix the resolver sent (198.51.100.0/24)");
+    exp->add_option("--type", ex.type, "A (default) or AAAA");
+    exp->add_flag("--json", live.json, "print the JSON of GET /v1/explain");
+    exp->callback([&] { run = [&] { return explain(live, ex); }; });
+
     auto* rl = app.add_subcommand("reload", "make the server reload its config and zones (POST /v1/reload)");
     liveOpts(rl);
     rl->callback([&] { run = [&] { return reload(live); }; });
