@@ -13,8 +13,8 @@ struct Params {
     // ms, 0..10000 (flashback): times that differ by no more than this are equal whatever the tolerance
     // (issue 12: on a LAN the noise between equal sites is far above 10 %; a site tens of ms slower loses).
     double flashbackFloorMs = 5.0;
-    double factor = 0.0;        // >= 0, HP close-enough factor (least-connections, cpu)
-    std::uint16_t answers = 1;  // records per answer, 1..kMaxServices
+    double factor = 0.0;            // >= 0, HP close-enough factor (least-connections, cpu)
+    std::uint16_t answers = 1;      // records per answer, 1..kMaxServices
     double nearestTolerance = 0.0;  // km >= 0 (topology "nearest"): sites within best + this are kept
 };
 
