@@ -142,8 +142,8 @@ PolicyConf readPolicy(TableReader& t, const PolicyConf& base) {
     p.nearestTolerance = t.getNumber("nearest_tolerance", base.nearestTolerance, 0, 40075);
     p.hashPrefixV4 = int(t.getInt("hash_prefix_v4", base.hashPrefixV4, 0, 32));
     p.hashPrefixV6 = int(t.getInt("hash_prefix_v6", base.hashPrefixV6, 0, 128));
-    for (const char* k :
-         {"session_threshold", "session_tolerance", "flashback_tolerance", "flashback_floor", "factor"})
+    for (const char* k : {"session_threshold", "session_tolerance", "flashback_tolerance", "flashback_floor",
+                          "factor", "topology", "nearest_tolerance", "hash_prefix_v4", "hash_prefix_v6"})
         if (t.has(k)) p.written.emplace_back(k);
     return p;
 }

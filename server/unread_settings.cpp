@@ -27,6 +27,10 @@ constexpr KeyReader kKeyReaders[] = {
     {"flashback_tolerance", kReadsFlashback, "\"flashback\""},
     {"flashback_floor", kReadsFlashback, "\"flashback\""},
     {"factor", kReadsFactor, "\"least-connections\" or \"cpu\""},
+    {"topology", 0, "\"topology\""},
+    {"nearest_tolerance", 0, "\"topology\""},
+    {"hash_prefix_v4", 0, "\"hashed\""},
+    {"hash_prefix_v6", 0, "\"hashed\""},
 };
 
 bool readsKey(const std::vector<std::string>& stages, const std::string& key) {
@@ -37,6 +41,8 @@ bool readsKey(const std::vector<std::string>& stages, const std::string& key) {
     if (key == "session_tolerance") return has("session-capacity");
     if (key == "flashback_tolerance" || key == "flashback_floor") return has("flashback");
     if (key == "factor") return has("least-connections") || has("cpu");
+    if (key == "topology" || key == "nearest_tolerance") return has("topology");
+    if (key == "hash_prefix_v4" || key == "hash_prefix_v6") return has("hashed");
     return true;
 }
 

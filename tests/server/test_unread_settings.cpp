@@ -57,6 +57,19 @@ TEST_CASE("unread: policy keys set where no stage reads them, in a hostname and 
           "stage");
 }
 
+TEST_CASE("unread: topology and hash keys without their stage") {
+    std::string text = config("[site.east]\n[site.west]\n[site.south]\n",
+                              "[hostname.\"www.t.test.\"]\npolicy = [\"health\", \"random\"]\n"
+                              "topology = \"nearest\"\nhash_prefix_v4 = 16\n" +
+                                  st::threeServices("www.t.test."));
+    auto u = unread(text);
+    REQUIRE(u.size() == 2);
+    CHECK(u[0].message ==
+          "hostname \"www.t.test.\": topology is not read: its policy has no \"topology\" stage");
+    CHECK(u[1].message ==
+          "hostname \"www.t.test.\": hash_prefix_v4 is not read: its policy has no \"hashed\" stage");
+}
+
 TEST_CASE("unread: [load.metric] without the load-factor chooser") {
     auto u = unread(config("[site.east]\n[site.west]\n[site.south]\n",
                            "[load.metric.busy]\ncapacity = 1\n\n[hostname.\"www.t.test.\"]\n" +
