@@ -14,6 +14,10 @@ GeoIp::~GeoIp() {
 }
 
 bool GeoIp::open(const std::string& path, std::string& error) {
+    if (open_) {  // opening again replaces the database; the old mapping and its metadata are released
+        MMDB_close(&db_);
+        open_ = false;
+    }
     int rc = MMDB_open(path.c_str(), MMDB_MODE_MMAP, &db_);
     if (rc != MMDB_SUCCESS) {
         error = fmt::format("{}: {}", path, MMDB_strerror(rc));
