@@ -299,6 +299,17 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                                fmt::format("\"{}\" is not ADDRESS, ADDRESS:PORT or [ADDRESS]:PORT", n));
                     zc.notify.push_back(a);
                 }
+                zc.dnssec = z.getBool("dnssec", false);
+                std::string kd = z.getString("key_dir", "");
+                if (zc.dnssec && kd.empty())
+                    z.fail(z.raw("dnssec"), "key_dir", "is required with dnssec = true");
+                if (!kd.empty()) zc.keyDir = resolvePath(path, kd);
+                zc.denial = z.getString("denial", "nsec");
+                if (zc.denial == "nsec3")
+                    z.fail(z.raw("denial"), "denial", "\"nsec3\" is not implemented yet: use \"nsec\"");
+                else if (zc.denial != "nsec")
+                    z.fail(z.raw("denial"), "denial", "must be \"nsec\"");
+                zc.signatureValidity = uint32_t(z.getInt("signature_validity", 14 * 86400, 10, 90 * 86400));
                 for (const auto& other : out.zones)
                     if (strcasecmp(other.name.c_str(), zc.name.c_str()) == 0)
                         z.fail(z.raw("name"), "name", fmt::format("zone {} is configured twice", zc.name));

@@ -58,6 +58,11 @@ struct ZoneConf {
     std::string name;                // presentation form, absolute ("gslb.example.com.")
     std::string file;                // path, resolved against the config file's directory
     std::vector<ListenAddr> notify;  // secondaries told of a new serial (RFC 1996); port 53 when not written
+    bool dnssec = false;             // sign the zone at load with the keys in keyDir (README "DNSSEC")
+    std::string keyDir;              // resolved against the config file's directory
+    std::string denial = "nsec";     // nsec (nsec3 is refused: not implemented yet)
+    uint32_t signatureValidity =
+        14 * 86400;  // s: signatures expire this long after signing; re-signed at half
 };
 
 /// Per-hostname behaviour; [defaults] gives every key's default, each [hostname."…"] may override it.

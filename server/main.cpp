@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include <csignal>
+#include <ctime>
 #include <memory>
 #include <vector>
 
@@ -159,6 +160,20 @@ void ignoreStraySignals() {
     for (int s : {SIGHUP, SIGPIPE, SIGUSR1, SIGUSR2, SIGALRM, SIGIO, SIGPROF, SIGVTALRM, SIGPWR, SIGSTKFLT})
         signal(s, SIG_IGN);
     for (int s = SIGRTMIN; s <= SIGRTMAX; ++s) signal(s, SIG_IGN);
+}
+
+// Signatures of signed zones expire (README "DNSSEC"): halfway through their validity the control thread
+// rebuilds the snapshot, exactly as a reload does (files re-read, everything re-signed, an atomic swap), so
+// no operator has to. A failed rebuild keeps the old snapshot and is tried again a minute later.
+void onResignTick(evutil_socket_t, short, void* arg) {
+    auto* d = static_cast<Daemon*>(arg);
+    static int64_t retryAt = 0;
+    int64_t at = d->shared.holder.get()->resignAt;
+    int64_t now = int64_t(time(nullptr));
+    if (!at || now < at || now < retryAt) return;
+    log::info("re-signing: the signatures of this snapshot are halfway to their expiry");
+    std::string message;
+    retryAt = d->reload(message) ? 0 : now + 60;
 }
 
 void onSignal(evutil_socket_t sig, short, void* arg) {
@@ -312,6 +327,9 @@ int main(int argc, char** argv) {
         event_add(e, nullptr);
         sigs.push_back(e);
     }
+    event* resign = event_new(d.base, -1, EV_PERSIST, onResignTick, &d);
+    timeval second{1, 0};
+    event_add(resign, &second);
     if (d.api && !d.api->serve(error)) {
         log::error("{}", error);
         return 1;
@@ -347,6 +365,7 @@ int main(int argc, char** argv) {
     d.health.reset();
     d.sources.reset();
     for (auto* e : sigs) event_free(e);
+    event_free(resign);
     event_base_free(d.base);
     log::info("stopped");
     return 0;

@@ -3,16 +3,44 @@
 #include <fmt/format.h>
 #include <malloc.h>
 
+#include <ctime>
+
+#include "zones/dnssec.hpp"
 #include "zones/loader.hpp"
 
 namespace gslb::server {
+
+std::unique_ptr<zones::Zone> loadSignedZone(const ZoneConf& zc, std::string& error) {
+    zones::SourceSet set;
+    if (!zones::readZoneFile(zc.file, zc.name, set, error)) return nullptr;
+    std::vector<zones::DnssecKey> keys;
+    if (!zones::loadKeys(zc.keyDir, zc.name, keys, error)) return nullptr;
+    zones::WireName apex;
+    if (!zones::textToName(zc.name, {}, apex)) {
+        error = fmt::format("{}: not a domain name", zc.name);
+        return nullptr;
+    }
+    zones::SignOptions opt;
+    opt.now = int64_t(time(nullptr));
+    opt.validity = zc.signatureValidity;
+    return zones::compileSigned(apex, set, zc.file, std::move(keys), opt, error);
+}
 
 std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot* previous,
                                         std::string& error) {
     auto s = std::make_shared<Snapshot>();
     if (!loadConfig(path, s->config, error)) return nullptr;
     for (const auto& zc : s->config.zones) {
-        auto z = zones::loadZone(zc.file, zc.name, error);
+        std::unique_ptr<zones::Zone> z;
+        if (zc.dnssec) {
+            z = loadSignedZone(zc, error);
+            if (z) {
+                int64_t at = z->signer()->refreshAt();
+                if (!s->resignAt || at < s->resignAt) s->resignAt = at;
+            }
+        } else {
+            z = zones::loadZone(zc.file, zc.name, error);
+        }
         if (!z) return nullptr;
         if (!s->db.add(std::move(z))) {
             error = fmt::format("{}: zone {} is configured twice", path, zc.name);

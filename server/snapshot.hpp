@@ -19,7 +19,12 @@ struct Snapshot {
     zones::ZoneDb db;
     zones::AnswerOptions answer;
     Gslb gslb;
+    int64_t resignAt = 0;  // unix seconds: rebuild (re-sign) by then; 0 when no zone is signed
 };
+
+/// Reads, and signs with the keys in zc.keyDir, a zone with `dnssec = true`. nullptr and `error` when the
+/// file, a key or the signing fails.
+std::unique_ptr<zones::Zone> loadSignedZone(const ZoneConf& zc, std::string& error);
 
 /// Loads the config at `path` and every zone it names, binds the GSLB hostnames, and checks them together.
 /// `previous` (may be null) lends its service state (health, drain, reports) to the (site, address) pairs

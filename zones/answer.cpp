@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "zones/dnssec.hpp"
 #include "zones/rrtype.hpp"
 #include "zones/writer.hpp"
 
@@ -90,6 +91,126 @@ struct Ctx {
         }
         return true;
     }
+    // DNSSEC (RFC 4035 §3.1): with DO set and a signed zone, the RRSIGs beside every authoritative RRset and
+    // the NSEC proofs of denial and of wildcard expansion. Without DO nothing of it is written (§3.1.1).
+    bool dnssecOk(const Zone& z) const { return q.ednsDo && z.signer(); }
+
+    // The RRSIGs at node `nodeIdx` covering `type`, written at `owner` with the RRset's TTL.
+    bool addSigs(Section s, const Zone& z, uint32_t nodeIdx, const uint8_t* owner, size_t olen, uint16_t type,
+                 uint32_t ttl) {
+        if (!dnssecOk(z)) return true;
+        const RRset* rs = z.rrset(z.node(nodeIdx), kTypeRRSIG);
+        if (!rs) return true;
+        for (uint32_t i = rs->first; i < rs->first + rs->count; ++i) {
+            const Rdata& rd = z.rdata(i);
+            const uint8_t* b = z.bytes(rd);
+            if (rd.len < 2 || uint16_t(b[0] << 8 | b[1]) != type) continue;
+            if (!w.rr(s, owner, olen, kTypeRRSIG, ttl, b, rd.len)) return false;
+        }
+        return true;
+    }
+    // must() with the RRset's signatures: both, or TC (RFC 4035 §3.1.1: never the RRset without them).
+    bool mustSigned(Section s, const Zone& z, uint32_t nodeIdx, const uint8_t* owner, size_t olen,
+                    const RRset& set, uint32_t ttl) {
+        if (tc) return false;
+        auto m = w.mark();
+        if (!addSet(s, z, owner, olen, set, ttl) || !addSigs(s, z, nodeIdx, owner, olen, set.type, ttl)) {
+            w.rollback(m);
+            tc = true;
+            return false;
+        }
+        return true;
+    }
+
+    // NSEC records owed to the authority section (deduplicated), written before anything goes to additional.
+    struct Proof {
+        const Zone* zone;
+        uint32_t node;
+    };
+    Proof proofs[8];
+    size_t nproofs = 0;
+    void addProof(const Zone& z, uint32_t node) {
+        if (node == kNone) return;
+        for (size_t i = 0; i < nproofs; ++i)
+            if (proofs[i].zone == &z && proofs[i].node == node) return;
+        if (nproofs < 8) proofs[nproofs++] = Proof{&z, node};
+    }
+    // The node whose NSEC matches or covers `name`: the last owner of the chain at or before it in canonical
+    // order (RFC 4034 §6.1), the last one (whose NSEC wraps to the apex) when `name` sorts after every owner.
+    uint32_t nsecFor(const Zone& z, const uint8_t* name, size_t len) {
+        const auto& chain = z.signer()->chain;
+        std::string_view n(reinterpret_cast<const char*>(name), len);
+        size_t lo = 0, hi = chain.size();
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (canonicalCompare(z.nodeName(z.node(chain[mid])), n) <= 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (chain.empty()) return kNone;
+        return lo == 0 ? chain.back() : chain[lo - 1];
+    }
+    void writeProofs() {
+        for (size_t i = 0; i < nproofs; ++i) {
+            const Zone& z = *proofs[i].zone;
+            const Node& n = z.node(proofs[i].node);
+            const RRset* ns = z.rrset(n, kTypeNSEC);
+            std::string_view nm = z.nodeName(n);
+            if (ns) mustSigned(kAuthority, z, proofs[i].node, u8(nm), nm.size(), *ns, ns->ttl);
+        }
+        nproofs = 0;
+    }
+
+    // NODATA for a GSLB name whose fallback chose nothing although the zone (and so its NSEC) has records of
+    // the type: the NSEC of the name without the type's bit, signed online (README "DNSSEC": `none`).
+    void onlineNsec(const Zone& z, uint32_t nodeIdx, uint16_t type) {
+        const Node& n = z.node(nodeIdx);
+        const RRset* ns = z.rrset(n, kTypeNSEC);
+        if (!ns || tc) return;
+        const Rdata& rd = z.rdata(ns->first);
+        const uint8_t* b = z.bytes(rd);
+        size_t nl = wireLen(b, rd.len);
+        if (!nl || rd.len > 512) return;
+        uint8_t nsec[512];
+        std::memcpy(nsec, b, rd.len);
+        // Clear `type` in its window; drop trailing zero octets and a window left empty (RFC 4034 §4.1.2).
+        size_t out = nl;
+        for (size_t p = nl; p + 2 <= rd.len;) {
+            uint8_t win = b[p], blen = b[p + 1];
+            if (p + 2 + blen > rd.len) return;
+            uint8_t bits[32] = {};
+            std::memcpy(bits, b + p + 2, blen);
+            if (win == (type >> 8) && (type & 0xFF) / 8 < blen)
+                bits[(type & 0xFF) / 8] &= uint8_t(~(0x80 >> (type % 8)));
+            size_t l = blen;
+            while (l > 0 && bits[l - 1] == 0) --l;
+            if (l > 0) {
+                nsec[out] = win;
+                nsec[out + 1] = uint8_t(l);
+                std::memcpy(nsec + out + 2, bits, l);
+                out += 2 + l;
+            }
+            p += 2 + blen;
+        }
+        std::string_view owner = z.nodeName(n);
+        auto m = w.mark();
+        bool ok = w.rr(kAuthority, u8(owner), owner.size(), kTypeNSEC, ns->ttl, nsec, out);
+        const uint8_t* rds[1] = {nsec};
+        uint16_t lens[1] = {uint16_t(out)};
+        for (const DnssecKey* k : z.signer()->signers(kTypeNSEC)) {
+            uint8_t sig[18 + kMaxNameLen + 64];
+            size_t hl = z.signer()->header(*k, owner, kTypeNSEC, ns->ttl, sig);
+            if (!ok || !z.signer()->onlineSignature(*k, owner, kTypeNSEC, ns->ttl, rds, lens, 1, sig + hl))
+                break;
+            ok = w.rr(kAuthority, u8(owner), owner.size(), kTypeRRSIG, ns->ttl, sig, hl + 64);
+        }
+        if (!ok) {
+            w.rollback(m);
+            tc = true;
+        }
+    }
+
     // A record that must be there: when it does not fit, the message is truncated (RFC 2181 §9).
     bool must(Section s, const Zone& z, const uint8_t* owner, size_t olen, const RRset& set, uint32_t ttl) {
         if (tc) return false;
@@ -130,6 +251,7 @@ struct Ctx {
     }
 
     void writeExtra() {
+        writeProofs();  // authority comes before additional
         // A records of every target first, then AAAA: the order NSD uses, and the one that keeps the most
         // useful addresses when space runs short.
         for (uint16_t type : {uint16_t(kTypeA), uint16_t(kTypeAAAA)}) {
@@ -148,7 +270,7 @@ struct Ctx {
 
     void writeSoa(const Zone& z) {
         std::string_view apex = z.apex();
-        must(kAuthority, z, u8(apex), apex.size(), z.soa(), z.negativeTtl());
+        mustSigned(kAuthority, z, z.apexNode(), u8(apex), apex.size(), z.soa(), z.negativeTtl());
     }
 
     void writeReferral(const Zone& z, uint32_t cut) {
@@ -156,6 +278,13 @@ struct Ctx {
         std::string_view nm = z.nodeName(n);
         const RRset* ns = z.rrset(n, kTypeNS);
         if (!must(kAuthority, z, u8(nm), nm.size(), *ns, ns->ttl)) return;
+        // A signed parent proves the child secure (DS and its RRSIG) or insecure (the cut's NSEC, no DS bit:
+        // RFC 4035 §3.1.4); the NS and glue are the child's and stay unsigned.
+        if (dnssecOk(z)) {
+            const RRset* ds = z.rrset(n, kTypeDS);
+            const RRset* nsec = ds ? ds : z.rrset(n, kTypeNSEC);
+            if (nsec && !mustSigned(kAuthority, z, cut, u8(nm), nm.size(), *nsec, nsec->ttl)) return;
+        }
         noteTargets(z, *ns, true, nm);
     }
 
@@ -164,7 +293,13 @@ struct Ctx {
         const Node& apex = z.node(z.apexNode());
         const RRset* ns = z.rrset(apex, kTypeNS);
         std::string_view nm = z.apex();
-        if (ns && !tc && addSet(kAuthority, z, u8(nm), nm.size(), *ns, ns->ttl)) noteTargets(z, *ns, true);
+        if (!ns || tc) return;
+        auto m = w.mark();
+        if (addSet(kAuthority, z, u8(nm), nm.size(), *ns, ns->ttl) &&
+            addSigs(kAuthority, z, z.apexNode(), u8(nm), nm.size(), kTypeNS, ns->ttl))
+            noteTargets(z, *ns, true);
+        else
+            w.rollback(m);
     }
 
     // A GSLB name's A or AAAA records: what the hook chose. False when it chose nothing (NODATA).
@@ -180,6 +315,28 @@ struct Ctx {
                 tc = true;
                 return true;
             }
+        if (dnssecOk(z)) {
+            // The chosen RRset's own signature, made once per distinct set and then cached
+            // (zones/dnssec.hpp).
+            const ZoneSigner& sg = *z.signer();
+            std::string_view signOwner = z.nodeName(n);
+            const uint8_t* rds[kMaxDynRecords];
+            uint16_t lens[kMaxDynRecords];
+            for (uint16_t i = 0; i < da.count; ++i) {
+                rds[i] = da.recs[i].data;
+                lens[i] = da.recs[i].len;
+            }
+            for (const DnssecKey* k : sg.signers(type)) {
+                uint8_t sig[18 + kMaxNameLen + 64];
+                size_t hl = sg.header(*k, signOwner, type, da.ttl, sig);
+                if (!sg.onlineSignature(*k, signOwner, type, da.ttl, rds, lens, da.count, sig + hl)) continue;
+                if (!w.rr(kAnswer, owner, olen, kTypeRRSIG, da.ttl, sig, hl + 64)) {
+                    w.rollback(m);
+                    tc = true;
+                    return true;
+                }
+            }
+        }
         return true;
     }
 
@@ -188,7 +345,10 @@ struct Ctx {
     // RFC 1034 §4.3.2 step 3 with RFC 4592 §3.3.1: walk down from the apex; the first zone cut met is a
     // referral (except a DS query for the cut itself, answered from this, the parent, side: RFC 4035
     // §3.1.4.1); otherwise an exact match, or the source of synthesis *.<closest encloser>, or NXDOMAIN.
+    uint32_t ce = kNone;     // the closest encloser of the last NXDOMAIN or wildcard lookup
+    size_t wildcardLen = 0;  // octets of `wildcard` (*.<closest encloser>) when it was built
     Kind lookup(const Zone& z, const uint8_t* name, size_t len, uint32_t& node) {
+        wildcardLen = 0;
         uint8_t off[kMaxLabels];
         size_t n = 0;
         for (size_t p = 0; p < len && name[p] != 0; p += size_t(name[p]) + 1) off[n++] = uint8_t(p);
@@ -202,12 +362,14 @@ struct Ctx {
             uint32_t idx = z.find({reinterpret_cast<const char*>(name) + off[i], len - off[i]});
             if (idx == kNone) {
                 // cur is the closest encloser; its wildcard child, if any, is the source of synthesis.
-                std::string_view ce = z.nodeName(z.node(cur));
+                std::string_view cen = z.nodeName(z.node(cur));
+                this->ce = cur;
                 wildcard[0] = 1;
                 wildcard[1] = '*';
-                if (ce.size() > kMaxNameLen - 2) return Kind::NxDomain;
-                std::memcpy(wildcard + 2, ce.data(), ce.size());
-                uint32_t wc = z.find({reinterpret_cast<const char*>(wildcard), ce.size() + 2});
+                if (cen.size() > kMaxNameLen - 2) return Kind::NxDomain;
+                std::memcpy(wildcard + 2, cen.data(), cen.size());
+                wildcardLen = cen.size() + 2;
+                uint32_t wc = z.find({reinterpret_cast<const char*>(wildcard), cen.size() + 2});
                 if (wc == kNone) return Kind::NxDomain;
                 node = wc;
                 return Kind::Wildcard;
@@ -226,7 +388,7 @@ struct Ctx {
         return Kind::Exact;
     }
 
-    void writeAny(const Zone& z, const Node& n, const uint8_t* owner, size_t olen) {
+    void writeAny(const Zone& z, uint32_t nodeIdx, const Node& n, const uint8_t* owner, size_t olen) {
         if (n.setCount == 0) {
             writeSoa(z);
             return;
@@ -240,10 +402,15 @@ struct Ctx {
             if (!dynamicAnswer(z, n, owner, olen, s->type)) writeSoa(z);
             return;
         }
-        must(kAnswer, z, owner, olen, *s, s->ttl);
+        mustSigned(kAnswer, z, nodeIdx, owner, olen, *s, s->ttl);
     }
 
     void resolve() {
+        resolveChain();
+        writeProofs();  // for the paths that end without additional data
+    }
+
+    void resolveChain() {
         const uint8_t* name = q.lower;
         size_t len = q.qnameLen;
         const Zone* z = db.findZone(q.lower, q.qnameLen, q.labelOff, q.labels);
@@ -270,8 +437,15 @@ struct Ctx {
             if (k == Kind::NxDomain) {
                 rcode = kRcodeNxDomain;  // also at the end of a CNAME chain (RFC 6604 §3)
                 writeSoa(*z);
+                if (dnssecOk(*z)) {
+                    // RFC 4035 §3.1.3.2: no such name, and no wildcard at the closest encloser to expand.
+                    addProof(*z, nsecFor(*z, name, len));
+                    if (wildcardLen) addProof(*z, nsecFor(*z, wildcard, wildcardLen));
+                }
                 return;
             }
+            if (k == Kind::Wildcard && dnssecOk(*z))
+                addProof(*z, nsecFor(*z, name, len));  // §3.1.3.3: the name itself does not exist
             if (k == Kind::Dname) {
                 // RFC 6672 §3.3 step 3c: the DNAME, then a CNAME from the name to the name with the DNAME's
                 // owner replaced by its target (TTL the DNAME's), then on with the new name like a CNAME.
@@ -281,7 +455,7 @@ struct Ctx {
                 const Node& dn = z->node(node);
                 const RRset* dname = z->rrset(dn, kTypeDNAME);
                 std::string_view owner = z->nodeName(dn);
-                if (!must(kAnswer, *z, u8(owner), owner.size(), *dname, dname->ttl)) return;
+                if (!mustSigned(kAnswer, *z, node, u8(owner), owner.size(), *dname, dname->ttl)) return;
                 const Rdata& rd = z->rdata(dname->first);
                 size_t tl = wireLen(z->bytes(rd), rd.len);
                 if (!tl) return;
@@ -307,7 +481,7 @@ struct Ctx {
             }
             const Node& n = z->node(node);
             if (q.qtype == kTypeANY) {
-                writeAny(*z, n, name, len);
+                writeAny(*z, node, n, name, len);
                 return;
             }
             const RRset* cname = z->rrset(n, kTypeCNAME);
@@ -315,7 +489,7 @@ struct Ctx {
                 for (size_t i = 0; i < nseen; ++i)
                     if (seen[i].zone == z && seen[i].node == node) return;  // a loop: every RR once
                 seen[nseen++] = Seen{z, node};
-                if (!must(kAnswer, *z, name, len, *cname, cname->ttl)) return;
+                if (!mustSigned(kAnswer, *z, node, name, len, *cname, cname->ttl)) return;
                 if (hop == kMaxChase) return;
                 const Rdata& rd = z->rdata(cname->first);
                 size_t tl = wireLen(z->bytes(rd), rd.len);
@@ -330,10 +504,12 @@ struct Ctx {
                 continue;
             }
             bool answered = false;
+            bool onlineDenial = false;
             if (n.dynamic >= 0 && hook && (q.qtype == kTypeA || q.qtype == kTypeAAAA)) {
                 answered = dynamicAnswer(*z, n, name, len, q.qtype);
+                onlineDenial = !answered && z->rrset(n, q.qtype);
             } else if (const RRset* s = z->rrset(n, q.qtype)) {
-                if (!must(kAnswer, *z, name, len, *s, s->ttl)) return;
+                if (!mustSigned(kAnswer, *z, node, name, len, *s, s->ttl)) return;
                 noteAnswered(*z, node, q.qtype);
                 // RFC 1034 §3.6 / RFC 2782: additional processing for NS, MX and SRV targets (not CNAME).
                 if (q.qtype == kTypeNS || q.qtype == kTypeMX || q.qtype == kTypeSRV)
@@ -342,6 +518,14 @@ struct Ctx {
             }
             if (!answered) {
                 writeSoa(*z);  // NODATA (RFC 2308 §2.2), also for empty non-terminals
+                if (dnssecOk(*z)) {
+                    if (onlineDenial)
+                        onlineNsec(*z, node, q.qtype);
+                    else if (z->rrset(n, kTypeNSEC))
+                        addProof(*z, node);  // §3.1.3.1: the name's NSEC, without the type
+                    else
+                        addProof(*z, nsecFor(*z, name, len));  // an empty non-terminal: covered
+                }
                 return;
             }
             if (tc) return;

@@ -64,6 +64,12 @@ bool AxfrWriter::current(std::string_view& owner, uint16_t& type, uint32_t& ttl,
         type = s->type;
         ttl = s->ttl;
         rd = &zone_.rdata(s->first + rec_);
+        // The RRSIGs at a name are one RRset of the compiled zone (with their lowest TTL); each goes out with
+        // the TTL of the RRset it covers, its Original TTL field (RFC 4034 §3).
+        if (type == kTypeRRSIG && rd->len >= 8) {
+            const uint8_t* b = zone_.bytes(*rd);
+            ttl = uint32_t(b[4]) << 24 | uint32_t(b[5]) << 16 | uint32_t(b[6]) << 8 | b[7];
+        }
         return true;
     }
     phase_ = Phase::TrailSoa;

@@ -15,6 +15,8 @@ namespace gslb::zones {
 
 inline constexpr uint32_t kNone = UINT32_MAX;
 
+class ZoneSigner;  // zones/dnssec.hpp
+
 /// One record's data: bytes [offset, offset+len) of Zone::bytes_. `target` is the node (in this zone) that
 /// the domain name inside the rdata names, for NS, MX, SRV and CNAME; kNone otherwise or when not in this
 /// zone.
@@ -125,6 +127,10 @@ class Zone {
     /// records outside the zone. On failure returns nullptr and sets `error` to "file:line: message".
     /// Nodes are numbered in the order their names first appear in the file (the apex first; an empty
     /// non-terminal just before the first name below it), which is also the AXFR order.
+    /// The zone's DNSSEC state when it is signed (zones/dnssec.hpp compileSigned), else nullptr.
+    const ZoneSigner* signer() const { return signer_.get(); }
+    void setSigner(std::shared_ptr<ZoneSigner> s) { signer_ = std::move(s); }
+
     static std::unique_ptr<Zone> compile(const WireName& apex, const SourceSet& records,
                                          const std::string& file, std::string& error);
 
@@ -150,6 +156,7 @@ class Zone {
     const RRset* soa_ = nullptr;
     uint32_t negTtl_ = 0;
     uint32_t serial_ = 0;
+    std::shared_ptr<ZoneSigner> signer_;
 };
 
 /// Offset of the domain name within the rdata of `type` that additional-section processing or CNAME chasing

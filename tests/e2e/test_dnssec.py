@@ -6,10 +6,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import REPO, run_tests  # noqa: E402
+from harness import REPO, Gslbd, _Daemon, build_query, decode_msg, free_port, run_tests, udp_query  # noqa: E402
 
 GSLBCTL = os.path.abspath(os.environ.get("GSLBCTL") or os.path.join(REPO, "build", "tools", "gslbctl"))
 if os.environ.get("GSLBD"):
@@ -114,6 +115,232 @@ class Keys(unittest.TestCase):
         p = ctl("dnssec", "ds", ZONE, "--dir", self.keys)
         self.assertEqual(p.returncode, 1, p.out)
         self.assertIn("does not match", p.stderr)
+
+
+
+SIGNED_ZONE = f"""$ORIGIN {ZONE}
+$TTL 300
+@ SOA ns1 hostmaster 2024010101 3600 600 604800 60
+@ NS ns1
+ns1 A 127.0.0.1
+static A 192.0.2.1
+static AAAA 2001:db8::1
+alias CNAME static
+*.wild TXT "wild"
+a.b.c TXT "deep"
+big TXT "{'x' * 200}" "{'y' * 200}"
+sub NS ns.sub
+ns.sub A 192.0.2.53
+www A 192.0.2.10
+www A 192.0.2.11
+www A 192.0.2.12
+fbnone A 127.0.0.2
+fbaddr A 127.0.0.3
+"""
+
+
+def gslb_config(port, validity=None):
+    extra = f"signature_validity = {validity}\n" if validity else ""
+    out = (f'[server]\nlisten = ["127.0.0.1:{port}"]\nworkers = 2\naxfr_allow = ["127.0.0.1"]\n\n'
+           f'[[zone]]\nname = "{ZONE}"\nfile = "zone.db"\ndnssec = true\nkey_dir = "keys"\n{extra}\n'
+           '[check.dead]\ntype = "tcp"\nport = 1\ninterval = 1\ntimeout = 1\nrise = 1\nfall = 1\n\n'
+           '[site.a]\n[site.b]\n[site.c]\n')
+    out += f'\n[hostname."www.{ZONE}"]\nanswers = 1\n'
+    for site, a in (("a", "192.0.2.10"), ("b", "192.0.2.11"), ("c", "192.0.2.12")):
+        out += f'[[hostname."www.{ZONE}".service]]\naddress = "{a}"\nsite = "{site}"\n'
+    out += f'\n[hostname."fbnone.{ZONE}"]\nfallback = "none"\n'
+    out += f'[[hostname."fbnone.{ZONE}".service]]\naddress = "127.0.0.2"\nsite = "a"\ncheck = "dead"\n'
+    out += f'\n[hostname."fbaddr.{ZONE}"]\nfallback = "192.0.2.99"\n'
+    out += f'[[hostname."fbaddr.{ZONE}".service]]\naddress = "127.0.0.3"\nsite = "a"\ncheck = "dead"\n'
+    return out
+
+
+class Unbound(_Daemon):
+    """A validating Unbound that reaches the zone through a stub to gslbd, with `anchor` (DS lines) as the
+    zone's trust anchor."""
+    name = "unbound"
+
+    def __init__(self, upstream_port, anchors):
+        super().__init__()
+        self.port = free_port()
+        self.upstream = upstream_port
+        self.anchors = anchors
+
+    def start(self):
+        anchors = "".join(f'    trust-anchor: "{a}"\n' for a in self.anchors)
+        conf = f"""server:
+    interface: 127.0.0.1
+    port: {self.port}
+    do-ip6: no
+    do-daemonize: no
+    use-syslog: no
+    logfile: ""
+    chroot: ""
+    username: ""
+    directory: "{self.dir}"
+    pidfile: ""
+    num-threads: 1
+    verbosity: 1
+    access-control: 127.0.0.0/8 allow
+    do-not-query-localhost: no
+    qname-minimisation: no
+    aggressive-nsec: no
+    module-config: "validator iterator"
+{anchors}stub-zone:
+    name: "{ZONE}"
+    stub-addr: 127.0.0.1@{self.upstream}
+"""
+        self.write("unbound.conf", conf)
+        self._spawn(["unbound", "-d", "-c", self.path("unbound.conf")])
+        q = build_query("static." + ZONE, "A", rd=1)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                break
+            r = udp_query(self.port, q, timeout=0.5)
+            if r and decode_msg(r).rcode in ("NOERROR", "SERVFAIL"):
+                return
+            time.sleep(0.1)
+        raise AssertionError("unbound did not answer:\n" + self.stderr())
+
+    def __exit__(self, *a):
+        self.close()
+
+
+def digp(port, *args):
+    p = run("dig", "-p", port, "@127.0.0.1", "+time=5", "+tries=1", *args, timeout=30)
+    return p.stdout
+
+
+def status(text):
+    m = re.search(r"status: (\w+)", text)
+    return m.group(1) if m else None
+
+
+def flags(text):
+    m = re.search(r";; flags: ([a-z ]*);", text)
+    return set(m.group(1).split()) if m else set()
+
+
+def rrs(text, section):
+    """[(owner, type, rdata)] of one section of dig's output."""
+    out, on = [], False
+    for line in text.splitlines():
+        if line.startswith(";; ") and "SECTION" in line:
+            on = line.startswith(f";; {section} SECTION")
+            continue
+        if on and line.strip() and not line.startswith(";"):
+            f = line.split(None, 4)
+            out.append((f[0], f[3], f[4] if len(f) > 4 else ""))
+    return out
+
+
+@unittest.skipUnless(shutil.which("unbound"), "unbound is not installed (tools/install-deps)")
+class Signed(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.g = Gslbd(files={"zone.db": SIGNED_ZONE}, wait_zone=ZONE)
+        r = ctl("dnssec", "keygen", ZONE, "--dir", cls.g.path("keys"))
+        assert r.returncode == 0, r.out
+        cls.g.raw_config = gslb_config(cls.g.port)
+        cls.g.__enter__()
+        ds = [line for line in ctl("dnssec", "ds", ZONE, "--dir", cls.g.path("keys")).stdout.splitlines() if line]
+        cls.u = Unbound(cls.g.port, ds)
+        cls.u.__enter__()
+        # The negative control: an anchor for another key of the zone. Every answer must then be bogus.
+        other = tempfile.mkdtemp(prefix="gslbd-dnssec-other-")
+        ctl("dnssec", "keygen", ZONE, "--dir", other)
+        wrong = [line for line in ctl("dnssec", "ds", ZONE, "--dir", other).stdout.splitlines() if line]
+        shutil.rmtree(other, ignore_errors=True)
+        cls.bad = Unbound(cls.g.port, wrong)
+        cls.bad.__enter__()
+
+    @classmethod
+    def tearDownClass(cls):
+        for d in (cls.bad, cls.u, cls.g):
+            d.close()
+
+    def resolve(self, name, qtype="A"):
+        return digp(self.u.port, "+dnssec", name + "." + ZONE, qtype)
+
+    def test_axfr_verifies_with_ldns(self):
+        text = digp(self.g.port, ZONE, "AXFR", "+nocmd", "+nostats")
+        path = self.g.path("axfr.txt")
+        with open(path, "w") as f:
+            f.write(text)
+        self.assertIn("DNSKEY", text)
+        p = run("ldns-verify-zone", path)
+        self.assertEqual(p.returncode, 0, p.out)
+        self.assertIn("verified", p.out)
+        # Every GSLB candidate set is there, signed as a whole RRset; NS and glue at the cut are not signed.
+        self.assertEqual(len(re.findall(r"^www\.\S+\s+\d+\s+IN\s+A\s", text, re.M)), 3, text)
+        self.assertNotRegex(text, r"(?m)^sub\.\S+\s+\d+\s+IN\s+RRSIG\s+NS\b")
+        self.assertNotRegex(text, r"(?m)^ns\.sub\.\S+\s+\d+\s+IN\s+RRSIG")
+
+    def test_rrsig_only_with_do(self):
+        plain = digp(self.g.port, "+norec", "static." + ZONE, "A")
+        self.assertNotIn("RRSIG", plain)
+        signed = digp(self.g.port, "+norec", "+dnssec", "static." + ZONE, "A")
+        self.assertEqual([t for _, t, _ in rrs(signed, "ANSWER")], ["A", "RRSIG"], signed)
+        nx = digp(self.g.port, "+norec", "+dnssec", "nope." + ZONE, "A")
+        self.assertEqual(status(nx), "NXDOMAIN")
+        self.assertEqual(sorted(t for _, t, _ in rrs(nx, "AUTHORITY")), ["NSEC", "NSEC", "RRSIG", "RRSIG", "RRSIG", "SOA"], nx)
+
+    def test_validated_answers(self):
+        cases = [("static", "A", "NOERROR", True), ("nope", "A", "NXDOMAIN", False),
+                 ("static", "TXT", "NOERROR", False), ("b.c", "TXT", "NOERROR", False),
+                 ("x.wild", "TXT", "NOERROR", True), ("y.wild", "A", "NOERROR", False),
+                 ("alias", "A", "NOERROR", True), ("www", "A", "NOERROR", True),
+                 ("fbaddr", "A", "NOERROR", True), ("fbnone", "A", "NOERROR", False),
+                 ("sub", "DS", "NOERROR", False)]
+        for name, qtype, rcode, has_answer in cases:
+            with self.subTest(name=name, qtype=qtype):
+                out = self.resolve(name, qtype)
+                self.assertEqual(status(out), rcode, out)
+                self.assertIn("ad", flags(out), out)
+                self.assertEqual(bool([r for r in rrs(out, "ANSWER") if r[1] != "RRSIG"]), has_answer, out)
+        self.assertIn("192.0.2.99", self.resolve("fbaddr"))
+
+    def test_every_gslb_answer_validates(self):
+        seen = set()
+        for _ in range(12):
+            out = digp(self.u.port, "+dnssec", "www." + ZONE, "A")
+            self.assertIn("ad", flags(out), out)
+            seen |= {r[2] for r in rrs(out, "ANSWER") if r[1] == "A"}
+        self.assertTrue(seen)
+
+    def test_bogus_without_the_right_anchor(self):
+        for name, qtype in (("static", "A"), ("www", "A"), ("nope", "A")):
+            out = digp(self.bad.port, "+dnssec", name + "." + ZONE, qtype)
+            self.assertEqual(status(out), "SERVFAIL", out)
+
+    def test_tc_when_signed_answer_does_not_fit(self):
+        plain = digp(self.g.port, "+norec", "+bufsize=512", "+ignore", "big." + ZONE, "TXT")
+        self.assertNotIn("tc", flags(plain), plain)
+        signed = digp(self.g.port, "+norec", "+dnssec", "+bufsize=512", "+ignore", "big." + ZONE, "TXT")
+        self.assertIn("tc", flags(signed), signed)
+        self.assertNotIn("RRSIG", signed)  # never the RRset without its signature, nor the other way round
+        tcp = run("kdig", "-p", self.g.port, "@127.0.0.1", "+dnssec", "+tcp", "big." + ZONE, "TXT").stdout
+        self.assertIn("RRSIG", tcp)
+
+
+class Resign(unittest.TestCase):
+    def test_signatures_renewed_without_reload(self):
+        g = Gslbd(files={"zone.db": SIGNED_ZONE}, wait_zone=ZONE)
+        ctl("dnssec", "keygen", ZONE, "--dir", g.path("keys"))
+        g.raw_config = gslb_config(g.port, validity=10)
+        with g:
+            def expiry():
+                out = digp(g.port, "+norec", "+dnssec", "static." + ZONE, "A")
+                m = re.search(r"RRSIG\s+A \d+ \d+ \d+ (\d{14})", out)
+                self.assertTrue(m, out)
+                return m.group(1)
+            first = expiry()
+            deadline = time.monotonic() + 12
+            while expiry() == first and time.monotonic() < deadline:
+                time.sleep(0.5)
+            self.assertNotEqual(expiry(), first, g.stderr())
+            self.assertIn("re-signing", g.stderr())
 
 
 if __name__ == "__main__":

@@ -1,0 +1,412 @@
+#include "zones/dnssec.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "zones/rrtype.hpp"
+
+namespace gslb::zones {
+namespace {
+
+constexpr uint16_t kTypeDNSKEY = 48, kTypeNSEC3 = 50, kTypeNSEC3PARAM = 51;
+constexpr size_t kCacheSlots = 8192;  // per signed zone: ~0.8 MB; far more than the distinct GSLB answers
+
+// Lower-cases the wire name at `off` in `s`; returns the offset just past it, or 0 when it is not a name.
+size_t lowerNameAt(std::string& s, size_t off) {
+    while (off < s.size()) {
+        uint8_t l = uint8_t(s[off]);
+        if (l == 0) return off + 1;
+        if (l > kMaxLabelLen || off + 1 + l > s.size()) return 0;
+        for (size_t j = off + 1; j <= off + l; ++j) s[j] = char(lowerByte(uint8_t(s[j])));
+        off += size_t(l) + 1;
+    }
+    return 0;
+}
+
+int rdataCompare(std::string_view a, std::string_view b) {
+    int c = std::memcmp(a.data(), b.data(), std::min(a.size(), b.size()));
+    if (c) return c;
+    return a.size() < b.size() ? -1 : a.size() > b.size() ? 1 : 0;
+}
+
+void put16(uint8_t* p, uint32_t v) {
+    p[0] = uint8_t(v >> 8);
+    p[1] = uint8_t(v);
+}
+void put32(uint8_t* p, uint32_t v) {
+    p[0] = uint8_t(v >> 24);
+    p[1] = uint8_t(v >> 16);
+    p[2] = uint8_t(v >> 8);
+    p[3] = uint8_t(v);
+}
+
+// The type bit maps field of NSEC (RFC 4034 §4.1.2), `types` sorted and distinct.
+std::string typeBitmap(const std::vector<uint16_t>& types) {
+    std::string out;
+    size_t i = 0;
+    while (i < types.size()) {
+        uint8_t window = uint8_t(types[i] >> 8);
+        uint8_t bits[32] = {};
+        size_t len = 0;
+        for (; i < types.size() && (types[i] >> 8) == window; ++i) {
+            uint8_t low = uint8_t(types[i]);
+            bits[low / 8] |= uint8_t(0x80 >> (low % 8));
+            len = std::max<size_t>(len, low / 8 + 1);
+        }
+        out += char(window);
+        out += char(len);
+        out.append(reinterpret_cast<const char*>(bits), len);
+    }
+    return out;
+}
+
+uint64_t mix(uint64_t h, const void* p, size_t n, uint64_t prime) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    for (size_t i = 0; i < n; ++i) {
+        h ^= b[i];
+        h *= prime;
+    }
+    return h;
+}
+
+uint64_t finish(uint64_t x) {  // splitmix64's finaliser: spreads FNV's weak low bits over the whole word
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+}  // namespace
+
+int canonicalCompare(std::string_view a, std::string_view b) {
+    uint8_t oa[kMaxLabels], ob[kMaxLabels];
+    size_t na = 0, nb = 0;
+    for (size_t p = 0; p < a.size() && a[p] != 0 && na < kMaxLabels; p += size_t(uint8_t(a[p])) + 1)
+        oa[na++] = uint8_t(p);
+    for (size_t p = 0; p < b.size() && b[p] != 0 && nb < kMaxLabels; p += size_t(uint8_t(b[p])) + 1)
+        ob[nb++] = uint8_t(p);
+    while (na > 0 && nb > 0) {
+        --na;
+        --nb;
+        std::string_view la = a.substr(oa[na] + 1, uint8_t(a[oa[na]]));
+        std::string_view lb = b.substr(ob[nb] + 1, uint8_t(b[ob[nb]]));
+        int c = rdataCompare(la, lb);
+        if (c) return c;
+    }
+    return na > 0 ? 1 : nb > 0 ? -1 : 0;
+}
+
+std::string canonicalRdata(uint16_t type, std::string_view rdata) {
+    std::string s(rdata);
+    size_t off = 0;
+    switch (type) {
+        case kTypeNS:
+        case kTypeMD:
+        case kTypeMF:
+        case kTypeCNAME:
+        case kTypeMB:
+        case kTypeMG:
+        case kTypeMR:
+        case kTypePTR:
+        case kTypeDNAME:
+            lowerNameAt(s, 0);
+            break;
+        case kTypeSOA:
+        case kTypeMINFO:
+        case 17:  // RP
+            off = lowerNameAt(s, 0);
+            if (off) lowerNameAt(s, off);
+            break;
+        case kTypeMX:
+        case 18:  // AFSDB
+        case 21:  // RT
+        case 36:  // KX
+            if (s.size() > 2) lowerNameAt(s, 2);
+            break;
+        case kTypeSRV:
+            if (s.size() > 6) lowerNameAt(s, 6);
+            break;
+        case 26:  // PX
+            off = s.size() > 2 ? lowerNameAt(s, 2) : 0;
+            if (off) lowerNameAt(s, off);
+            break;
+        case 35: {  // NAPTR: order, preference, three character strings, replacement
+            off = 4;
+            for (int i = 0; i < 3 && off < s.size(); ++i) off += size_t(uint8_t(s[off])) + 1;
+            if (off < s.size()) lowerNameAt(s, off);
+            break;
+        }
+        default:
+            break;
+    }
+    return s;
+}
+
+ZoneSigner::ZoneSigner(std::vector<DnssecKey> keys, const SignOptions& opt, std::string_view apex)
+    : keys_(std::move(keys)), apex_(apex) {
+    inception_ = uint32_t(opt.now - int64_t(opt.inceptionSkew));
+    expiration_ = uint32_t(opt.now + int64_t(opt.validity));
+    refreshAt_ = opt.now + int64_t(opt.validity) / 2;
+    for (const auto& k : keys_) {
+        if (!k.active(opt.now)) continue;
+        (k.sep() ? keySigners_ : zoneSigners_).push_back(&k);
+    }
+    if (zoneSigners_.empty()) zoneSigners_ = keySigners_;  // a CSK
+    if (keySigners_.empty()) keySigners_ = zoneSigners_;
+    slots_ = kCacheSlots;
+    cache_.reset(new Slot[slots_]);
+}
+
+size_t ZoneSigner::header(const DnssecKey& key, std::string_view owner, uint16_t type, uint32_t ttl,
+                          uint8_t* out) const {
+    size_t labels = labelCount(owner);
+    if (owner.size() >= 2 && owner[0] == 1 && owner[1] == '*') --labels;  // RFC 4034 §3.1.3
+    put16(out, type);
+    out[2] = key.algorithm;
+    out[3] = uint8_t(labels);
+    put32(out + 4, ttl);
+    put32(out + 8, expiration_);
+    put32(out + 12, inception_);
+    put16(out + 16, key.tag);
+    std::memcpy(out + 18, apex_.data(), apex_.size());
+    return 18 + apex_.size();
+}
+
+bool ZoneSigner::sign(const DnssecKey& key, std::string_view owner, uint16_t type, uint32_t ttl,
+                      std::vector<std::string_view> rdatas, std::string& out) const {
+    std::vector<std::string> canon;
+    canon.reserve(rdatas.size());
+    for (auto r : rdatas) canon.push_back(canonicalRdata(type, r));
+    std::sort(canon.begin(), canon.end(),
+              [](const std::string& a, const std::string& b) { return rdataCompare(a, b) < 0; });
+    canon.erase(std::unique(canon.begin(), canon.end()), canon.end());
+    uint8_t h[18 + kMaxNameLen];
+    size_t hl = header(key, owner, type, ttl, h);
+    std::string data(reinterpret_cast<const char*>(h), hl);
+    for (const auto& r : canon) {
+        data.append(owner);
+        uint8_t f[10];
+        put16(f, type);
+        put16(f + 2, kClassIN);
+        put32(f + 4, ttl);
+        put16(f + 8, uint32_t(r.size()));
+        data.append(reinterpret_cast<const char*>(f), 10);
+        data.append(r);
+    }
+    uint8_t sig[64];
+    if (!signData(key, data, sig)) return false;
+    out.assign(reinterpret_cast<const char*>(h), hl);
+    out.append(reinterpret_cast<const char*>(sig), 64);
+    return true;
+}
+
+bool ZoneSigner::onlineSignature(const DnssecKey& key, std::string_view owner, uint16_t type, uint32_t ttl,
+                                 const uint8_t* const* rdatas, const uint16_t* lens, size_t n,
+                                 uint8_t sig[64]) const noexcept {
+    constexpr size_t kMax = 64;
+    if (n == 0 || n > kMax) return false;
+    // Canonical order (RFC 4034 §6.3): A, AAAA and our own NSEC rdata hold no names to lower-case.
+    const uint8_t* rd[kMax];
+    uint16_t ln[kMax];
+    for (size_t i = 0; i < n; ++i) {
+        rd[i] = rdatas[i];
+        ln[i] = lens[i];
+    }
+    for (size_t i = 1; i < n; ++i)
+        for (size_t j = i; j > 0; --j) {
+            std::string_view a(reinterpret_cast<const char*>(rd[j - 1]), ln[j - 1]);
+            std::string_view b(reinterpret_cast<const char*>(rd[j]), ln[j]);
+            if (rdataCompare(a, b) <= 0) break;
+            std::swap(rd[j - 1], rd[j]);
+            std::swap(ln[j - 1], ln[j]);
+        }
+    uint8_t meta[8];
+    put16(meta, key.tag);
+    put16(meta + 2, type);
+    put32(meta + 4, ttl);
+    uint64_t h0 = mix(0xcbf29ce484222325ull, meta, 8, 0x100000001b3ull);
+    uint64_t h1 = mix(0x84222325cbf29ce4ull, meta, 8, 0x00000100000001b3ull ^ 0x10000ull);
+    h0 = mix(h0, owner.data(), owner.size(), 0x100000001b3ull);
+    h1 = mix(h1, owner.data(), owner.size(), 0x00000100000001b3ull ^ 0x10000ull);
+    for (size_t i = 0; i < n; ++i) {
+        h0 = mix(mix(h0, &ln[i], 2, 0x100000001b3ull), rd[i], ln[i], 0x100000001b3ull);
+        h1 = mix(mix(h1, &ln[i], 2, 0x00000100000001b3ull ^ 0x10000ull), rd[i], ln[i],
+                 0x00000100000001b3ull ^ 0x10000ull);
+    }
+    h0 = finish(h0) | 1;  // never 0: an empty slot
+    h1 = finish(h1);
+    const size_t base = size_t(h0 >> 7) & (slots_ - 1);
+    for (size_t way = 0; way < 2; ++way) {
+        Slot& s = cache_[base ^ way];
+        uint32_t s1 = s.seq.load(std::memory_order_acquire);
+        if (s1 & 1) continue;
+        uint64_t a = s.k0.load(std::memory_order_relaxed), b = s.k1.load(std::memory_order_relaxed);
+        uint64_t v[8];
+        for (int i = 0; i < 8; ++i) v[i] = s.sig[i].load(std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (s.seq.load(std::memory_order_relaxed) != s1 || a != h0 || b != h1) continue;
+        std::memcpy(sig, v, 64);
+        return true;
+    }
+    // A miss: sign here (one signature is all this worker waits for), then publish for every worker.
+    uint8_t buf[18 + kMaxNameLen + kMax * (kMaxNameLen + 10 + 512)];
+    size_t len = header(key, owner, type, ttl, buf);
+    for (size_t i = 0; i < n; ++i) {
+        if (ln[i] > 512) return false;
+        std::memcpy(buf + len, owner.data(), owner.size());
+        len += owner.size();
+        put16(buf + len, type);
+        put16(buf + len + 2, kClassIN);
+        put32(buf + len + 4, ttl);
+        put16(buf + len + 8, ln[i]);
+        len += 10;
+        std::memcpy(buf + len, rd[i], ln[i]);
+        len += ln[i];
+    }
+    if (!signData(key, {reinterpret_cast<const char*>(buf), len}, sig)) return false;
+    onlineSigned_.fetch_add(1, std::memory_order_relaxed);
+    // Into the empty way if there is one, else over the first; a slot being written by another worker is
+    // left alone (this signature is then simply not cached).
+    Slot* target = &cache_[base];
+    if (cache_[base].k0.load(std::memory_order_relaxed) != 0 &&
+        cache_[base ^ 1].k0.load(std::memory_order_relaxed) == 0)
+        target = &cache_[base ^ 1];
+    uint32_t seq = target->seq.load(std::memory_order_relaxed);
+    if ((seq & 1) || !target->seq.compare_exchange_strong(seq, seq + 1, std::memory_order_acquire))
+        return true;
+    std::atomic_thread_fence(std::memory_order_release);
+    uint64_t v[8];
+    std::memcpy(v, sig, 64);
+    target->k0.store(h0, std::memory_order_relaxed);
+    target->k1.store(h1, std::memory_order_relaxed);
+    for (int i = 0; i < 8; ++i) target->sig[i].store(v[i], std::memory_order_relaxed);
+    target->seq.store(seq + 2, std::memory_order_release);
+    return true;
+}
+
+std::unique_ptr<Zone> compileSigned(const WireName& apex, SourceSet& set, const std::string& file,
+                                    std::vector<DnssecKey> keys, const SignOptions& opt, std::string& error) {
+    auto& recs = set.records;
+    recs.erase(std::remove_if(recs.begin(), recs.end(),
+                              [](const SourceRecord& r) {
+                                  return r.type == kTypeRRSIG || r.type == kTypeNSEC ||
+                                         r.type == kTypeNSEC3 || r.type == kTypeNSEC3PARAM;
+                              }),
+               recs.end());
+    uint32_t soaTtl = 3600;
+    for (const auto& r : recs)
+        if (r.type == kTypeSOA) soaTtl = r.ttl;
+    auto signer = std::make_shared<ZoneSigner>(std::move(keys), opt, apex);
+    if (signer->signers(kTypeSOA).empty()) {
+        error = fmt::format("{}: no active DNSSEC key for {} (gslbctl dnssec keygen {} --dir KEY_DIR)", file,
+                            nameToText(apex), nameToText(apex));
+        return nullptr;
+    }
+    const uint32_t fileIdx = set.fileIndex(file);
+    std::string_view apexStored = set.store(apex);
+    for (const auto& k : signer->keys())
+        if (k.published(opt.now))
+            recs.push_back(SourceRecord{apexStored, set.store(k.dnskey), kTypeDNSKEY, soaTtl, fileIdx, 0});
+
+    auto z1 = Zone::compile(apex, set, file, error);
+    if (!z1) return nullptr;
+
+    // The NSEC chain: every name that holds authoritative data or is a zone cut, in canonical order.
+    std::vector<uint32_t> chain;
+    for (uint32_t i = 0; i < z1->nodeCount(); ++i) {
+        const Node& n = z1->node(i);
+        if (n.setCount > 0 && !(n.flags & kNodeOccluded)) chain.push_back(i);
+    }
+    std::sort(chain.begin(), chain.end(), [&](uint32_t a, uint32_t b) {
+        return canonicalCompare(z1->nodeName(z1->node(a)), z1->nodeName(z1->node(b))) < 0;
+    });
+
+    struct Job {
+        std::string_view owner;  // lower-case wire, stored in `set`
+        uint16_t type;
+        uint32_t ttl;
+        std::vector<std::string_view> rdatas;
+    };
+    std::vector<Job> jobs;
+    jobs.reserve(z1->recordCount() + chain.size());
+    const uint32_t nsecTtl = z1->negativeTtl();  // RFC 9077: min(SOA TTL, MINIMUM)
+    std::vector<uint16_t> types;
+    for (size_t c = 0; c < chain.size(); ++c) {
+        const Node& n = z1->node(chain[c]);
+        std::string_view owner = set.store(z1->nodeName(n));
+        const bool cut = n.flags & kNodeDelegation;
+        types.clear();
+        for (const RRset* s = z1->rrsetsBegin(n); s != z1->rrsetsEnd(n); ++s) {
+            // At a cut only NS and DS are the parent's (RFC 4035 §2.3); DS and NSEC are signed there.
+            if (cut && s->type != kTypeNS && s->type != kTypeDS) continue;
+            types.push_back(s->type);
+            if (cut && s->type == kTypeNS) continue;
+            Job j{owner, s->type, s->ttl, {}};
+            for (uint32_t q = s->first; q < s->first + s->count; ++q) {
+                const Rdata& rd = z1->rdata(q);
+                j.rdatas.emplace_back(reinterpret_cast<const char*>(z1->bytes(rd)), rd.len);
+            }
+            jobs.push_back(std::move(j));
+        }
+        types.push_back(kTypeRRSIG);
+        types.push_back(kTypeNSEC);
+        std::sort(types.begin(), types.end());
+        types.erase(std::unique(types.begin(), types.end()), types.end());
+        std::string rd(z1->nodeName(z1->node(chain[(c + 1) % chain.size()])));
+        rd += typeBitmap(types);
+        std::string_view stored = set.store(rd);
+        recs.push_back(SourceRecord{owner, stored, kTypeNSEC, nsecTtl, fileIdx, 0});
+        jobs.push_back(Job{owner, kTypeNSEC, nsecTtl, {stored}});
+    }
+
+    // The signatures, on up to four threads (a million RRsets is a million ECDSA signatures).
+    std::vector<std::vector<std::string>> sigs(jobs.size());
+    std::atomic<bool> failed{false};
+    unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
+    if (jobs.size() < 2000) threads = 1;
+    auto work = [&](size_t from, size_t to) {
+        for (size_t i = from; i < to && !failed; ++i) {
+            const Job& j = jobs[i];
+            for (const DnssecKey* k : signer->signers(j.type)) {
+                std::string out;
+                if (!signer->sign(*k, j.owner, j.type, j.ttl, j.rdatas, out)) {
+                    failed = true;
+                    return;
+                }
+                sigs[i].push_back(std::move(out));
+            }
+        }
+    };
+    std::vector<std::thread> pool;
+    size_t per = (jobs.size() + threads - 1) / threads;
+    for (unsigned t = 1; t < threads; ++t)
+        pool.emplace_back(work, std::min(jobs.size(), t * per), std::min(jobs.size(), (t + 1) * per));
+    work(0, std::min(jobs.size(), per));
+    for (auto& t : pool) t.join();
+    if (failed) {
+        error = fmt::format("{}: signing {} failed (OpenSSL)", file, nameToText(apex));
+        return nullptr;
+    }
+    for (size_t i = 0; i < jobs.size(); ++i)
+        for (const auto& s : sigs[i])
+            recs.push_back(SourceRecord{jobs[i].owner, set.store(s), kTypeRRSIG, jobs[i].ttl, fileIdx, 0});
+    jobs.clear();
+    sigs.clear();
+    std::vector<std::string> names;
+    names.reserve(chain.size());
+    for (uint32_t c : chain) names.emplace_back(z1->nodeName(z1->node(c)));
+    z1.reset();
+
+    auto z = Zone::compile(apex, set, file, error);
+    if (!z) return nullptr;
+    signer->chain.reserve(names.size());
+    for (const auto& nm : names) signer->chain.push_back(z->find(nm));
+    z->setSigner(std::move(signer));
+    return z;
+}
+
+}  // namespace gslb::zones

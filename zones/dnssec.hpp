@@ -1,0 +1,95 @@
+// Signing a zone at load (RFC 4033-4035): DNSKEY at the apex, an NSEC chain in canonical order (RFC 4034
+// §6.1), an RRSIG over every authoritative RRset (DS and NSEC at a zone cut; never NS or glue there), all as
+// ordinary records of the compiled zone, so lookups, AXFR and the answer path stay what they were. And the
+// signatures made on the query path for the RRsets a GSLB hostname chooses per query: signed once, then
+// served from a bounded, lock-free cache (a worker that misses signs itself: it never waits for another).
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zones/dnssec_keys.hpp"
+#include "zones/zone.hpp"
+
+namespace gslb::zones {
+
+struct SignOptions {
+    int64_t now = 0;                 // unix seconds: the signing time
+    uint32_t validity = 14 * 86400;  // s: expiration = now + validity
+    uint32_t inceptionSkew = 3600;   // s: inception = now - skew (clocks of validators that run behind)
+};
+
+/// The DNSSEC side of a signed zone, owned by the Zone: keys, the validity window of every signature of this
+/// snapshot, the NSEC chain as an index for denial proofs, and the online signature cache.
+class ZoneSigner {
+  public:
+    ZoneSigner(std::vector<DnssecKey> keys, const SignOptions& opt, std::string_view apex);
+
+    uint32_t inception() const { return inception_; }
+    uint32_t expiration() const { return expiration_; }
+    /// Unix seconds at which this snapshot should be re-signed: halfway through the validity.
+    int64_t refreshAt() const { return refreshAt_; }
+    const std::vector<DnssecKey>& keys() const { return keys_; }
+    /// Keys that sign `type` (DNSKEY: the active SEP keys; else the active non-SEP keys, or the SEP keys when
+    /// there is none: a CSK signs everything).
+    const std::vector<const DnssecKey*>& signers(uint16_t type) const {
+        return type == 48 ? keySigners_ : zoneSigners_;
+    }
+
+    /// RRSIG rdata (RFC 4034 §3.1) over the RRset (owner: lower-case wire, the name the records are at; a
+    /// wildcard owner keeps its '*' and the Labels field leaves it out). `rdatas` need not be sorted or
+    /// canonical: this does both (RFC 4034 §6.2, §6.3). False when the key cannot sign.
+    bool sign(const DnssecKey& key, std::string_view owner, uint16_t type, uint32_t ttl,
+              std::vector<std::string_view> rdatas, std::string& out) const;
+
+    /// The RRSIG header (everything before the signature) for `type` at `owner` with `key`, into `out`
+    /// (18 + the apex's length octets); returns its length.
+    size_t header(const DnssecKey& key, std::string_view owner, uint16_t type, uint32_t ttl,
+                  uint8_t* out) const;
+
+    /// Online signature of an RRset chosen on the query path (GSLB answers, the NSEC of a `none` fallback):
+    /// the 64-octet signature of `key` over (owner, type, ttl, rdatas), from the cache or made now and
+    /// cached. Thread-safe, no lock, no allocation; a miss costs one signature on the calling thread.
+    /// `rdatas` are `n` records of `len` octets each ... as pointers and lengths; sorted here.
+    bool onlineSignature(const DnssecKey& key, std::string_view owner, uint16_t type, uint32_t ttl,
+                         const uint8_t* const* rdatas, const uint16_t* lens, size_t n,
+                         uint8_t sig[64]) const noexcept;
+    /// Signatures made by onlineSignature (cache misses), for tests and /v1/status.
+    uint64_t onlineSigned() const { return onlineSigned_.load(std::memory_order_relaxed); }
+    size_t cacheSlots() const { return slots_; }
+
+    /// The NSEC chain: node indices in canonical order (RFC 4034 §6.1). Filled by compileSigned.
+    std::vector<uint32_t> chain;
+
+  private:
+    struct Slot {
+        std::atomic<uint32_t> seq{0};  // a seqlock: odd while written
+        std::atomic<uint64_t> k0{0}, k1{0};
+        std::atomic<uint64_t> sig[8];
+    };
+    std::vector<DnssecKey> keys_;
+    std::vector<const DnssecKey*> keySigners_, zoneSigners_;
+    std::string apex_;
+    uint32_t inception_ = 0, expiration_ = 0;
+    int64_t refreshAt_ = 0;
+    size_t slots_ = 0;
+    std::unique_ptr<Slot[]> cache_;
+    mutable std::atomic<uint64_t> onlineSigned_{0};
+};
+
+/// Canonical order of two lower-case wire names (RFC 4034 §6.1): <0, 0, >0.
+int canonicalCompare(std::string_view a, std::string_view b);
+
+/// Compiles `set` as zone `apex`, signed with `keys` (those published get a DNSKEY, those active sign):
+/// RRSIG/NSEC/NSEC3/NSEC3PARAM records of the file are dropped (we make our own), DNSKEYs of the file kept.
+/// nullptr and `error` when the zone does not compile or no key can sign. `set` gets the new records.
+std::unique_ptr<Zone> compileSigned(const WireName& apex, SourceSet& set, const std::string& file,
+                                    std::vector<DnssecKey> keys, const SignOptions& opt, std::string& error);
+
+/// The rdata of `type` with the domain names RFC 4034 §6.2 lists lower-cased (the form signatures cover).
+std::string canonicalRdata(uint16_t type, std::string_view rdata);
+
+}  // namespace gslb::zones
