@@ -6,6 +6,7 @@
 #include <map>
 
 #include "server/api.hpp"
+#include "zones/dnssec.hpp"
 #include "server/gslb.hpp"
 
 namespace gslb::server {
@@ -30,8 +31,23 @@ ApiResponse ControlApi::status(const Snapshot& s) {
     int64_t now = monotonicMs();
     json j;
     j["zones"] = json::array();
-    for (const auto& z : s.db.zones())
-        j["zones"].push_back({{"name", z->name()}, {"serial", z->serial()}, {"records", z->recordCount()}});
+    for (const auto& z : s.db.zones()) {
+        json zj = {{"name", z->name()}, {"serial", z->serial()}, {"records", z->recordCount()}};
+        if (const zones::ZoneSigner* sg = z->signer()) {
+            // DNSSEC (issue 15): the validity window of this snapshot's signatures, its keys, and how many
+            // signatures the query path has made (GSLB answers): it stops growing once every set is cached.
+            json keys = json::array();
+            for (const auto& k : sg->keys())
+                keys.push_back({{"tag", k.tag}, {"algorithm", k.algorithm}, {"flags", k.flags}});
+            zj["dnssec"] = {{"inception", sg->inception()},
+                            {"expiration", sg->expiration()},
+                            {"resign_at", sg->refreshAt()},
+                            {"keys", keys},
+                            {"online_signatures", sg->onlineSigned()},
+                            {"cache_slots", sg->cacheSlots()}};
+        }
+        j["zones"].push_back(zj);
+    }
     j["sites"] = json::array();
     for (uint32_t i = 0; i < t.siteCount(); ++i) {
         auto v = t.siteView(i);

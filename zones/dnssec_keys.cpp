@@ -468,7 +468,9 @@ bool signData(const DnssecKey& k, std::string_view data, uint8_t out[64]) noexce
     } else {
         unsigned char der[128];
         size_t len = sizeof der;
-        if (EVP_DigestSignInit(ctx, nullptr, EVP_sha256(), nullptr, k.pkey.get()) == 1 &&
+        // Fetched once: OpenSSL 3 looks EVP_sha256() up in its provider tables at every init otherwise.
+        static EVP_MD* sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+        if (EVP_DigestSignInit(ctx, nullptr, sha256, nullptr, k.pkey.get()) == 1 &&
             EVP_DigestSign(ctx, der, &len, reinterpret_cast<const unsigned char*>(data.data()),
                            data.size()) == 1) {
             const unsigned char* p = der;

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """DNSSEC (issue 15): keys in BIND's format with gslbctl, checked against ldns, BIND's and Knot's tools."""
+import json
 import os
 import re
 import shutil
@@ -8,9 +9,10 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import REPO, Gslbd, _Daemon, build_query, decode_msg, free_port, run_tests, udp_query  # noqa: E402
+from harness import REPO, Gslbd, Knot, _Daemon, build_query, decode_msg, free_port, run_tests, udp_query  # noqa: E402
 
 GSLBCTL = os.path.abspath(os.environ.get("GSLBCTL") or os.path.join(REPO, "build", "tools", "gslbctl"))
 if os.environ.get("GSLBD"):
@@ -139,9 +141,10 @@ fbaddr A 127.0.0.3
 """
 
 
-def gslb_config(port, validity=None):
+def gslb_config(port, validity=None, cport=None):
     extra = f"signature_validity = {validity}\n" if validity else ""
-    out = (f'[server]\nlisten = ["127.0.0.1:{port}"]\nworkers = 2\naxfr_allow = ["127.0.0.1"]\n\n'
+    control = f'[control]\nlisten = "127.0.0.1:{cport}"\ntoken_file = "control.token"\n\n' if cport else ""
+    out = (f'[server]\nlisten = ["127.0.0.1:{port}"]\nworkers = 2\naxfr_allow = ["127.0.0.1"]\n\n{control}'
            f'[[zone]]\nname = "{ZONE}"\nfile = "zone.db"\ndnssec = true\nkey_dir = "keys"\n{extra}\n'
            '[check.dead]\ntype = "tcp"\nport = 1\ninterval = 1\ntimeout = 1\nrise = 1\nfall = 1\n\n'
            '[site.a]\n[site.b]\n[site.c]\n')
@@ -239,10 +242,11 @@ def rrs(text, section):
 class Signed(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.g = Gslbd(files={"zone.db": SIGNED_ZONE}, wait_zone=ZONE)
+        cls.g = Gslbd(files={"zone.db": SIGNED_ZONE, "control.token": "dnssec-e2e-token\n"}, wait_zone=ZONE)
         r = ctl("dnssec", "keygen", ZONE, "--dir", cls.g.path("keys"))
         assert r.returncode == 0, r.out
-        cls.g.raw_config = gslb_config(cls.g.port)
+        cls.cport = free_port()
+        cls.g.raw_config = gslb_config(cls.g.port, cport=cls.cport)
         cls.g.__enter__()
         ds = [line for line in ctl("dnssec", "ds", ZONE, "--dir", cls.g.path("keys")).stdout.splitlines() if line]
         cls.u = Unbound(cls.g.port, ds)
@@ -309,10 +313,48 @@ class Signed(unittest.TestCase):
             seen |= {r[2] for r in rrs(out, "ANSWER") if r[1] == "A"}
         self.assertTrue(seen)
 
+    def online_signatures(self):
+        req = urllib.request.Request(f"http://127.0.0.1:{self.cport}/v1/status",
+                                     headers={"Authorization": "Bearer dnssec-e2e-token"})
+        with urllib.request.urlopen(req, timeout=5) as r:
+            st = json.load(r)
+        (z,) = [z for z in st["zones"] if z["name"] == ZONE]
+        self.assertIn("dnssec", z)
+        return z["dnssec"]["online_signatures"]
+
+    def test_gslb_signatures_cached(self):
+        # 3 services, answers = 1: at most 3 signatures for www however many queries, then none at all.
+        before = self.online_signatures()
+        seen = set()
+        for _ in range(40):
+            out = digp(self.g.port, "+norec", "+dnssec", "www." + ZONE, "A")
+            seen |= {r[2] for r in rrs(out, "ANSWER") if r[1] == "A"}
+        mid = self.online_signatures()
+        self.assertLessEqual(mid - before, 3)
+        self.assertEqual(len(seen), 3, "the default policy spreads answers over the three services")
+        for _ in range(40):
+            digp(self.g.port, "+norec", "+dnssec", "www." + ZONE, "A")
+        self.assertEqual(self.online_signatures(), mid, "steady state: no query signs")
+
     def test_bogus_without_the_right_anchor(self):
         for name, qtype in (("static", "A"), ("www", "A"), ("nope", "A")):
             out = digp(self.bad.port, "+dnssec", name + "." + ZONE, qtype)
             self.assertEqual(status(out), "SERVFAIL", out)
+
+    @unittest.skipUnless(shutil.which("knotd"), "knotd is not installed")
+    def test_knot_secondary_serves_a_valid_signed_zone(self):
+        # Knot transfers the signed zone (candidate sets as whole signed RRsets) and serves it; a validating
+        # Unbound in front of Knot gets AD from it too.
+        with Knot(ZONE, self.g.port) as k:
+            k.wait_zone()
+            ds = [line for line in ctl("dnssec", "ds", ZONE, "--dir", self.g.path("keys")).stdout.splitlines()
+                  if line]
+            with Unbound(k.port, ds) as u:
+                for name, qtype, rcode in (("static", "A", "NOERROR"), ("nope", "A", "NXDOMAIN"),
+                                           ("www", "A", "NOERROR"), ("static", "TXT", "NOERROR")):
+                    out = digp(u.port, "+dnssec", name + "." + ZONE, qtype)
+                    self.assertEqual(status(out), rcode, out)
+                    self.assertIn("ad", flags(out), out)
 
     def test_tc_when_signed_answer_does_not_fit(self):
         plain = digp(self.g.port, "+norec", "+bufsize=512", "+ignore", "big." + ZONE, "TXT")

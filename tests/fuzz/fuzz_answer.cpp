@@ -2,12 +2,17 @@
 // handles: wildcards (with CNAME and NODATA), CNAME chains, loops and chains across zones, delegations with
 // glue and DS, DNAME, empty non-terminals, RRsets too large for UDP and for one TCP message, and GSLB names
 // answered through the server's real Selector (several choosers, fallback "none" and a fixed fallback).
+// f.test is DNSSEC-signed (a fresh key per run): queries with DO exercise RRSIGs, NSEC proofs and the online
+// signature cache.
 // Every input is asked over UDP and over TCP; each response must hold the invariants of checkResponse, or the
 // target aborts. AXFR responses are written out whole (AxfrWriter) and checked message by message.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <sys/stat.h>
+
 #include <cstdint>
+#include <ctime>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -17,6 +22,7 @@
 #include "server/snapshot.hpp"
 #include "zones/answer.hpp"
 #include "zones/axfr.hpp"
+#include "zones/dnssec_keys.hpp"
 #include "zones/ldns.hpp"
 
 namespace {
@@ -127,7 +133,7 @@ std::string config() {
            "version = \"gslbd-fuzz\"\n"
            "minimal_responses = false\n"
            "axfr_allow = [\"127.0.0.1\"]\n"
-           "[[zone]]\nname = \"f.test.\"\nfile = \"f.zone\"\n"
+           "[[zone]]\nname = \"f.test.\"\nfile = \"f.zone\"\ndnssec = true\nkey_dir = \"keys\"\n"
            "[[zone]]\nname = \"other.test.\"\nfile = \"other.zone\"\n"
            "[load]\n[load.metric.busy]\n"
            "[site.east]\n[site.west]\n[site.south]\n[site.dead]\n"
@@ -158,6 +164,15 @@ struct World {
     World() {
         fuzzutil::writeFile("f.zone", zoneF());
         fuzzutil::writeFile("other.zone", kZoneOther);
+        // f.test is signed (issue 15): queries with DO get RRSIGs, NSEC proofs and online GSLB signatures.
+        gslb::zones::DnssecKey key;
+        std::string kerr;
+        std::string keys = fuzzutil::scratchDir() + "/keys";
+        mkdir(keys.c_str(), 0700);
+        if (!gslb::zones::generateKey("f.test.", gslb::zones::kAlgEcdsaP256Sha256, 257, time(nullptr), key,
+                                      kerr) ||
+            !gslb::zones::writeKeyFiles(key, keys, kerr))
+            fuzzutil::fail(__FILE__, __LINE__, "keygen", kerr);
         std::string path = fuzzutil::writeFile("gslbd.toml", config());
         std::string error;
         snap = gslb::server::buildSnapshot(path, nullptr, error);
