@@ -29,6 +29,7 @@ const char* rcodeName(int rc) {
                                   "YXDOMAIN", "YXRRSET", "NXRRSET",  "NOTAUTH",  "NOTZONE"};
     if (rc >= 0 && rc <= 10) return names[rc];
     if (rc == 16) return "BADVERS";
+    if (rc == 23) return "BADCOOKIE";
     return nullptr;
 }
 
@@ -47,13 +48,17 @@ struct Out {
 
 ApiResponse ControlApi::prometheus(const Snapshot& s) {
     Out o;
-    uint64_t udp = 0, tcp = 0, dropped = 0, truncated = 0;
+    uint64_t udp = 0, tcp = 0, dropped = 0, truncated = 0, rrlDropped = 0, rrlSlipped = 0;
+    uint64_t cookies[3] = {};
     uint64_t rc[WorkerStats::kRcodes] = {}, qt[WorkerStats::kTypes] = {};
     for (const auto& st : shared_.stats) {
         udp += st.udp.load(std::memory_order_relaxed);
         tcp += st.tcp.load(std::memory_order_relaxed);
         dropped += st.dropped.load(std::memory_order_relaxed);
         truncated += st.truncated.load(std::memory_order_relaxed);
+        rrlDropped += st.rrlDropped.load(std::memory_order_relaxed);
+        rrlSlipped += st.rrlSlipped.load(std::memory_order_relaxed);
+        for (int i = 0; i < 3; ++i) cookies[i] += st.cookie[i].load(std::memory_order_relaxed);
         for (int i = 0; i < WorkerStats::kRcodes; ++i) rc[i] += st.rcode[i].load(std::memory_order_relaxed);
         for (int i = 0; i < WorkerStats::kTypes; ++i) qt[i] += st.qtype[i].load(std::memory_order_relaxed);
     }
@@ -64,6 +69,18 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
     o.sample("gslbd_queries_dropped_total", "", double(dropped));
     o.head("gslbd_responses_truncated_total", "counter", "UDP responses sent with TC set.");
     o.sample("gslbd_responses_truncated_total", "", double(truncated));
+    o.head("gslbd_rrl_responses_total", "counter",
+           "UDP responses response rate limiting withheld (dropped) or sent short with TC or BADCOOKIE "
+           "(slipped).");
+    o.sample("gslbd_rrl_responses_total", "action=\"dropped\"", double(rrlDropped));
+    o.sample("gslbd_rrl_responses_total", "action=\"slipped\"", double(rrlSlipped));
+    o.head("gslbd_rrl_limited_buckets", "gauge",
+           "Client prefix and response kind pairs being rate limited (as of the last once-a-second sweep).");
+    o.sample("gslbd_rrl_limited_buckets", "", double(shared_.rrlLimited.load(std::memory_order_relaxed)));
+    o.head("gslbd_cookies_total", "counter", "Queries with a DNS COOKIE option (RFC 7873), by what it held.");
+    o.sample("gslbd_cookies_total", "server_cookie=\"none\"", double(cookies[0]));
+    o.sample("gslbd_cookies_total", "server_cookie=\"invalid\"", double(cookies[1]));
+    o.sample("gslbd_cookies_total", "server_cookie=\"valid\"", double(cookies[2]));
     o.head("gslbd_responses_total", "counter", "Responses sent, by RCODE.");
     for (int i = 0; i < WorkerStats::kRcodes; ++i)
         if (const char* n = rcodeName(i))

@@ -256,7 +256,33 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
         out.server.log = s.getString("log", "stderr");
         if (out.server.log != "stderr" && out.server.log != "syslog")
             s.fail(s.raw("log"), "log", fmt::format("\"{}\" is not stderr or syslog", out.server.log));
+        out.server.nsid = s.getBool("nsid", false);
+        if (out.server.nsid && out.server.identity.empty())
+            s.fail(s.raw("nsid"), "nsid", "needs `identity`: the NSID sent is the server's identity");
+        if (std::string cf = s.getString("cookie_secret_file", ""); !cf.empty())
+            out.server.cookieSecretFile = resolvePath(path, cf);
+        out.server.cookieRollover = int(s.getInt("cookie_rollover", 3600, 0, 86400 * 30));
         s.finish();
+
+        // [rrl]
+        if (const toml::table* rt = top.getTable("rrl")) {
+            TableReader r(*rt, path, "[rrl]");
+            RrlConf& rc = out.rrl;
+            rc.enabled = true;
+            rc.responsesPerSecond = int(r.getInt("responses_per_second", 20, 1, 1000000));
+            rc.window = int(r.getInt("window", 15, 1, 3600));
+            rc.slip = int(r.getInt("slip", 2, 0, 10));
+            rc.ipv4Prefix = int(r.getInt("ipv4_prefix", 24, 8, 32));
+            rc.ipv6Prefix = int(r.getInt("ipv6_prefix", 56, 16, 64));
+            for (const auto& a : r.getStrings("exempt", {})) {
+                Prefix p;
+                if (!parsePrefix(a, p))
+                    r.fail(r.raw("exempt"), "exempt", fmt::format("\"{}\" is not an address or prefix", a));
+                rc.exempt.push_back(p);
+            }
+            rc.tableSize = int(r.getInt("table_size", 131072, 1024, 1 << 24));
+            r.finish();
+        }
 
         // [control]
         if (const toml::table* ct = top.getTable("control")) {

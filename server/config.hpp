@@ -46,6 +46,21 @@ struct ServerConf {
     std::string user;              // drop to this user after binding; empty: stay who we are
     std::string stateDir;          // admin state (drains) kept across restarts; empty: not kept
     std::string log = "stderr";    // stderr | syslog
+    bool nsid = false;             // RFC 5001: answer NSID requests with `identity`
+    std::string cookieSecretFile;  // DNS Cookies (RFC 7873 / RFC 9018): absolute path; empty: a random secret
+    int cookieRollover = 3600;     // s: a secret replaced at a reload is still accepted this long
+};
+
+/// [rrl]: response rate limiting (the BIND / NSD / Knot design; server/edge/rrl.hpp).
+struct RrlConf {
+    bool enabled = false;         // only when an [rrl] table is present
+    int responsesPerSecond = 20;  // per client prefix and response kind
+    int window = 15;              // s: a prefix counts as limited until it has been under the rate this long
+    int slip = 2;                 // every slip-th limited response goes out truncated (TC); 0 never, 1 always
+    int ipv4Prefix = 24;          // bits
+    int ipv6Prefix = 56;          // bits (at most 64)
+    std::vector<Prefix> exempt;   // never limited
+    int tableSize = 131072;       // buckets (a power of two; changes need a restart)
 };
 
 struct ControlConf {
@@ -192,6 +207,7 @@ struct LoadConf {
 struct Config {
     std::string path;
     ServerConf server;
+    RrlConf rrl;
     ControlConf control;
     std::vector<ZoneConf> zones;
     PolicyConf defaults;

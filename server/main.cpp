@@ -12,6 +12,7 @@
 #include <csignal>
 #include <ctime>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "server/api.hpp"
@@ -176,6 +177,17 @@ void onResignTick(evutil_socket_t, short, void* arg) {
     retryAt = d->reload(message) ? 0 : now + 60;
 }
 
+void onSweep(evutil_socket_t, short, void* arg) {
+    auto* d = static_cast<Daemon*>(arg);
+    auto snap = d->shared.holder.get();
+    if (!snap || !d->shared.rrl) return;
+    timespec mono;
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    uint64_t now = uint64_t(mono.tv_sec) * 1000000000u + uint64_t(mono.tv_nsec);
+    size_t n = d->shared.rrl->sweep(snap->config.rrl, now, [](const std::string& m) { log::info("{}", m); });
+    d->shared.rrlLimited.store(n, std::memory_order_relaxed);
+}
+
 void onSignal(evutil_socket_t sig, short, void* arg) {
     auto* d = static_cast<Daemon*>(arg);
     if (sig == SIGHUP) {
@@ -260,6 +272,9 @@ int main(int argc, char** argv) {
             log::info("admin state: {} drain(s) restored from {}", loaded.applied, sc.stateDir);
     }
     d.stateDir = sc.stateDir;
+    // RRL's table is sized once, from the first config: an [rrl] added at a reload uses the default size.
+    d.shared.rrl = std::make_unique<RateLimiter>(
+        size_t(snap->config.rrl.tableSize), uint64_t(std::random_device{}()) << 32 | std::random_device{}());
     d.shared.holder.publish(std::move(snap));
     d.base = event_base_new();
     d.health = std::make_unique<HealthMonitor>(d.base);
@@ -321,6 +336,11 @@ int main(int argc, char** argv) {
     // Scrapes start now and land as they come: a metric is unknown until then, which every stage handles.
     d.sources->apply(*d.shared.holder.get());
 
+    // Once a second: log the prefixes RRL started or stopped limiting, and count the limited ones.
+    timeval second{1, 0};
+    event* sweep = event_new(d.base, -1, EV_PERSIST, onSweep, &d);
+    event_add(sweep, &second);
+
     std::vector<event*> sigs;
     for (int s : {SIGHUP, SIGTERM, SIGINT, SIGUSR1}) {
         event* e = evsignal_new(d.base, s, onSignal, &d);
@@ -328,7 +348,6 @@ int main(int argc, char** argv) {
         sigs.push_back(e);
     }
     event* resign = event_new(d.base, -1, EV_PERSIST, onResignTick, &d);
-    timeval second{1, 0};
     event_add(resign, &second);
     if (d.api && !d.api->serve(error)) {
         log::error("{}", error);
@@ -366,6 +385,7 @@ int main(int argc, char** argv) {
     d.sources.reset();
     for (auto* e : sigs) event_free(e);
     event_free(resign);
+    event_free(sweep);
     event_base_free(d.base);
     log::info("stopped");
     return 0;

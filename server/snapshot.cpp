@@ -26,10 +26,44 @@ std::unique_ptr<zones::Zone> loadSignedZone(const ZoneConf& zc, std::string& err
     return zones::compileSigned(apex, set, zc.file, std::move(keys), opt, error);
 }
 
-std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot* previous,
-                                        std::string& error) {
+namespace {
+
+// The cookie secrets of a new snapshot (RFC 9018 §5 rollover): the file's first line makes cookies and its
+// other lines are accepted; without a file the running server keeps its random secret. When the secret that
+// makes cookies changes at a reload, the one before is accepted for `rollover` seconds more, so clients that
+// hold a cookie made with it are not told BADCOOKIE (their cookies live an hour at most).
+std::shared_ptr<const CookieJar> buildCookies(const ServerConf& sc, const Snapshot* previous, uint32_t now,
+                                              std::string& error) {
+    CookieSecret current;
+    std::vector<RetiredSecret> retired;
+    if (!sc.cookieSecretFile.empty()) {
+        std::vector<CookieSecret> secrets;
+        if (!readCookieSecrets(sc.cookieSecretFile, secrets, error)) return nullptr;
+        current = secrets[0];
+        for (size_t i = 1; i < secrets.size(); ++i) retired.push_back({secrets[i], 0});
+    } else {
+        current = previous && previous->cookies ? previous->cookies->current() : randomCookieSecret();
+    }
+    if (previous && previous->cookies) {
+        const CookieJar& old = *previous->cookies;
+        if (old.current() != current && sc.cookieRollover > 0)
+            retired.push_back({old.current(), now + uint32_t(sc.cookieRollover)});
+        // A rollover still under way goes on, so two quick changes do not cut the first one short.
+        for (const auto& r : old.retired())
+            if (r.until && int32_t(r.until - now) > 0 && r.key != current) retired.push_back(r);
+    }
+    return std::make_shared<CookieJar>(current, std::move(retired));
+}
+
+}  // namespace
+
+std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot* previous, std::string& error,
+                                        uint32_t now) {
+    if (!now) now = uint32_t(time(nullptr));
     auto s = std::make_shared<Snapshot>();
     if (!loadConfig(path, s->config, error)) return nullptr;
+    s->cookies = buildCookies(s->config.server, previous, now, error);
+    if (!s->cookies) return nullptr;
     for (const auto& zc : s->config.zones) {
         std::unique_ptr<zones::Zone> z;
         if (zc.dnssec) {
@@ -55,8 +89,10 @@ std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot*
     s->answer.udpPayloadMax = s->config.server.udpPayloadMax;
     s->answer.identity = s->config.server.identity;
     s->answer.version = s->config.server.version;
+    s->answer.nsid = s->config.server.nsid;
     s->answer.minimalResponses = s->config.server.minimalResponses;
     s->answer.ecs = s->config.server.ecs;
+    s->answer.cookies = s->cookies.get();
     return s;
 }
 

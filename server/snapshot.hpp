@@ -8,6 +8,7 @@
 #include <string>
 
 #include "server/config.hpp"
+#include "server/edge/cookies.hpp"
 #include "server/gslb.hpp"
 #include "zones/answer.hpp"
 #include "zones/zonedb.hpp"
@@ -20,6 +21,7 @@ struct Snapshot {
     zones::AnswerOptions answer;
     Gslb gslb;
     int64_t resignAt = 0;  // unix seconds: rebuild (re-sign) by then; 0 when no zone is signed
+    std::shared_ptr<const CookieJar> cookies;  // answer.cookies points here
 };
 
 /// Reads, and signs with the keys in zc.keyDir, a zone with `dnssec = true`. nullptr and `error` when the
@@ -28,10 +30,11 @@ std::unique_ptr<zones::Zone> loadSignedZone(const ZoneConf& zc, std::string& err
 
 /// Loads the config at `path` and every zone it names, binds the GSLB hostnames, and checks them together.
 /// `previous` (may be null) lends its service state (health, drain, reports) to the (site, address) pairs
-/// that are still there. nullptr and `error` ("file:line: message") when anything is wrong; nothing
-/// half-built escapes.
-std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot* previous,
-                                        std::string& error);
+/// that are still there, and its cookie secrets: without a secret file the random one is kept; a secret that
+/// changed stays accepted for cookie_rollover seconds from `now` (s since the epoch). nullptr and `error`
+/// ("file:line: message") when anything is wrong; nothing half-built escapes.
+std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot* previous, std::string& error,
+                                        uint32_t now = 0);
 
 class SnapshotHolder {
   public:

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <random>
 
 #include "server/log.hpp"
@@ -40,6 +41,12 @@ int64_t nowMs() {
 
 timeval toTimeval(int64_t ms) {
     return timeval{time_t(ms / 1000), suseconds_t(ms % 1000 * 1000)};
+}
+
+bool exempt(const RrlConf& conf, const sockaddr_storage* peer) {
+    for (const auto& p : conf.exempt)
+        if (p.matches(reinterpret_cast<const sockaddr*>(peer))) return true;
+    return false;
 }
 
 }  // namespace
@@ -184,18 +191,40 @@ void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
         }
         int n = recvmmsg(fd, in, kBatch, MSG_DONTWAIT, nullptr);
         if (n <= 0) return;
+        uint32_t now = uint32_t(time(nullptr));  // once per batch: cookie timestamps are in seconds
+        timespec mono;
+        clock_gettime(CLOCK_MONOTONIC, &mono);
+        uint64_t nowNs = uint64_t(mono.tv_sec) * 1000000000u + uint64_t(mono.tv_nsec);
+        RateLimiter* rrl = snap.config.rrl.enabled ? w->shared_.rrl.get() : nullptr;
         int m = 0;
         for (int i = 0; i < n; ++i) {
             uint8_t* obuf = w->sendBuf_.data() + size_t(m) * kSendSize;
             auto res = zones::answer(snap.db, snap.answer,
                                      {reinterpret_cast<uint8_t*>(iin[i].iov_base), in[i].msg_len}, false,
                                      {obuf, kSendSize}, &w->selector_,
-                                     zones::ClientInfo{reinterpret_cast<const sockaddr*>(&peers[i])});
+                                     zones::ClientInfo{reinterpret_cast<const sockaddr*>(&peers[i]), now});
             WorkerStats& st = w->shared_.stats[w->id_];
             bump(st.udp);
             if (res.action != zones::Action::Send || res.len == 0) {
                 bump(st.dropped);
                 continue;
+            }
+            if (res.cookie != zones::Cookie::None) bump(st.cookie[int(res.cookie) - 1]);
+            // RRL: over UDP only, and never for a client whose server cookie proves its address (RFC 7873
+            // §5.2.5: a spoofed source cannot have one) or an exempt prefix.
+            if (rrl && res.cookie != zones::Cookie::Valid && !exempt(snap.config.rrl, &peers[i])) {
+                auto v = rrl->account(snap.config.rrl, reinterpret_cast<const sockaddr*>(&peers[i]), res,
+                                      nowNs, w->slipCount_);
+                if (v == RateLimiter::Verdict::Drop) {
+                    bump(st.rrlDropped);
+                    continue;
+                }
+                if (v == RateLimiter::Verdict::Slip) {
+                    bool badCookie = res.cookie != zones::Cookie::None && res.optStart;
+                    res.len = zones::slip({obuf, kSendSize}, res, badCookie);
+                    if (badCookie) res.rcode = 23;
+                    bump(st.rrlSlipped);
+                }
             }
             st.count(res.qtype, res.rcode);
             if (obuf[2] & 0x02) bump(st.truncated);
@@ -361,22 +390,22 @@ void Worker::onTcpRead(bufferevent* bev, void* arg) {
         w->touch(c);
         WorkerStats& st = w->shared_.stats[w->id_];
         bump(st.tcp);
-        auto res =
-            zones::answer(snap.db, snap.answer, {query, len}, true, {w->tcpBuf_.data(), w->tcpBuf_.size()},
-                          &w->selector_, zones::ClientInfo{reinterpret_cast<const sockaddr*>(&c->peer)});
+        auto res = zones::answer(
+            snap.db, snap.answer, {query, len}, true, {w->tcpBuf_.data(), w->tcpBuf_.size()}, &w->selector_,
+            zones::ClientInfo{reinterpret_cast<const sockaddr*>(&c->peer), uint32_t(time(nullptr))});
         size_t outLen = res.len;
         if (res.action == zones::Action::Axfr) {
             bool allowed = false;
             for (const auto& p : snap.config.server.axfrAllow)
                 allowed |= p.matches(reinterpret_cast<const sockaddr*>(&c->peer));
             if (!allowed) {
-                outLen = zones::refuse({query, len}, {w->tcpBuf_.data(), w->tcpBuf_.size()});
+                outLen = zones::refuse(snap.answer, {query, len}, {w->tcpBuf_.data(), w->tcpBuf_.size()});
             } else if (w->shared_.axfrActive.fetch_add(1) >= snap.config.server.axfrMaxConcurrent) {
                 // Over the cap: SERVFAIL, not REFUSED. The cap is a passing condition of this server, not a
                 // policy about the client: a secondary retries after the SOA's retry interval (RFC 1034
                 // §4.3.5), where REFUSED reads as "you may not" and is logged as a configuration error.
                 w->shared_.axfrActive.fetch_sub(1);
-                outLen = zones::refuse({query, len}, {w->tcpBuf_.data(), w->tcpBuf_.size()}, 2);
+                outLen = zones::refuse(snap.answer, {query, len}, {w->tcpBuf_.data(), w->tcpBuf_.size()}, 2);
             } else {
                 w->startAxfr(c, *res.zone, {query, len});
                 st.count(res.qtype, res.rcode);

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/edge/rrl.hpp"
 #include "server/gslb.hpp"
 #include "server/snapshot.hpp"
 #include "server/stats.hpp"
@@ -31,10 +32,12 @@ struct TcpSlot {
 struct Shared {
     SnapshotHolder holder;
     std::atomic<int> tcpConnections{0};
-    std::atomic<int> axfrActive{0};  // transfers in flight (axfr_max_concurrent caps it)
-    WorkerStats stats[kMaxWorkers];  // [worker id]; read by the control API
-    TcpSlot tcp[kMaxWorkers];        // [worker id]
-    std::atomic<int> workers{0};     // how many of `tcp` are in use
+    std::atomic<int> axfrActive{0};       // transfers in flight (axfr_max_concurrent caps it)
+    WorkerStats stats[kMaxWorkers];       // [worker id]; read by the control API
+    TcpSlot tcp[kMaxWorkers];             // [worker id]
+    std::atomic<int> workers{0};          // how many of `tcp` are in use
+    std::unique_ptr<RateLimiter> rrl;     // made at start-up, its size from the first config; null: no RRL
+    std::atomic<uint64_t> rrlLimited{0};  // buckets limited at the last sweep (GET /metrics)
 };
 
 class Worker {
@@ -83,6 +86,7 @@ class Worker {
     TcpConn* oldest_ = nullptr;  // this worker's TCP connections, least recently active first
     TcpConn* newest_ = nullptr;
     event* wake_ = nullptr;
+    uint32_t slipCount_ = 0;  // limited responses since the last slip (RateLimiter::account)
     std::thread thread_;
 };
 

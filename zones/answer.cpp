@@ -11,6 +11,7 @@ namespace {
 
 constexpr size_t kHeader = 12;
 constexpr size_t kOptSize = 11;   // root owner, type, class, TTL, RDLENGTH 0 (RFC 6891 §6.1.2)
+constexpr size_t kNsidMax = 255;  // octets of `identity` sent as NSID, as for CH TXT
 constexpr int kMaxChase = 16;     // CNAME hops followed inside our zones before we stop
 constexpr size_t kMaxExtra = 32;  // distinct names considered for additional-section processing
 
@@ -60,6 +61,14 @@ struct Ctx {
     bool aa = true;
     bool tc = false;
     uint8_t rcode = kRcodeNoError;
+    // What rate limiting counts this response by (AnswerResult::kind, kindName).
+    bool referral = false;
+    const uint8_t* kindName = nullptr;
+    uint8_t kindNameLen = 0;
+    void countBy(std::string_view name) {
+        kindName = u8(name);
+        kindNameLen = uint8_t(name.size());
+    }
 
     // Names that become owners during a CNAME chase; the Writer keeps pointers to them for compression.
     uint8_t chase[kMaxChase + 1][kMaxNameLen];
@@ -428,6 +437,15 @@ struct Ctx {
         for (int hop = 0;; ++hop) {
             uint32_t node = kNone;
             Kind k = lookup(*z, name, len, node);
+            if (hop == 0) {
+                // A name a DNAME redirects counts by the DNAME's owner, as a wildcard's does by the wildcard:
+                // a flood of random names under it is one flood.
+                if (k == Kind::Referral || k == Kind::Exact || k == Kind::Wildcard || k == Kind::Dname)
+                    countBy(z->nodeName(z->node(node)));
+                else
+                    countBy(z->apex());
+                referral = k == Kind::Referral;
+            }
             if (k == Kind::Referral) {
                 if (hop == 0) aa = false;
                 writeReferral(*z, node);
@@ -436,6 +454,7 @@ struct Ctx {
             }
             if (k == Kind::NxDomain) {
                 rcode = kRcodeNxDomain;  // also at the end of a CNAME chain (RFC 6604 §3)
+                countBy(z->apex());
                 writeSoa(*z);
                 if (dnssecOk(*z)) {
                     // RFC 4035 §3.1.3.2: no such name, and no wildcard at the closest encloser to expand.
@@ -566,13 +585,59 @@ struct Ctx {
     }
 };
 
+// The EDNS options of one response (RFC 6891 §6.1.2), decided before the answer is written so that their
+// room is kept free in the message.
+struct EdnsReply {
+    const uint8_t* nsid = nullptr;  // RFC 5001 §2.1: our NSID payload
+    size_t nsidLen = 0;
+    uint8_t cookie[kClientCookieLen + kServerCookieMax];  // RFC 7873 §4: client cookie + server cookie
+    size_t cookieLen = 0;
+    const ClientSubnet* ecs = nullptr;  // RFC 7871 §7.2.1: the query's ECS prefix, echoed with our scope
+    uint8_t ecsScope = 0;
+
+    size_t size() const {
+        return kOptSize + (nsid ? 4 + nsidLen : 0) + (cookieLen ? 4 + cookieLen : 0) +
+               (ecs ? 8 + (size_t(ecs->bits) + 7) / 8 : 0);
+    }
+};
+
+// NSID: sent when asked for and configured (RFC 5001 §2.1; a server may always decline).
+void decideNsid(const AnswerOptions& opt, const Query& q, EdnsReply& r) {
+    if (!q.nsid || !opt.nsid || opt.identity.empty()) return;
+    r.nsid = u8(opt.identity);
+    r.nsidLen = std::min(opt.identity.size(), kNsidMax);
+}
+
+// COOKIE (RFC 7873 §5.2): what the query's cookie is worth, and the one the reply carries: the client cookie
+// echoed with the server cookie of the query when it is valid and recent, else with a fresh one.
+Cookie decideCookie(const AnswerOptions& opt, const Query& q, const ClientInfo& ci, EdnsReply& r) {
+    if (!q.cookie || !opt.cookies || !ci.source) return Cookie::None;
+    Cookie verdict = Cookie::ClientOnly;
+    bool renew = true;
+    if (q.cookieLen > kClientCookieLen) {
+        bool ok = opt.cookies->check(q.cookie, q.cookie + kClientCookieLen, q.cookieLen - kClientCookieLen,
+                                     ci, renew);
+        verdict = ok ? Cookie::Valid : Cookie::Invalid;
+        if (!ok) renew = true;
+    }
+    std::memcpy(r.cookie, q.cookie, kClientCookieLen);
+    if (renew) {
+        r.cookieLen = kClientCookieLen + opt.cookies->make(q.cookie, ci, r.cookie + kClientCookieLen);
+    } else {
+        std::memcpy(r.cookie + kClientCookieLen, q.cookie + kClientCookieLen, q.cookieLen - kClientCookieLen);
+        r.cookieLen = q.cookieLen;
+    }
+    return verdict;
+}
+
 // The OPT record of a response (RFC 6891 §6.1.2): our payload size, the upper bits of the RCODE, DO copied,
-// then `options` (already encoded) as its rdata. Written with the limit lifted: every path that can fill the
-// message kept its room free.
+// then the options of `r`. Written with the limit lifted: every path that can fill the message kept its room
+// free (EdnsReply::size()); should it not fit all the same, the message goes without it.
 void putOpt(Writer& w, size_t cap, const AnswerOptions& opt, const Query& q, uint8_t rcode,
-            std::span<const uint8_t> options = {}) {
+            const EdnsReply& r = {}) {
     w.setLimit(cap);
     auto m = w.mark();
+    size_t rdlen = r.size() - kOptSize;
     uint8_t o[kOptSize] = {0,
                            0,
                            kTypeOPT,
@@ -582,36 +647,66 @@ void putOpt(Writer& w, size_t cap, const AnswerOptions& opt, const Query& q, uin
                            0,
                            uint8_t(q.ednsDo ? 0x80 : 0),
                            0,
-                           uint8_t(options.size() >> 8),
-                           uint8_t(options.size())};
-    if (w.bytes(o, kOptSize) && w.bytes(options.data(), options.size()))
+                           uint8_t(rdlen >> 8),
+                           uint8_t(rdlen)};
+    bool ok = w.bytes(o, kOptSize);
+    if (ok && r.nsid) ok = w.u16(kOptNsid) && w.u16(uint16_t(r.nsidLen)) && w.bytes(r.nsid, r.nsidLen);
+    if (ok && r.cookieLen)
+        ok = w.u16(kOptCookie) && w.u16(uint16_t(r.cookieLen)) && w.bytes(r.cookie, r.cookieLen);
+    if (ok && r.ecs) {
+        uint8_t ecs[kEcsMaxSize];
+        ok = w.bytes(ecs, writeEcs(*r.ecs, r.ecsScope, ecs));
+    }
+    if (ok)
         w.addCount(kAdditional);
     else
         w.rollback(m);
 }
 
 // A reply that carries no records: the header (ID, opcode, RD and CD copied), the question only when exactly
-// one was sent and it parsed (QDCOUNT says which), an OPT when the query had a sound one (RFC 6891 §7).
-// FORMERR, NOTIMP and REFUSED to a transfer share it. `out` must hold 512 octets. Returns the length.
-size_t errorReply(const Query& q, std::span<const uint8_t> query, std::span<uint8_t> out,
-                  const AnswerOptions& opt, uint8_t rcode) {
+// one was sent and it parsed (QDCOUNT says which), an OPT with the options of `er` when the query had a sound
+// one (RFC 6891 §7). FORMERR, NOTIMP, REFUSED to a transfer and the cookie-only reply share it. `out` must
+// hold 512 octets. Fills res.len, res.rcode, res.questionEnd and res.optStart (for slip()).
+void errorReply(const Query& q, std::span<const uint8_t> query, std::span<uint8_t> out,
+                const AnswerOptions& opt, uint8_t rcode, AnswerResult& res, const EdnsReply& er = {}) {
+    res.rcode = rcode;
+    res.len = 0;
     Writer w(out.data(), out.size());
     uint8_t zero[kHeader] = {};
-    if (!w.bytes(zero, kHeader)) return 0;
+    if (!w.bytes(zero, kHeader)) return;
     bool echo = q.questionOk && q.questionEnd >= kHeader && q.questionEnd <= query.size() &&
                 w.bytes(query.data() + kHeader, q.questionEnd - kHeader);
-    if (q.edns) putOpt(w, out.size(), opt, q, rcode);
+    res.questionEnd = w.size();
+    if (q.edns) {
+        res.optStart = w.size();
+        putOpt(w, out.size(), opt, q, rcode, er);
+        if (w.size() == res.optStart) res.optStart = 0;
+    }
     putHeader(out.data(), q.id, q.opcode, q.rd, q.cd, false, false, rcode, echo ? 1 : 0, w);
-    return w.size();
+    res.len = w.size();
 }
 
 }  // namespace
 
-size_t refuse(std::span<const uint8_t> query, std::span<uint8_t> out, uint8_t rcode) noexcept {
+size_t refuse(const AnswerOptions& options, std::span<const uint8_t> query, std::span<uint8_t> out,
+              uint8_t rcode) noexcept {
     Query q;
     if (parseQuery(query, q) == ParseStatus::Drop) return 0;
-    return errorReply(q, query, out, AnswerOptions{}, rcode);
+    AnswerResult res;
+    errorReply(q, query, out, options, rcode, res);
+    return res.len;
 }
+
+namespace {
+
+ResponseKind classify(const Ctx& c) {
+    if (c.rcode == kRcodeNxDomain) return ResponseKind::NxDomain;
+    if (c.rcode != kRcodeNoError) return ResponseKind::Error;
+    if (c.referral) return ResponseKind::Referral;
+    return c.w.count(kAnswer) ? ResponseKind::Answer : ResponseKind::NoData;
+}
+
+}  // namespace
 
 AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const uint8_t> query, bool tcp,
                     std::span<uint8_t> out, DynamicHook* hook, const ClientInfo& info) noexcept {
@@ -623,12 +718,21 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
         return res;
     }
     res.qtype = q.qtype;
+    if (st == ParseStatus::CookieOnly) {
+        // RFC 7873 §5.4: no question, only a COOKIE option: the reply is the cookie, NOERROR when the query
+        // held no server cookie or a valid one, BADCOOKIE when it held one we did not make.
+        EdnsReply er;
+        res.cookie = decideCookie(opt, q, info, er);
+        if (res.cookie != Cookie::None) {
+            errorReply(q, query, out, opt, res.cookie == Cookie::Invalid ? kRcodeBadCookie : kRcodeNoError,
+                       res, er);
+            return res;
+        }
+        st = ParseStatus::FormErr;  // cookies are off: a query without a question
+    }
     if (st != ParseStatus::Ok) {
         // Nothing of a message we cannot process is trusted beyond what parsed: at most its one question.
-        // (RFC 7873 §5.4's NOERROR for a cookie-only QUERY with QDCOUNT 0 belongs here: FormErr, qdcount 0,
-        // edns.)
-        res.rcode = st == ParseStatus::NotImp ? kRcodeNotImp : kRcodeFormErr;
-        res.len = errorReply(q, query, out, opt, res.rcode);
+        errorReply(q, query, out, opt, st == ParseStatus::NotImp ? kRcodeNotImp : kRcodeFormErr, res);
         return res;
     }
     Writer w(out.data(), out.size());
@@ -636,6 +740,13 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
     w.bytes(zero, kHeader);
     w.bytes(query.data() + kHeader, q.questionEnd - kHeader);
     w.remember(q.qname, q.qnameLen, kHeader);
+    res.questionEnd = w.size();
+
+    EdnsReply er;
+    if (q.edns) {
+        decideNsid(opt, q, er);
+        res.cookie = decideCookie(opt, q, info, er);
+    }
 
     // RFC 7871 §7.1.1: the ECS prefix, when sent, is where the client is; else the packet's source.
     Client client;
@@ -662,8 +773,8 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
             if (q.edns) limit = std::max<size_t>(512, std::min<size_t>(q.ednsSize, opt.udpPayloadMax));
         }
         limit = std::min(limit, out.size());
-        size_t ecsSize = echoEcs ? 8 + (size_t(client.subnet.bits) + 7) / 8 : 0;
-        w.setLimit(limit - (q.edns ? kOptSize + ecsSize : 0));
+        if (echoEcs) er.ecs = &client.subnet;
+        w.setLimit(limit - (q.edns ? er.size() : 0));
         if (q.qclass == kClassCH) {
             c.chaos();
         } else if (q.qclass != kClassIN) {
@@ -685,6 +796,7 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
                 // RFC 1995 §2: over UDP a server may answer with its SOA alone, telling the client to use
                 // TCP.
                 std::string_view apex = z->apex();
+                c.countBy(apex);
                 c.must(kAnswer, *z, reinterpret_cast<const uint8_t*>(apex.data()), apex.size(), z->soa(),
                        z->soa().ttl);
             } else {
@@ -696,17 +808,41 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
         }
     }
     if (q.edns) {
-        uint8_t ecs[kEcsMaxSize];
-        size_t ecsLen = 0;
         // The scope of a client-independent answer is 0 (§7.2.1); a 0-bit source prefix asks for an answer
         // that suits every client, and gets scope 0 too.
-        if (echoEcs) ecsLen = writeEcs(client.subnet, client.subnet.bits ? c.scope : 0, ecs);
-        putOpt(w, out.size(), opt, q, c.rcode, {ecs, ecsLen});
+        er.ecsScope = client.subnet.bits ? c.scope : 0;
+        res.optStart = w.size();
+        putOpt(w, out.size(), opt, q, c.rcode, er);
+        if (w.size() == res.optStart) res.optStart = 0;
     }
     putHeader(out.data(), q.id, q.opcode, q.rd, q.cd, c.aa && c.rcode != kRcodeRefused, c.tc, c.rcode, 1, w);
     res.len = w.size();
     res.rcode = c.rcode;
+    res.kind = classify(c);
+    if (res.kind != ResponseKind::Error) {
+        res.kindName = c.kindName;
+        res.kindNameLen = c.kindNameLen;
+    }
     return res;
+}
+
+size_t slip(std::span<uint8_t> out, const AnswerResult& res, bool badCookie) noexcept {
+    uint8_t* p = out.data();
+    size_t optLen = res.optStart ? res.len - res.optStart : 0;
+    if (optLen) std::memmove(p + res.questionEnd, p + res.optStart, optLen);
+    p[6] = p[7] = p[8] = p[9] = 0;  // no answer, no authority
+    p[10] = 0;
+    p[11] = optLen ? 1 : 0;
+    if (badCookie && optLen) {
+        // RFC 7873 §8: BADCOOKIE is 23, an extended RCODE: 7 in the header, 1 in the OPT record's upper bits.
+        constexpr uint16_t kBadCookie = kRcodeBadCookie;
+        p[2] &= uint8_t(~0x06);  // neither AA nor TC: this is an error, the answer is not withheld
+        p[3] = uint8_t((p[3] & 0xF0) | (kBadCookie & 0x0F));
+        p[res.questionEnd + 5] = uint8_t(kBadCookie >> 4);
+    } else {
+        p[2] |= 0x02;  // TC
+    }
+    return res.questionEnd + optLen;
 }
 
 }  // namespace gslb::zones

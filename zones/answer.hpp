@@ -11,13 +11,33 @@
 
 namespace gslb::zones {
 
+/// RFC 7873 server cookies, made and checked by whoever holds the secret (the server: RFC 9018 SipHash-2-4).
+/// The answer path parses the COOKIE option, asks this hook, and writes the reply's option. Both calls run on
+/// the query path of any worker at once: they must be thread-safe and must not block, allocate or throw.
+class CookieHook {
+  public:
+    virtual ~CookieHook() = default;
+    /// Checks the server cookie `server` (8..32 octets) that came with client cookie `client` (8 octets) from
+    /// `ci.source` (never null here). Returns true when it is one of ours and still fresh; then it may also
+    /// set `renew` to false to say that the same server cookie can be sent back (RFC 9018 §4.3: recent
+    /// enough).
+    virtual bool check(const uint8_t* client, const uint8_t* server, size_t len, const ClientInfo& ci,
+                       bool& renew) const noexcept = 0;
+    /// Writes a fresh server cookie for (client cookie, client address, ci.now) into `out` (room for 32
+    /// octets) and returns its length (8..32).
+    virtual size_t make(const uint8_t* client, const ClientInfo& ci, uint8_t* out) const noexcept = 0;
+};
+
 /// What the answer path knows of the server's configuration.
 struct AnswerOptions {
     uint16_t udpPayloadMax = 1232;  // octets: the EDNS0 size we offer and our UDP cap (RFC 6891 §6.2.5)
     bool minimalResponses = true;  // positive answers without the zone's NS RRset in authority (and its glue)
     std::string identity;          // CH TXT id.server / hostname.bind (RFC 4892); empty: REFUSED
     std::string version;           // CH TXT version.bind / version.server; empty: REFUSED
-    bool ecs = true;  // use and echo EDNS Client Subnet (RFC 7871); false: the option is ignored as unknown
+    bool ecs = true;    // use and echo EDNS Client Subnet (RFC 7871); false: the option is ignored as unknown
+    bool nsid = false;  // RFC 5001: answer an NSID request with `identity` (when set)
+    const CookieHook* cookies =
+        nullptr;  // RFC 7873 DNS Cookies; nullptr: COOKIE options are checked for form only
 };
 
 /// One record chosen by a dynamic (GSLB) answer: its rdata, which must stay valid during the call.
@@ -52,12 +72,37 @@ enum class Action : uint8_t {
            // (zones/axfr.hpp) or answers refuse()
 };
 
+/// What a query's COOKIE option was worth (RFC 7873 §5.2).
+enum class Cookie : uint8_t {
+    None,        // no COOKIE option (or cookies are off)
+    ClientOnly,  // a client cookie alone (§5.2.3)
+    Invalid,     // a client cookie and a server cookie we did not make, or made too long ago (§5.2.4)
+    Valid,       // a client cookie and a server cookie of ours, fresh (§5.2.5)
+};
+
+/// The kind of a response, as response rate limiting counts them (the BIND / NSD / Knot classes).
+enum class ResponseKind : uint8_t {
+    Answer,    // NOERROR with data: counted per QNAME (or the wildcard that made it) and QTYPE
+    NoData,    // NOERROR without data: per QNAME and QTYPE as well
+    NxDomain,  // per zone (a flood of random names under one zone is one flood)
+    Referral,  // per delegation point
+    Error,     // REFUSED, FORMERR, NOTIMP, SERVFAIL, BADVERS, BADCOOKIE…: per client prefix alone
+};
+
 struct AnswerResult {
     size_t len = 0;
     Action action = Action::Send;
-    uint8_t rcode = 0;  // RCODE sent (extended RCODEs in full, e.g. 16 for BADVERS)
+    uint8_t rcode = 0;  // RCODE sent (extended RCODEs in full, e.g. 16 for BADVERS, 23 for BADCOOKIE)
     uint16_t qtype = 0;
     const Zone* zone = nullptr;  // for Axfr
+    Cookie cookie = Cookie::None;
+    ResponseKind kind = ResponseKind::Error;
+    // The name `kind` is counted by, lower-case wire form: the QNAME's node (or the wildcard that answered),
+    // the zone apex, the delegation point; nullptr for Error. It points into the zone database.
+    const uint8_t* kindName = nullptr;
+    uint8_t kindNameLen = 0;
+    size_t questionEnd = 0;  // where the question ends in the output (12 when there is none)
+    size_t optStart = 0;     // where the OPT record starts in the output; 0: the response has none
 };
 
 /// Answers one query. `tcp` selects the size limit: 65535 over TCP; over UDP 512 without EDNS0, else the
@@ -69,12 +114,28 @@ struct AnswerResult {
 /// `client.source` is), a malformed one or two of them get FORMERR (§7.1.2), and a valid one is echoed with
 /// the scope the hook reported (0 for every answer that does not depend on the client: static names, errors,
 /// referrals).
+///
+/// EDNS options (RFC 6891 §6.1.2): NSID (RFC 5001) is answered with `identity` when options.nsid is set. A
+/// COOKIE option (RFC 7873) of a bad length is FORMERR (§5.2.2); with options.cookies and a known
+/// `client.source`, the reply carries the client cookie and a server cookie (a fresh one unless the query's
+/// may be reused), and AnswerResult::cookie says what the query's was worth. Without a valid server cookie
+/// the query is answered normally all the same (§5.2.3 choice 3): rate limiting, not this function, decides
+/// when to send BADCOOKIE instead (see slip()).
 AnswerResult answer(const ZoneDb& db, const AnswerOptions& options, std::span<const uint8_t> query, bool tcp,
                     std::span<uint8_t> out, DynamicHook* hook, const ClientInfo& client = {}) noexcept;
 
-/// An error response to `query` with `rcode`, the question echoed and nothing else: REFUSED (5) for an AXFR
-/// from a source outside axfr_allow, SERVFAIL (2) for one over the server's cap on concurrent transfers.
-/// Returns its length; 0 when the query has no question to echo.
-size_t refuse(std::span<const uint8_t> query, std::span<uint8_t> out, uint8_t rcode = 5) noexcept;
+/// Turns the response `res` in `out` (from answer() over UDP) into the short one rate limiting sends in its
+/// place (the RRL "slip"): the header and question, TC set and nothing else but the OPT record, so that a
+/// real client retries over TCP. With `badCookie` (the query carried a client cookie) the RCODE becomes
+/// BADCOOKIE instead of setting TC, and the OPT record keeps the fresh server cookie: the client retries with
+/// it and is no longer limited (RFC 7873 §5.2.3 choice 2; BIND does the same). Returns the new length.
+size_t slip(std::span<uint8_t> out, const AnswerResult& res, bool badCookie) noexcept;
+
+/// An error response to `query` with `rcode`, the question echoed (when exactly one parsed) and nothing else
+/// but an OPT record (offering options.udpPayloadMax) when the query had one: REFUSED (5) for an AXFR from a
+/// source outside axfr_allow, SERVFAIL (2) for one over the server's caps on concurrent transfers. Returns
+/// its length; 0 when the query is to be dropped (see parseQuery).
+size_t refuse(const AnswerOptions& options, std::span<const uint8_t> query, std::span<uint8_t> out,
+              uint8_t rcode = 5) noexcept;
 
 }  // namespace gslb::zones

@@ -23,6 +23,7 @@ inline constexpr uint8_t kFamilyIPv6 = 2;
 /// What the listener knows of a query besides its bytes.
 struct ClientInfo {
     const sockaddr* source = nullptr;  // the packet's source (sockaddr_in / sockaddr_in6); null: unknown
+    uint32_t now = 0;  // wall-clock time, s since the Unix epoch (RFC 9018 server cookie timestamps)
 };
 
 /// The full-length prefix of a socket address; an IPv4-mapped IPv6 address becomes IPv4. Family 0 for

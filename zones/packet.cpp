@@ -95,21 +95,7 @@ bool parseRecords(std::span<const uint8_t> pkt, size_t pos, uint32_t an, uint32_
             q.ednsSize = cls;
             q.ednsVersion = ttl[1];
             q.ednsDo = ttl[2] & 0x80;
-            // Options must tile the rdata exactly; unknown ones are ignored (§6.1.2).
-            size_t o = pos;
-            const size_t oe = pos + rdlen;
-            while (o < oe) {
-                if (oe - o < 4) return false;
-                uint16_t code = rd16(pkt.data() + o);
-                size_t olen = rd16(pkt.data() + o + 2);
-                o += 4;
-                if (olen > oe - o) return false;
-                if (code == kOptionEcs && q.ecsCount < 255) {
-                    ++q.ecsCount;
-                    q.ecsValid = q.ecsCount == 1 && parseEcs(pkt.data() + o, olen, q.ecs);
-                }
-                o += olen;
-            }
+            if (!parseEdnsOptions(pkt.subspan(pos, rdlen), q)) return false;
         }
         pos += rdlen;
     }
@@ -119,6 +105,39 @@ bool parseRecords(std::span<const uint8_t> pkt, size_t pos, uint32_t an, uint32_
 
 }  // namespace
 
+bool parseEdnsOptions(std::span<const uint8_t> rdata, Query& q) noexcept {
+    // Options must tile the rdata exactly; unknown ones are ignored (RFC 6891 §6.1.2).
+    size_t o = 0, oe = rdata.size();
+    while (o < oe) {
+        if (oe - o < 4) return false;
+        uint16_t code = rd16(rdata.data() + o);
+        size_t olen = rd16(rdata.data() + o + 2);
+        o += 4;
+        if (olen > oe - o) return false;
+        const uint8_t* data = rdata.data() + o;
+        o += olen;
+        if (code == kOptionEcs) {
+            // ECS (RFC 7871): two of them make the location ambiguous (answer() then says FORMERR).
+            if (q.ecsCount < 255) {
+                ++q.ecsCount;
+                q.ecsValid = q.ecsCount == 1 && parseEcs(data, olen, q.ecs);
+            }
+        } else if (code == kOptNsid) {
+            q.nsid = true;  // RFC 5001 §2.1: a request's payload is empty; anything there is ignored
+        } else if (code == kOptCookie && !q.cookie) {
+            // RFC 7873 §5.2.2: shorter than a client cookie, a server cookie shorter than 8 or longer than
+            // 32 octets is malformed. Only the first COOKIE option counts (§5.2).
+            bool clientOnly = olen == kClientCookieLen;
+            bool withServer =
+                olen >= kClientCookieLen + kServerCookieMin && olen <= kClientCookieLen + kServerCookieMax;
+            if (!clientOnly && !withServer) return false;
+            q.cookie = data;
+            q.cookieLen = uint8_t(olen);
+        }
+    }
+    return true;
+}
+
 ParseStatus parseQuery(std::span<const uint8_t> pkt, Query& q) noexcept {
     q.questionOk = false;
     q.questionEnd = 0;
@@ -127,6 +146,9 @@ ParseStatus parseQuery(std::span<const uint8_t> pkt, Query& q) noexcept {
     q.edns = false;
     q.ecsCount = 0;
     q.ecsValid = false;
+    q.nsid = false;
+    q.cookie = nullptr;
+    q.cookieLen = 0;
     if (pkt.size() < 12) return ParseStatus::Drop;
     const uint8_t* h = pkt.data();
     q.id = rd16(h);
@@ -151,7 +173,10 @@ ParseStatus parseQuery(std::span<const uint8_t> pkt, Query& q) noexcept {
     const bool wellFormed = pos && parseRecords(pkt, pos, an, ns, ar, q);
     // RFC 1035 §4.1.1: an opcode we do not implement is NOTIMP whatever follows the header.
     if (q.opcode != 0) return ParseStatus::NotImp;
-    if (!wellFormed || qd != 1) return ParseStatus::FormErr;
+    if (!wellFormed) return ParseStatus::FormErr;
+    // RFC 7873 §5.4: a QUERY without a question but with a COOKIE option asks for a server cookie.
+    if (qd == 0 && q.edns && q.cookie) return ParseStatus::CookieOnly;
+    if (qd != 1) return ParseStatus::FormErr;
     return ParseStatus::Ok;
 }
 

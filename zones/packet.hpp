@@ -33,13 +33,25 @@ struct Query {
     uint8_t ecsCount = 0;   // ECS options seen (more than one is malformed: the location is ambiguous)
     bool ecsValid = false;  // exactly one, and parseEcs accepted it
     EcsOption ecs;          // valid when ecsValid
+
+    // EDNS options this server acts on, found by parseEdnsOptions (the first of each kind counts).
+    bool nsid = false;                // RFC 5001 §2.1: the requestor asks for our NSID
+    const uint8_t* cookie = nullptr;  // RFC 7873 §4: the COOKIE option's data, in the packet
+    uint8_t cookieLen = 0;            // 8 (client cookie only) or 16..40 (client + server cookie); 0: none
 };
+
+inline constexpr uint16_t kOptNsid = 3;     // RFC 5001
+inline constexpr uint16_t kOptCookie = 10;  // RFC 7873
+inline constexpr size_t kClientCookieLen = 8;
+inline constexpr size_t kServerCookieMin = 8, kServerCookieMax = 32;  // RFC 7873 §4.2
 
 enum class ParseStatus {
     Ok,
-    Drop,     // not a query we answer at all: too short for a header, or QR=1 (a response)
-    FormErr,  // RFC 1035 §4.1.1 format error: QDCOUNT != 1, bad name, truncated, bad or misplaced OPT
-    NotImp,   // an opcode other than QUERY (RFC 1035 §4.1.1), whatever follows the header
+    Drop,        // not a query we answer at all: too short for a header, or QR=1 (a response)
+    FormErr,     // RFC 1035 §4.1.1 format error: QDCOUNT != 1, bad name, truncated, bad or misplaced OPT
+    NotImp,      // an opcode other than QUERY (RFC 1035 §4.1.1), whatever follows the header
+    CookieOnly,  // QDCOUNT 0 with an OPT record holding a COOKIE option: asking for a server cookie (RFC
+                 // 7873 §5.4); without the cookie such a query is FormErr
 };
 
 /// Parses `pkt`. Names are checked for labels > 63 octets, names > 255 octets, pointers past the end or not
@@ -52,5 +64,10 @@ enum class ParseStatus {
 /// 0 and `edns`, the rest of the message was sound (RFC 7873 §5.4's cookie-only query). Work is
 /// O(packet size).
 ParseStatus parseQuery(std::span<const uint8_t> pkt, Query& q) noexcept;
+
+/// Reads the options of an OPT record's RDATA (`rdata` is exactly RDLENGTH octets) into `q`: ECS, NSID and
+/// COOKIE; unknown options are skipped (RFC 6891 §6.1.2). False (FORMERR) when the options do not tile the
+/// RDATA exactly, or a COOKIE option has a length other than 8 or 16..40 (RFC 7873 §5.2.2). Work is O(rdata).
+bool parseEdnsOptions(std::span<const uint8_t> rdata, Query& q) noexcept;
 
 }  // namespace gslb::zones

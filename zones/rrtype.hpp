@@ -44,7 +44,8 @@ enum Rcode : uint8_t {
     kRcodeRefused = 5,
     kRcodeYxDomain = 6,  // RFC 6672 §2.2: a DNAME substitution would make a name longer than 255 octets
     kRcodeNotAuth = 9,
-    kRcodeBadVers = 16,  // extended RCODE, only expressible with an OPT record (RFC 6891 §6.1.3)
+    kRcodeBadVers = 16,    // extended RCODE, only expressible with an OPT record (RFC 6891 §6.1.3)
+    kRcodeBadCookie = 23,  // extended RCODE (RFC 7873 §8)
 };
 
 /// Meta types and QTYPE-only values (RFC 6895 §3.1): they never appear as zone data.

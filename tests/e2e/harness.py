@@ -291,7 +291,8 @@ TOOLS = {"dig": dig, "kdig": kdig}
 TYPES = {"A": 1, "NS": 2, "CNAME": 5, "SOA": 6, "PTR": 12, "HINFO": 13, "MX": 15, "TXT": 16, "AAAA": 28,
          "SRV": 33, "DS": 43, "OPT": 41, "AXFR": 252, "IXFR": 251, "ANY": 255}
 TYPE_NAMES = {v: k for k, v in TYPES.items()}
-RCODES = {0: "NOERROR", 1: "FORMERR", 2: "SERVFAIL", 3: "NXDOMAIN", 4: "NOTIMP", 5: "REFUSED", 16: "BADVERS"}
+RCODES = {0: "NOERROR", 1: "FORMERR", 2: "SERVFAIL", 3: "NXDOMAIN", 4: "NOTIMP", 5: "REFUSED", 16: "BADVERS",
+          23: "BADCOOKIE"}
 
 
 def encode_name(name):

@@ -306,7 +306,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 break;
             case gslb::zones::Action::Axfr: {
                 FUZZ_CHECK(tcp && res.zone != nullptr, std::string(what) + " axfr " + hex(data, size));
-                size_t n = gslb::zones::refuse({data, size}, {w.out.data(), w.out.size()});
+                size_t n = gslb::zones::refuse(snap.answer, {data, size}, {w.out.data(), w.out.size()});
                 checkResponse(data, size, w.out.data(), n, 65535, "refuse");
                 // Written one message at a time, as the server does (zones/axfr.hpp); the buffer is reused.
                 gslb::zones::AxfrWriter axfr(*res.zone, {data, size}, 65535);

@@ -325,11 +325,27 @@ TEST_CASE("AXFR: Axfr action over TCP at an apex; NOTIMP over UDP") {
 TEST_CASE("refuse(): the question echoed with the rcode asked for") {
     auto q = makeQuery("t.test.", kTypeAXFR);
     std::vector<uint8_t> out(512);
-    Resp r = testutil::decode(out.data(), refuse({q.data(), q.size()}, {out.data(), out.size()}));
+    AnswerOptions opt;
+    Resp r = testutil::decode(out.data(), refuse(opt, {q.data(), q.size()}, {out.data(), out.size()}));
     CHECK(r.rcode == kRcodeRefused);
-    r = testutil::decode(out.data(), refuse({q.data(), q.size()}, {out.data(), out.size()}, kRcodeServFail));
+    r = testutil::decode(out.data(),
+                         refuse(opt, {q.data(), q.size()}, {out.data(), out.size()}, kRcodeServFail));
     CHECK(r.rcode == kRcodeServFail);
     CHECK_FALSE(r.aa);
+}
+
+TEST_CASE("refuse(): the OPT record offers the configured payload size, not the default") {
+    auto q = makeQuery("t.test.", kTypeAXFR, true);
+    std::vector<uint8_t> out(512);
+    AnswerOptions opt;
+    opt.udpPayloadMax = 1400;
+    size_t n = refuse(opt, {q.data(), q.size()}, {out.data(), out.size()});
+    REQUIRE(n == q.size());  // the same question, an empty OPT
+    CHECK(out[3] == kRcodeRefused);
+    size_t optAt = n - 11;
+    CHECK(out[optAt + 2] == 41);    // OPT
+    CHECK(out[optAt + 3] == 0x05);  // 1400 = 0x0578 in the OPT's CLASS field
+    CHECK(out[optAt + 4] == 0x78);
 }
 
 TEST_CASE("the most specific zone answers; DS for a child apex comes from the parent") {

@@ -1,0 +1,191 @@
+#include "server/edge/rrl.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+
+#include <cstring>
+
+namespace gslb::server {
+namespace {
+
+constexpr uint64_t kSecond = 1000000000;  // ns
+constexpr uint64_t kReported = uint64_t(1) << 63;
+
+const char* kindName(unsigned k) {
+    static const char* names[] = {"answer", "nodata", "nxdomain", "referral", "error"};
+    return k < 5 ? names[k] : "?";
+}
+
+// The client's address as (family, 16 octets), IPv4-mapped IPv6 counted as IPv4; false when neither.
+bool addressOf(const sockaddr* sa, int& family, uint8_t a[16]) {
+    if (!sa) return false;
+    if (sa->sa_family == AF_INET) {
+        family = AF_INET;
+        std::memcpy(a, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, 4);
+        return true;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const auto* a6 = &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr;
+        if (IN6_IS_ADDR_V4MAPPED(a6)) {
+            family = AF_INET;
+            std::memcpy(a, a6->s6_addr + 12, 4);
+        } else {
+            family = AF_INET6;
+            std::memcpy(a, a6->s6_addr, 16);
+        }
+        return true;
+    }
+    return false;
+}
+
+// The first 8 octets of the address masked to the configured prefix, as one number (IPv6 prefixes are at
+// most 64 bits long: the config refuses longer ones).
+uint64_t prefixOf(const RrlConf& conf, int family, const uint8_t a[16], int& bits) {
+    bits = family == AF_INET ? conf.ipv4Prefix : conf.ipv6Prefix;
+    int width = family == AF_INET ? 32 : 64;
+    uint64_t v = 0;
+    for (int i = 0; i < width / 8; ++i) v = v << 8 | a[i];
+    if (bits < width) v &= ~((uint64_t(1) << (width - bits)) - 1);
+    return v;
+}
+
+inline uint64_t mix(uint64_t h) {
+    // The finaliser of MurmurHash3 / splitmix64: every input bit reaches every output bit.
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+}  // namespace
+
+RateLimiter::RateLimiter(size_t buckets, uint64_t seed) : seed_(seed) {
+    size_t n = 1024;
+    while (n < buckets) n <<= 1;
+    table_.reset(new Bucket[n]);
+    mask_ = n - 1;
+}
+
+std::string RateLimiter::prefixText(const RrlConf& conf, const sockaddr* client) {
+    int family = 0, bits = 0;
+    uint8_t a[16]{};
+    if (!addressOf(client, family, a)) return "?";
+    uint64_t v = prefixOf(conf, family, a, bits);
+    uint8_t out[16]{};
+    int width = family == AF_INET ? 4 : 8;
+    for (int i = 0; i < width; ++i) out[i] = uint8_t(v >> (8 * (width - 1 - i)));
+    char text[INET6_ADDRSTRLEN];
+    inet_ntop(family, out, text, sizeof text);
+    return fmt::format("{}/{}", text, bits);
+}
+
+RateLimiter::Verdict RateLimiter::account(const RrlConf& conf, const sockaddr* client,
+                                          const zones::AnswerResult& res, uint64_t now,
+                                          uint32_t& slipCount) noexcept {
+    int family = 0, bits = 0;
+    uint8_t a[16];
+    if (!addressOf(client, family, a)) return Verdict::Pass;
+    uint64_t prefix = prefixOf(conf, family, a, bits);
+    unsigned kind = unsigned(res.kind);
+
+    // The key: prefix, family, kind, and the name (with QTYPE for answers and NODATA) the kind counts by.
+    uint64_t h = mix(seed_ ^ prefix) ^ (uint64_t(family == AF_INET6) << 8 | kind);
+    if (res.kind == zones::ResponseKind::Answer || res.kind == zones::ResponseKind::NoData)
+        h ^= uint64_t(res.qtype) << 16;
+    h = mix(h);
+    const uint8_t* p = res.kindName;
+    for (size_t i = 0; p && i < res.kindNameLen; i += 8) {
+        uint64_t w = 0;
+        size_t n = std::min<size_t>(8, res.kindNameLen - i);
+        std::memcpy(&w, p + i, n);
+        h = mix(h ^ w ^ (uint64_t(n) << 59));
+    }
+    uint64_t key = h | 1;
+    Bucket& b = table_[(h >> 1) & mask_];
+
+    const uint64_t interval = kSecond / uint64_t(conf.responsesPerSecond);  // one token, ns
+    // Up to one second of tokens banked: a client that was quiet may send a burst of responses_per_second at
+    // once (BIND caps its credit the same way), then one every `interval`.
+    const uint64_t burst = kSecond - interval;
+    if (b.key.load(std::memory_order_relaxed) != key) {
+        // A new client, or a collision: the bucket is this key's now, full (NSD replaces on collision too).
+        b.key.store(key, std::memory_order_relaxed);
+        b.who.store(prefix, std::memory_order_relaxed);
+        b.meta.store(uint64_t(family == AF_INET6) << 16 | uint64_t(kind) << 8 | uint64_t(bits),
+                     std::memory_order_relaxed);
+        b.limitedAt.store(0, std::memory_order_relaxed);
+        b.tat.store(now + interval, std::memory_order_relaxed);
+        return Verdict::Pass;
+    }
+    // GCRA (the generic cell rate algorithm): `tat` is when the bucket would be full again. A response
+    // conforms while tat is at most `burst` ahead of now; it then moves tat one interval on.
+    uint64_t tat = b.tat.load(std::memory_order_relaxed);
+    for (;;) {
+        uint64_t t = tat > now ? tat : now;
+        if (t - now > burst) break;
+        if (b.tat.compare_exchange_weak(tat, t + interval, std::memory_order_relaxed)) return Verdict::Pass;
+    }
+    b.limitedAt.store(now ? now : 1, std::memory_order_relaxed);
+    if (conf.slip == 0) return Verdict::Drop;
+    if (++slipCount >= uint32_t(conf.slip)) {
+        slipCount = 0;
+        return Verdict::Slip;
+    }
+    return Verdict::Drop;
+}
+
+size_t RateLimiter::sweep(const RrlConf& conf, uint64_t now,
+                          const std::function<void(const std::string&)>& log, size_t maxLines) {
+    size_t limited = 0, lines = 0, moreStarted = 0, moreStopped = 0;
+    auto describe = [&](uint64_t v, uint64_t meta) {
+        bool v6 = meta >> 16 & 1;
+        unsigned kind = unsigned(meta >> 8 & 0xFF);
+        int bits = int(meta & 0xFF);
+        uint8_t out[16]{};
+        int width = v6 ? 8 : 4;
+        for (int i = 0; i < width; ++i) out[i] = uint8_t(v >> (8 * (width - 1 - i)));
+        char text[INET6_ADDRSTRLEN];
+        inet_ntop(v6 ? AF_INET6 : AF_INET, out, text, sizeof text);
+        return fmt::format("{}/{} ({} responses)", text, bits, kindName(kind));
+    };
+    const uint64_t window = uint64_t(conf.window) * kSecond;
+    for (size_t i = 0; i <= mask_; ++i) {
+        Bucket& b = table_[i];
+        uint64_t at = b.limitedAt.load(std::memory_order_relaxed);
+        if (!at) continue;
+        uint64_t who = b.who.load(std::memory_order_relaxed);
+        uint64_t meta = b.meta.load(std::memory_order_relaxed);
+        if (now > at && now - at > window) {
+            // Not limited for a whole window: it has stopped.
+            if (b.limitedAt.compare_exchange_strong(at, 0, std::memory_order_relaxed) && (meta & kReported)) {
+                b.meta.store(meta & ~kReported, std::memory_order_relaxed);
+                if (lines < maxLines) {
+                    ++lines;
+                    log(fmt::format("rrl: {} no longer limited", describe(who, meta)));
+                } else {
+                    ++moreStopped;
+                }
+            }
+            continue;
+        }
+        ++limited;
+        if (!(meta & kReported)) {
+            b.meta.store(meta | kReported, std::memory_order_relaxed);
+            if (lines < maxLines) {
+                ++lines;
+                log(fmt::format("rrl: {} limited to {} responses/s", describe(who, meta),
+                                conf.responsesPerSecond));
+            } else {
+                ++moreStarted;
+            }
+        }
+    }
+    if (moreStarted || moreStopped)
+        log(fmt::format("rrl: and {} more started, {} more stopped being limited", moreStarted, moreStopped));
+    return limited;
+}
+
+}  // namespace gslb::server

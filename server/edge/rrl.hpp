@@ -1,0 +1,72 @@
+// Response rate limiting (RRL), the design BIND, NSD and Knot share: a response to UDP client C of kind K
+// (zones::ResponseKind: an answer per QNAME and QTYPE, NXDOMAIN per zone, a referral per delegation point,
+// errors per prefix alone) is counted in the token bucket of (C's prefix, K, name). When the bucket is empty
+// the response is dropped, except every `slip`-th one, which goes out short with TC set (or as BADCOOKIE to
+// a client that sent a cookie) so that a real client retries over TCP. A spoofed flood reflected at a victim
+// is cut to `responses_per_second` per bucket, and a real client behind the same prefix still gets through
+// over TCP. TCP, clients with a valid server cookie and `exempt` prefixes are never limited (the worker
+// checks those before asking).
+//
+// The table is one fixed array of buckets shared by every worker, lock-free with relaxed atomics: one
+// client's source ports are spread over the workers by SO_REUSEPORT, so per-worker tables would each let the
+// full rate through (the limit × the workers). A bucket's token state is one 64-bit word (GCRA: the
+// theoretical arrival time) updated by compare-and-swap, so two workers counting the same client never lose
+// each other's responses. Buckets are found by a seeded 64-bit hash of the key and replaced on collision
+// (NSD's habit): memory stays fixed whatever the traffic, and an attacker who cannot see the seed cannot aim
+// collisions.
+#pragma once
+#include <sys/socket.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/config.hpp"
+#include "zones/answer.hpp"
+
+namespace gslb::server {
+
+class RateLimiter {
+  public:
+    /// `buckets` is rounded up to a power of two (at least 1024); each takes 40 octets.
+    explicit RateLimiter(size_t buckets, uint64_t seed);
+    RateLimiter(const RateLimiter&) = delete;
+    RateLimiter& operator=(const RateLimiter&) = delete;
+
+    enum class Verdict : uint8_t { Pass, Drop, Slip };
+
+    /// Counts one UDP response for `client` at `nowNs` (a monotonic clock, ns) and says what to do with it.
+    /// `slipCount` is the caller's (per worker) count of limited responses: every conf.slip-th becomes Slip.
+    /// Never blocks, allocates or throws; O(length of the name).
+    Verdict account(const RrlConf& conf, const sockaddr* client, const zones::AnswerResult& res,
+                    uint64_t nowNs, uint32_t& slipCount) noexcept;
+
+    /// The control thread, about once a second: reports each bucket that started being limited since the
+    /// last sweep, and each that has not been limited for `window` seconds (which it then forgets), through
+    /// `log` (at most `maxLines` lines a sweep, then one line with the count of the rest). Returns how many
+    /// buckets are limited now.
+    size_t sweep(const RrlConf& conf, uint64_t nowNs, const std::function<void(const std::string&)>& log,
+                 size_t maxLines = 20);
+
+    size_t buckets() const { return mask_ + 1; }
+
+    /// The prefix `client` is counted under ("192.0.2.0/24", "2001:db8:1200::/56"): for the log and tests.
+    static std::string prefixText(const RrlConf& conf, const sockaddr* client);
+
+  private:
+    struct Bucket {
+        std::atomic<uint64_t> key{0};        // hash of (prefix, kind, name, qtype) | 1; 0: never used
+        std::atomic<uint64_t> tat{0};        // GCRA theoretical arrival time, ns
+        std::atomic<uint64_t> limitedAt{0};  // ns of the last limited response; 0: not limited
+        std::atomic<uint64_t> who{0};        // the prefix (its first 8 octets), for the log
+        std::atomic<uint64_t> meta{0};  // bit 16 IPv6, bits 8..15 kind, 0..7 prefix length; bit 63 reported
+    };
+    std::unique_ptr<Bucket[]> table_;
+    size_t mask_;
+    uint64_t seed_;
+};
+
+}  // namespace gslb::server

@@ -1,0 +1,351 @@
+// EDNS options on the answer path: NSID (RFC 5001), COOKIE (RFC 7873) parsing and echo through a CookieHook,
+// the response kinds rate limiting counts by, and slip() (the truncated / BADCOOKIE stand-in).
+#include <doctest/doctest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cstring>
+#include <map>
+
+#include "helpers.hpp"
+#include "zones/rrtype.hpp"
+
+using namespace gslb::zones;
+using testutil::makeQuery;
+
+namespace {
+
+const char* kZone = R"($ORIGIN e.test.
+$TTL 300
+@       IN SOA ns1 host 5 3600 600 86400 60
+@       NS  ns1
+ns1     A   192.0.2.1
+www     A   192.0.2.10
+*.wild  A   192.0.2.11
+sub     NS  ns.sub
+ns.sub  A   192.0.2.53
+)";
+
+testutil::Server& server() {
+    static testutil::Server s = [] {
+        testutil::Server s;
+        s.add("e.test.", kZone);
+        return s;
+    }();
+    return s;
+}
+
+// A query for (name, type) with an OPT record holding `options` (each: code, data).
+std::vector<uint8_t> queryWith(const std::string& name, uint16_t type,
+                               const std::vector<std::pair<uint16_t, std::vector<uint8_t>>>& options) {
+    auto q = makeQuery(name, type, false);
+    q[11] = 1;
+    std::vector<uint8_t> rdata;
+    for (const auto& [code, data] : options) {
+        rdata.push_back(uint8_t(code >> 8));
+        rdata.push_back(uint8_t(code));
+        rdata.push_back(uint8_t(data.size() >> 8));
+        rdata.push_back(uint8_t(data.size()));
+        rdata.insert(rdata.end(), data.begin(), data.end());
+    }
+    uint8_t opt[] = {0, 0, 41, 0x04, 0xD0, 0, 0, 0, 0, uint8_t(rdata.size() >> 8), uint8_t(rdata.size())};
+    q.insert(q.end(), opt, opt + sizeof opt);
+    q.insert(q.end(), rdata.begin(), rdata.end());
+    return q;
+}
+
+std::vector<uint8_t> bytes(size_t n, uint8_t v) {
+    return std::vector<uint8_t>(n, v);
+}
+
+// The options of the response's OPT record (at res.optStart), by code.
+std::map<uint16_t, std::vector<uint8_t>> optionsOf(const std::vector<uint8_t>& out, const AnswerResult& res) {
+    std::map<uint16_t, std::vector<uint8_t>> m;
+    REQUIRE(res.optStart > 0);
+    const uint8_t* p = out.data() + res.optStart;
+    REQUIRE(p[0] == 0);
+    REQUIRE((p[1] << 8 | p[2]) == kTypeOPT);
+    size_t rdlen = size_t(p[9]) << 8 | p[10];
+    REQUIRE(res.optStart + 11 + rdlen == res.len);
+    for (size_t o = 11; o < 11 + rdlen;) {
+        uint16_t code = uint16_t(p[o] << 8 | p[o + 1]);
+        size_t len = size_t(p[o + 2]) << 8 | p[o + 3];
+        m[code] = std::vector<uint8_t>(p + o + 4, p + o + 4 + len);
+        o += 4 + len;
+    }
+    return m;
+}
+
+// A stand-in for the server's cookie maker: the server cookie is 16 octets of 0xAB, valid when it is that.
+struct FakeCookies : CookieHook {
+    mutable int made = 0;
+    bool renewValid = false;
+    bool check(const uint8_t*, const uint8_t* server, size_t len, const ClientInfo&,
+               bool& renew) const noexcept override {
+        renew = renewValid;
+        return len == 16 && std::memcmp(server, std::vector<uint8_t>(16, 0xAB).data(), 16) == 0;
+    }
+    size_t make(const uint8_t*, const ClientInfo&, uint8_t* out) const noexcept override {
+        ++made;
+        std::memset(out, 0xCD, 16);
+        return 16;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("NSID: the identity is sent when asked for and enabled (RFC 5001 §2.1)") {
+    auto& s = server();
+    s.opt.identity = "ns1.example";
+    s.opt.nsid = true;
+    auto q = queryWith("www.e.test.", kTypeA, {{kOptNsid, {}}});
+    auto res = s.raw(q);
+    auto opts = optionsOf(s.out, res);
+    REQUIRE(opts.count(kOptNsid));
+    CHECK(std::string(opts[kOptNsid].begin(), opts[kOptNsid].end()) == "ns1.example");
+    CHECK(testutil::decode(s.out.data(), res.len).an.size() == 1);
+
+    SUBCASE("not asked for: no NSID") {
+        auto r2 = s.raw(queryWith("www.e.test.", kTypeA, {}));
+        CHECK(optionsOf(s.out, r2).empty());
+    }
+    SUBCASE("nsid off: none, though identity is set") {
+        s.opt.nsid = false;
+        CHECK(optionsOf(s.out, s.raw(q)).empty());
+    }
+    SUBCASE("a payload in the request is ignored; errors carry NSID too") {
+        auto r3 = s.raw(queryWith("nowhere.test.", kTypeA, {{kOptNsid, {1, 2, 3}}}));
+        CHECK(r3.rcode == kRcodeRefused);
+        CHECK(optionsOf(s.out, r3).count(kOptNsid));
+    }
+    s.opt.nsid = false;
+    s.opt.identity.clear();
+}
+
+TEST_CASE("NSID: the OPT record's room is kept, so a full answer truncates instead of losing NSID") {
+    auto& s = server();
+    s.opt.identity = std::string(300, 'x');  // sent as its first 255 octets
+    s.opt.nsid = true;
+    auto res = s.raw(queryWith("www.e.test.", kTypeA, {{kOptNsid, {}}}));
+    auto opts = optionsOf(s.out, res);
+    CHECK(opts[kOptNsid].size() == 255);
+    CHECK(res.len <= 1232);
+    s.opt.nsid = false;
+    s.opt.identity.clear();
+}
+
+TEST_CASE("COOKIE lengths: 8 or 16..40 octets; anything else is FORMERR (RFC 7873 §5.2.2)") {
+    auto& s = server();
+    for (size_t len : {size_t(8), size_t(16), size_t(24), size_t(40)}) {
+        auto res = s.raw(queryWith("www.e.test.", kTypeA, {{kOptCookie, bytes(len, 1)}}));
+        CHECK_MESSAGE(res.rcode == kRcodeNoError, len);
+    }
+    for (size_t len : {size_t(0), size_t(7), size_t(9), size_t(15), size_t(41), size_t(200)}) {
+        auto res = s.raw(queryWith("www.e.test.", kTypeA, {{kOptCookie, bytes(len, 1)}}));
+        CHECK_MESSAGE(res.rcode == kRcodeFormErr, len);
+    }
+    // Only the first COOKIE option counts (§5.2): a bad second one is not looked at.
+    auto res =
+        s.raw(queryWith("www.e.test.", kTypeA, {{kOptCookie, bytes(8, 1)}, {kOptCookie, bytes(3, 1)}}));
+    CHECK(res.rcode == kRcodeNoError);
+    // An option that runs past the OPT RDATA.
+    auto q = queryWith("www.e.test.", kTypeA, {{kOptCookie, bytes(8, 1)}});
+    q[q.size() - 9] = 9;
+    CHECK(s.raw(q).rcode == kRcodeFormErr);
+}
+
+TEST_CASE("COOKIE: the reply echoes the client cookie with a server cookie; the verdict is reported") {
+    auto& s = server();
+    FakeCookies fc;
+    s.opt.cookies = &fc;
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(0xC0000207);
+    ClientInfo ci{reinterpret_cast<const sockaddr*>(&sin), 1700000000};
+    auto ask = [&](const std::vector<uint8_t>& cookie) {
+        auto q = queryWith("www.e.test.", kTypeA, {{kOptCookie, cookie}});
+        return gslb::zones::answer(s.db, s.opt, {q.data(), q.size()}, false, {s.out.data(), s.out.size()},
+                                   nullptr, ci);
+    };
+    std::vector<uint8_t> cc = {1, 2, 3, 4, 5, 6, 7, 8};
+    std::vector<uint8_t> fresh = cc, ours = cc, other = cc;
+    fresh.insert(fresh.end(), 16, 0xCD);
+    ours.insert(ours.end(), 16, 0xAB);
+    other.insert(other.end(), 16, 0x11);
+
+    auto r1 = ask(cc);
+    CHECK(r1.cookie == Cookie::ClientOnly);
+    CHECK(optionsOf(s.out, r1)[kOptCookie] == fresh);
+    CHECK(r1.rcode == kRcodeNoError);  // answered normally (§5.2.3 choice 3)
+
+    auto r2 = ask(other);
+    CHECK(r2.cookie == Cookie::Invalid);
+    CHECK(optionsOf(s.out, r2)[kOptCookie] == fresh);  // treated as if only the client cookie came (§5.2.4)
+    CHECK(r2.rcode == kRcodeNoError);
+
+    fc.renewValid = false;
+    auto r3 = ask(ours);
+    CHECK(r3.cookie == Cookie::Valid);
+    CHECK(optionsOf(s.out, r3)[kOptCookie] == ours);  // recent enough: sent back as it came
+    fc.renewValid = true;
+    auto r4 = ask(ours);
+    CHECK(r4.cookie == Cookie::Valid);
+    CHECK(optionsOf(s.out, r4)[kOptCookie] == fresh);
+
+    SUBCASE("without a client address (or without cookies) the option is only checked for form") {
+        auto q = queryWith("www.e.test.", kTypeA, {{kOptCookie, cc}});
+        auto r = s.raw(q);
+        CHECK(r.cookie == Cookie::None);
+        CHECK(optionsOf(s.out, r).empty());
+    }
+    s.opt.cookies = nullptr;
+}
+
+TEST_CASE("response kinds and the names rate limiting counts them by") {
+    auto& s = server();
+    auto kindOf = [&](const std::string& n, uint16_t t, std::string* name) {
+        auto res = s.raw(makeQuery(n, t));
+        name->assign(reinterpret_cast<const char*>(res.kindName), res.kindNameLen);
+        return res.kind;
+    };
+    std::string nm;
+    CHECK(kindOf("WWW.e.test.", kTypeA, &nm) == ResponseKind::Answer);
+    CHECK(nm == std::string("\3www\1e\4test", 12));
+    CHECK(kindOf("www.e.test.", kTypeTXT, &nm) == ResponseKind::NoData);
+    CHECK(nm == std::string("\3www\1e\4test", 12));
+    CHECK(kindOf("random1.wild.e.test.", kTypeA, &nm) == ResponseKind::Answer);
+    CHECK(nm == std::string("\1*\4wild\1e\4test", 15));  // every name under the wildcard counts as one
+    CHECK(kindOf("nope.e.test.", kTypeA, &nm) == ResponseKind::NxDomain);
+    CHECK(nm == std::string("\1e\4test", 8));  // per zone
+    CHECK(kindOf("a.b.sub.e.test.", kTypeA, &nm) == ResponseKind::Referral);
+    CHECK(nm == std::string("\3sub\1e\4test", 12));
+    CHECK(kindOf("elsewhere.test.", kTypeA, &nm) == ResponseKind::Error);
+    CHECK(nm.empty());
+}
+
+TEST_CASE("slip: header and question with TC and the OPT record; BADCOOKIE keeps the fresh cookie") {
+    auto& s = server();
+    FakeCookies fc;
+    s.opt.cookies = &fc;
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(0xC0000207);
+    ClientInfo ci{reinterpret_cast<const sockaddr*>(&sin), 1700000000};
+    auto q = queryWith("www.e.test.", kTypeA, {{kOptCookie, {1, 2, 3, 4, 5, 6, 7, 8}}});
+    auto res = gslb::zones::answer(s.db, s.opt, {q.data(), q.size()}, false, {s.out.data(), s.out.size()},
+                                   nullptr, ci);
+    auto full = s.out;
+
+    size_t n = slip({s.out.data(), s.out.size()}, res, false);
+    auto r = testutil::decode(s.out.data(), n);
+    REQUIRE(r.ok);
+    CHECK(r.tc);
+    CHECK(r.rcode == 0);
+    CHECK(r.an.empty());
+    CHECK(r.ns.empty());
+    CHECK(r.edns);
+    CHECK(testutil::countedEnd(s.out.data(), n) == n);
+
+    s.out = full;
+    n = slip({s.out.data(), s.out.size()}, res, true);
+    r = testutil::decode(s.out.data(), n);
+    REQUIRE(r.ok);
+    CHECK(!r.tc);
+    CHECK(r.rcode == 23);  // BADCOOKIE
+    CHECK(r.an.empty());
+    AnswerResult moved = res;
+    moved.optStart = res.questionEnd;
+    moved.len = n;
+    std::vector<uint8_t> cookie = {1, 2, 3, 4, 5, 6, 7, 8};
+    cookie.insert(cookie.end(), 16, 0xCD);
+    CHECK(optionsOf(s.out, moved)[kOptCookie] == cookie);
+
+    SUBCASE("without EDNS: TC, no records at all") {
+        auto plain = makeQuery("www.e.test.", kTypeA);
+        auto pr = s.raw(plain);
+        size_t m = slip({s.out.data(), s.out.size()}, pr, true);  // no OPT: BADCOOKIE cannot be said
+        auto d = testutil::decode(s.out.data(), m);
+        CHECK(d.tc);
+        CHECK(d.ar.empty());
+        CHECK(!d.edns);
+        CHECK(m == plain.size());
+    }
+    s.opt.cookies = nullptr;
+}
+
+TEST_CASE(
+    "QDCOUNT 0 with only a COOKIE: NOERROR and the cookie; BADCOOKIE for a foreign server cookie "
+    "(RFC 7873 §5.4)") {
+    auto& s = server();
+    FakeCookies fc;
+    s.opt.cookies = &fc;
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(0xC0000207);
+    ClientInfo ci{reinterpret_cast<const sockaddr*>(&sin), 1700000000};
+    auto noQuestion = [](const std::vector<uint8_t>& cookie) {
+        std::vector<uint8_t> q = {0x12, 0x34, 0x00, 0x00, 0, 0, 0, 0, 0, 0, 0, 1};
+        uint8_t opt[] = {0,
+                         0,
+                         41,
+                         0x04,
+                         0xD0,
+                         0,
+                         0,
+                         0,
+                         0,
+                         0,
+                         uint8_t(4 + cookie.size()),
+                         0,
+                         10,
+                         0,
+                         uint8_t(cookie.size())};
+        q.insert(q.end(), opt, opt + sizeof opt);
+        q.insert(q.end(), cookie.begin(), cookie.end());
+        return q;
+    };
+    std::vector<uint8_t> cc = {1, 2, 3, 4, 5, 6, 7, 8};
+    auto q = noQuestion(cc);
+    auto res = gslb::zones::answer(s.db, s.opt, {q.data(), q.size()}, false, {s.out.data(), s.out.size()},
+                                   nullptr, ci);
+    REQUIRE(res.action == Action::Send);
+    CHECK(res.rcode == kRcodeNoError);
+    CHECK(s.out[5] == 0);  // QDCOUNT 0
+    CHECK(s.out[7] == 0);  // no answer
+    std::vector<uint8_t> fresh = cc;
+    fresh.insert(fresh.end(), 16, 0xCD);
+    CHECK(optionsOf(s.out, res)[kOptCookie] == fresh);
+    CHECK(testutil::decode(s.out.data(), res.len).rcode == 0);
+
+    std::vector<uint8_t> foreign = cc;
+    foreign.insert(foreign.end(), 16, 0x11);
+    q = noQuestion(foreign);
+    res = gslb::zones::answer(s.db, s.opt, {q.data(), q.size()}, false, {s.out.data(), s.out.size()}, nullptr,
+                              ci);
+    CHECK(res.rcode == kRcodeBadCookie);
+    CHECK(testutil::decode(s.out.data(), res.len).rcode == 23);
+    CHECK(optionsOf(s.out, res)[kOptCookie] == fresh);
+
+    std::vector<uint8_t> ours = cc;
+    ours.insert(ours.end(), 16, 0xAB);
+    q = noQuestion(ours);
+    res = gslb::zones::answer(s.db, s.opt, {q.data(), q.size()}, false, {s.out.data(), s.out.size()}, nullptr,
+                              ci);
+    CHECK(res.rcode == kRcodeNoError);
+    CHECK(res.cookie == Cookie::Valid);
+
+    SUBCASE("without cookies, or without the option: FORMERR, the header and an empty OPT") {
+        s.opt.cookies = nullptr;
+        auto r = s.raw(noQuestion(cc));
+        CHECK(r.rcode == kRcodeFormErr);
+        CHECK(r.len == 12 + 11);  // RFC 6891 §7: the query's OPT was sound, so the reply has one
+        s.opt.cookies = &fc;
+        std::vector<uint8_t> bare = {0x12, 0x34, 0,  0, 0,    0, 0, 0, 0, 0, 0, 1,
+                                     0,    0,    41, 4, 0xD0, 0, 0, 0, 0, 0, 0};
+        r = gslb::zones::answer(s.db, s.opt, {bare.data(), bare.size()}, false, {s.out.data(), s.out.size()},
+                                nullptr, ci);
+        CHECK(r.rcode == kRcodeFormErr);
+    }
+    s.opt.cookies = nullptr;
+}
