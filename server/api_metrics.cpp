@@ -49,7 +49,7 @@ struct Out {
 ApiResponse ControlApi::prometheus(const Snapshot& s) {
     Out o;
     uint64_t udp = 0, tcp = 0, dropped = 0, truncated = 0, rrlDropped = 0, rrlSlipped = 0;
-    uint64_t cookies[3] = {};
+    uint64_t cookies[3] = {}, tcpRefused = 0, axfrRefused = 0;
     uint64_t rc[WorkerStats::kRcodes] = {}, qt[WorkerStats::kTypes] = {};
     for (const auto& st : shared_.stats) {
         udp += st.udp.load(std::memory_order_relaxed);
@@ -59,6 +59,8 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
         rrlDropped += st.rrlDropped.load(std::memory_order_relaxed);
         rrlSlipped += st.rrlSlipped.load(std::memory_order_relaxed);
         for (int i = 0; i < 3; ++i) cookies[i] += st.cookie[i].load(std::memory_order_relaxed);
+        tcpRefused += st.tcpRefusedPerClient.load(std::memory_order_relaxed);
+        axfrRefused += st.axfrRefusedPerClient.load(std::memory_order_relaxed);
         for (int i = 0; i < WorkerStats::kRcodes; ++i) rc[i] += st.rcode[i].load(std::memory_order_relaxed);
         for (int i = 0; i < WorkerStats::kTypes; ++i) qt[i] += st.qtype[i].load(std::memory_order_relaxed);
     }
@@ -81,6 +83,11 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
     o.sample("gslbd_cookies_total", "server_cookie=\"none\"", double(cookies[0]));
     o.sample("gslbd_cookies_total", "server_cookie=\"invalid\"", double(cookies[1]));
     o.sample("gslbd_cookies_total", "server_cookie=\"valid\"", double(cookies[2]));
+    o.head("gslbd_client_limit_refused_total", "counter",
+           "TCP connections closed at once and transfers answered SERVFAIL because their client held its "
+           "per-client cap (tcp_max_connections_per_client, axfr_max_concurrent_per_client).");
+    o.sample("gslbd_client_limit_refused_total", "what=\"tcp\"", double(tcpRefused));
+    o.sample("gslbd_client_limit_refused_total", "what=\"axfr\"", double(axfrRefused));
     o.head("gslbd_responses_total", "counter", "Responses sent, by RCODE.");
     for (int i = 0; i < WorkerStats::kRcodes; ++i)
         if (const char* n = rcodeName(i))

@@ -238,6 +238,8 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
         out.server.tcpIdleTimeout = int(s.getInt("tcp_idle_timeout", 10, 1, 3600));
         out.server.tcpMessageTimeout = int(s.getInt("tcp_message_timeout", 3, 1, 3600));
         out.server.tcpMaxConnections = int(s.getInt("tcp_max_connections", 1024, 1, 1000000));
+        out.server.tcpMaxConnectionsPerClient =
+            int(s.getInt("tcp_max_connections_per_client", 0, 0, 1000000));
         for (const auto& a : s.getStrings("axfr_allow", {})) {
             Prefix p;
             if (!parsePrefix(a, p))
@@ -246,6 +248,7 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
             out.server.axfrAllow.push_back(p);
         }
         out.server.axfrMaxConcurrent = int(s.getInt("axfr_max_concurrent", 10, 1, 100000));
+        out.server.axfrMaxConcurrentPerClient = int(s.getInt("axfr_max_concurrent_per_client", 0, 0, 100000));
         out.server.minimalResponses = s.getBool("minimal_responses", true);
         out.server.identity = s.getString("identity", "");
         out.server.version = s.getString("version", "");

@@ -37,8 +37,11 @@ struct ServerConf {
     int tcpIdleTimeout = 10;        // s
     int tcpMessageTimeout = 3;      // s: from a TCP message's first octet to its last (slowloris)
     int tcpMaxConnections = 1024;
+    int tcpMaxConnectionsPerClient =
+        0;                          // open at once from one client (server/edge/client_limits.hpp); 0: no cap
     std::vector<Prefix> axfrAllow;  // empty: nobody may transfer
     int axfrMaxConcurrent = 10;     // zone transfers in flight at once, all workers together (BIND's default)
+    int axfrMaxConcurrentPerClient = 0;  // transfers in flight to one client; 0: no cap
     bool minimalResponses = true;  // no NS RRset in the authority section of positive answers (RFC 2181 §6.1)
     std::string identity;          // CH TXT id.server; empty: REFUSED
     std::string version;           // CH TXT version.bind; empty: REFUSED

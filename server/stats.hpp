@@ -35,6 +35,8 @@ struct alignas(64) WorkerStats {
     };
     std::atomic<uint64_t> udp{0}, tcp{0}, dropped{0}, truncated{0};
     std::atomic<uint64_t> rrlDropped{0}, rrlSlipped{0};  // UDP responses withheld / sent short by RRL
+    std::atomic<uint64_t> tcpRefusedPerClient{0};   // connections closed at once: the client held its cap
+    std::atomic<uint64_t> axfrRefusedPerClient{0};  // transfers answered SERVFAIL: the client held its cap
     std::atomic<uint64_t> cookie[3]{};  // queries with a COOKIE option: client cookie only, invalid, valid
     std::atomic<uint64_t> rcode[kRcodes]{};
     std::atomic<uint64_t> qtype[kTypes]{};

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -70,6 +71,8 @@ struct Worker::TcpConn {
     Worker* worker = nullptr;
     ::bufferevent* bev = nullptr;
     sockaddr_storage peer{};
+    ClientCounter::Key client;  // its unit in shared_.tcpPerClient, given back by closeConn
+    bool axfrCounted = false;   // the transfer holds a unit in shared_.axfrPerClient, given back by endAxfr
     bool closing = false;
     std::unique_ptr<AxfrJob> axfr;  // while set, reading is off: later queries wait for the transfer's end
     int64_t lastActive = 0;         // steady ms: accepted, a whole message read, or a transfer progressed
@@ -280,17 +283,29 @@ void Worker::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* sa, int len
     auto* w = static_cast<Worker*>(arg);
     const Snapshot& snap = w->snapshot();
     int limit = snap.config.server.tcpMaxConnections;
+    // One client over its own cap is closed at once, before it can make the full-table rule below close
+    // another client's connection. Every connection is counted, capped or not, so that a reload that sets
+    // the cap finds the counts right.
+    int perClient = snap.config.server.tcpMaxConnectionsPerClient;
+    ClientCounter::Key client = ClientCounter::keyOf(sa);
+    if (!w->shared_.tcpPerClient.acquire(client, perClient > 0 ? perClient : INT_MAX)) {
+        bump(w->shared_.stats[w->id_].tcpRefusedPerClient);
+        close(fd);
+        return;
+    }
     int n = w->shared_.tcpConnections.fetch_add(1);
     // A full table closes its least recently active connection rather than refuse the newcomer (NSD and
     // Knot do the same): idle or trickling clients alone cannot lock TCP out. The table may run over by
     // one per worker while another worker honours a request to make room.
     if (n >= limit && (n >= limit + w->shared_.workers.load() || !w->makeRoom())) {
         w->shared_.tcpConnections.fetch_sub(1);
+        w->shared_.tcpPerClient.release(client);
         close(fd);
         return;
     }
     auto* c = new TcpConn;
     c->worker = w;
+    c->client = client;
     std::memcpy(&c->peer, sa, std::min<size_t>(size_t(len), sizeof c->peer));
     c->bev = bufferevent_socket_new(w->base_, fd, BEV_OPT_CLOSE_ON_FREE);
     timeval idle{snap.config.server.tcpIdleTimeout, 0};
@@ -358,6 +373,7 @@ void Worker::closeConn(TcpConn* c) {
     publishOldest();
     bufferevent_free(c->bev);
     shared_.tcpConnections.fetch_sub(1);
+    shared_.tcpPerClient.release(c->client);
     delete c;
 }
 
@@ -400,13 +416,20 @@ void Worker::onTcpRead(bufferevent* bev, void* arg) {
                 allowed |= p.matches(reinterpret_cast<const sockaddr*>(&c->peer));
             if (!allowed) {
                 outLen = zones::refuse(snap.answer, {query, len}, {w->tcpBuf_.data(), w->tcpBuf_.size()});
+            } else if (int per = snap.config.server.axfrMaxConcurrentPerClient;
+                       per > 0 && !w->shared_.axfrPerClient.acquire(c->client, per)) {
+                // This client already has its share of transfers in flight: SERVFAIL as below, try later.
+                bump(st.axfrRefusedPerClient);
+                outLen = zones::refuse(snap.answer, {query, len}, {w->tcpBuf_.data(), w->tcpBuf_.size()}, 2);
             } else if (w->shared_.axfrActive.fetch_add(1) >= snap.config.server.axfrMaxConcurrent) {
                 // Over the cap: SERVFAIL, not REFUSED. The cap is a passing condition of this server, not a
                 // policy about the client: a secondary retries after the SOA's retry interval (RFC 1034
                 // §4.3.5), where REFUSED reads as "you may not" and is logged as a configuration error.
                 w->shared_.axfrActive.fetch_sub(1);
+                if (per > 0) w->shared_.axfrPerClient.release(c->client);
                 outLen = zones::refuse(snap.answer, {query, len}, {w->tcpBuf_.data(), w->tcpBuf_.size()}, 2);
             } else {
+                c->axfrCounted = per > 0;
                 w->startAxfr(c, *res.zone, {query, len});
                 st.count(res.qtype, res.rcode);
                 return;  // nothing after the transfer is read before it is written
@@ -488,6 +511,8 @@ void Worker::pumpAxfr(TcpConn* c) {
 void Worker::endAxfr(TcpConn* c) {
     c->axfr.reset();
     shared_.axfrActive.fetch_sub(1);
+    if (c->axfrCounted) shared_.axfrPerClient.release(c->client);
+    c->axfrCounted = false;
     bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
 }
 

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/edge/client_limits.hpp"
 #include "server/edge/rrl.hpp"
 #include "server/gslb.hpp"
 #include "server/snapshot.hpp"
@@ -38,6 +39,8 @@ struct Shared {
     std::atomic<int> workers{0};          // how many of `tcp` are in use
     std::unique_ptr<RateLimiter> rrl;     // made at start-up, its size from the first config; null: no RRL
     std::atomic<uint64_t> rrlLimited{0};  // buckets limited at the last sweep (GET /metrics)
+    ClientCounter tcpPerClient;           // open TCP connections by client (tcp_max_connections_per_client)
+    ClientCounter axfrPerClient;          // transfers in flight by client (axfr_max_concurrent_per_client)
 };
 
 class Worker {

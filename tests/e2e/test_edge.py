@@ -287,5 +287,127 @@ exempt = ["127.0.2.0/24"]
                 s.close()
 
 
+def tcp_from(src, port, timeout=3.0):
+    """A TCP connection to the server from source address `src`."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.bind((src, 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def tcp_query(s, q):
+    s.sendall(struct.pack("!H", len(q)) + q)
+    buf = b""
+    while len(buf) < 2 or len(buf) < 2 + struct.unpack("!H", buf[:2])[0]:
+        chunk = s.recv(65535)
+        if not chunk:
+            raise ConnectionError("closed by peer")
+        buf += chunk
+    return decode_msg(buf[2:2 + struct.unpack("!H", buf[:2])[0]])
+
+
+def closed_at_once(s, wait=1.0):
+    """True when the server closes `s` (EOF or reset) within `wait` s without answering anything."""
+    s.settimeout(wait)
+    try:
+        return s.recv(1) == b""
+    except socket.timeout:
+        return False
+    except OSError:
+        return True
+
+
+def metric(port, name, labels):
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    m = re.search(re.escape(name + "{" + labels + "}") + r" (\d+)", text)
+    return int(m.group(1)) if m else None
+
+
+BIG_N = 150_000  # ~3.6 MB of AXFR: more than the kernel buffers (~1.4 MB here) for a client that does not read
+BIG_ZONE = ZONE + "".join(f"h{i} IN A 10.{i >> 16}.{(i >> 8) & 255}.{i & 255}\n" for i in range(BIG_N))
+
+
+class PerClientLimits(unittest.TestCase):
+    def start(self, server):
+        from harness import free_port
+        self.control = free_port()
+        g = Gslbd(zones={ORIGIN: server.pop("zone", ZONE)}, files={"control.token": TOKEN + "\n"}, ipv6=False,
+                  server=server)
+        base = g.make_config
+        g.make_config = lambda: base() + f'\n[control]\nlisten = "127.0.0.1:{self.control}"\n' \
+                                         'token_file = "control.token"\n'
+        return g
+
+    def test_tcp_connections_per_client(self):
+        with self.start({"tcp_max_connections_per_client": 3, "tcp_idle_timeout": 30}) as g:
+            q = build_query("www." + ORIGIN, "A", qid=5)
+            held = [tcp_from("127.0.0.5", g.port) for _ in range(3)]
+            for s in held:
+                self.assertEqual(tcp_query(s, q).an, 1)
+            # A fourth from the same address is closed at once; the three it holds stay open and answered.
+            extra = tcp_from("127.0.0.5", g.port)
+            self.assertTrue(closed_at_once(extra), "a 4th connection from one client was kept")
+            extra.close()
+            for s in held:
+                self.assertEqual(tcp_query(s, q).an, 1)
+            # Another client is unaffected, whatever the first one holds.
+            others = [tcp_from("127.0.0.6", g.port) for _ in range(3)]
+            for s in others:
+                self.assertEqual(tcp_query(s, q).an, 1)
+            # When the client closes one, it may open one again.
+            held.pop().close()
+            deadline = time.monotonic() + 3
+            while True:
+                s = tcp_from("127.0.0.5", g.port)
+                try:
+                    self.assertEqual(tcp_query(s, q).an, 1)
+                    held.append(s)
+                    break
+                except (ConnectionError, OSError):
+                    s.close()
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
+            self.assertGreaterEqual(metric(self.control, "gslbd_client_limit_refused_total", 'what="tcp"'), 1)
+            for s in held + others:
+                s.close()
+
+    def test_concurrent_transfers_per_client(self):
+        with self.start({"zone": BIG_ZONE, "axfr_max_concurrent_per_client": 1, "axfr_allow": ["127.0.0.0/8"],
+                         "tcp_idle_timeout": 30}) as g:
+            # A transfer to a client that does not read stays in flight.
+            stuck = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            stuck.bind(("127.0.0.8", 0))
+            stuck.connect(("127.0.0.1", g.port))
+            axfr = build_query(ORIGIN, "AXFR", qid=21)
+            stuck.sendall(struct.pack("!H", len(axfr)) + axfr)
+            time.sleep(0.5)
+            # The same client's second transfer: SERVFAIL at once (try later), not a second slot.
+            s = tcp_from("127.0.0.8", g.port)
+            m = tcp_query(s, build_query(ORIGIN, "AXFR", qid=22))
+            self.assertEqual(m.rcode, "SERVFAIL")
+            # Its ordinary queries are answered; another client's transfer runs.
+            self.assertEqual(tcp_query(s, build_query("www." + ORIGIN, "A", qid=23)).an, 1)
+            s.close()
+            other = tcp_from("127.0.0.9", g.port, timeout=10)
+            m = tcp_query(other, build_query(ORIGIN, "AXFR", qid=24))
+            self.assertEqual((m.rcode, m.answer[0][3]), ("NOERROR", "SOA"))
+            other.close()
+            self.assertEqual(metric(self.control, "gslbd_client_limit_refused_total", 'what="axfr"'), 1)
+            # The stuck client goes away: its slot is free again.
+            stuck.close()
+            deadline = time.monotonic() + 5
+            while True:
+                s = tcp_from("127.0.0.8", g.port, timeout=10)
+                m = tcp_query(s, build_query(ORIGIN, "AXFR", qid=25))
+                s.close()
+                if m.rcode == "NOERROR" or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            self.assertEqual(m.rcode, "NOERROR", g.stderr())
+
+
 if __name__ == "__main__":
     run_tests()
