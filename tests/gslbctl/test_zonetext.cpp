@@ -136,3 +136,19 @@ TEST_CASE("zone add refuses a file that ends inside a record instead of appendin
     REQUIRE(ok.before.parse("z.zone", kZone, "", err));
     CHECK_MESSAGE(addRecord(ok, "y", "", "CNAME", "www", err), err);
 }
+
+TEST_CASE("zone text: an SOA whose rdata ldns reads short is refused, not read past its fields") {
+    // Found by tests/fuzz/fuzz_zonetext (crash-55e9c0…): ldns gave this SOA fewer than seven fields and
+    // reading its serial asserted inside ldns (a null rdf). The server's loader refuses such an SOA too.
+    ZoneText z;
+    std::string err;
+    const std::string fuzzed =
+        "f.test. 300 IN SOA ns1.f.te. TYPserial \\# \xff\xff\xff"
+        "602\n";
+    CHECK_FALSE(z.parse("z.zone", fuzzed, "", err));
+    CHECK(err == "z.zone:1: SOA rdata is not two names and five numbers (RFC 1035 §3.3.13)");
+    CHECK_FALSE(z.parse("z.zone", "$ORIGIN t.\n@ 300 IN SOA \\# 0\n", "", err));
+    CHECK(err == "z.zone:2: SOA rdata is not two names and five numbers (RFC 1035 §3.3.13)");
+    CHECK_FALSE(z.parse("z.zone", "$ORIGIN t.\n@ 300 IN SOA ns1 h 1 2\n", "", err));
+    CHECK(err.rfind("z.zone:2: ", 0) == 0);
+}

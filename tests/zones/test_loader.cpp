@@ -312,6 +312,33 @@ TEST_CASE(
     }
 }
 
+TEST_CASE("a CR that starts a line: ldns skips it after a line that held anything, on every path") {
+    // Found by tests/fuzz/fuzz_loader (crash-70afad…, "\t\n\r\r0\r\r\r\x8d"): when ldns ends a line it
+    // skips the CRs that follow, so "\r\r0" names the owner 0; the fast path had taken the "\t" line itself
+    // and started an ldns run at "\r\r0", which read the CRs as blanks and gave the record the origin.
+    ReadResult r = readAllWays("cr-fuzz.zone", std::string("\t\n\r\r0\r\r\r\x8d", 9));
+    REQUIRE_MESSAGE(r.ok, r.error);
+    REQUIRE(r.records.size() == 1);
+    CHECK(r.records[0].find("0.t.test. 0 ") == 0);
+    r = readAllWays("cr-owner.zone", std::string(kSoa) + "a A 192.0.2.1\n\r\rb A 192.0.2.2\n");
+    REQUIRE_MESSAGE(r.ok, r.error);
+    CHECK(r.records[4].find("b.t.test. 1 ") == 0);  // not a second record of a
+    CHECK(lines(r).back() == 5);
+    // Empty lines are skipped the same way ("\n\n\rA" names the owner A), but after a line with only a
+    // comment ldns reads on into the next line, where the CR is a blank: the line inherits the owner.
+    r = readAllWays("cr-empty.zone", std::string(kSoa) + "a A 192.0.2.1\n\n\rA A 192.0.2.2\n");
+    REQUIRE_MESSAGE(r.ok, r.error);
+    CHECK(r.records[4].find("a.t.test. 1 ") == 0);
+    r = readAllWays("cr-inherit.zone", std::string(kSoa) + "a A 192.0.2.1\n; c\n\rA 192.0.2.2\n");
+    REQUIRE_MESSAGE(r.ok, r.error);
+    CHECK(r.records[4].find("a.t.test. 1 ") == 0);
+    // CRLF lines with blank lines between them, the way such a file is written.
+    r = readAllWays("crlf.zone", std::string(kSoa) + "c A 192.0.2.1\r\n\r\n\tA 192.0.2.2\r\nd A 192.0.2.3\n");
+    REQUIRE_MESSAGE(r.ok, r.error);
+    CHECK(r.records[4].find("c.t.test. 1 ") == 0);
+    CHECK(r.records[5].find("d.t.test. 1 ") == 0);
+}
+
 TEST_CASE("a backslash before a line end continues the record on the next line, on every path") {
     // Found by fuzz_loader: the fast path took the second line as a record of its own, where ldns reads the
     // escaped line end as part of the first; and a $ORIGIN continued that way was replayed cut short when the

@@ -205,6 +205,17 @@ bool ZoneText::parse(const std::string& file, std::string text, const std::strin
                 if (!toks.empty()) e.ownerToken = t.substr(toks[0].pos, toks[0].len);
             }
             if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_SOA && soa_ < 0) {
+                // ldns hands back an SOA with fewer fields (or none: "SOA \# 0") when its rdata is
+                // written short or as generic data; reading its serial would then dereference nothing.
+                bool whole = ldns_rr_rd_count(rr) == 7;
+                for (size_t f = 2; whole && f < 7; ++f)
+                    whole = ldns_rr_rdf(rr, f) && ldns_rdf_size(ldns_rr_rdf(rr, f)) == 4;
+                if (!whole) {
+                    error =
+                        fmt::format("{}:{}: SOA rdata is not two names and five numbers (RFC 1035 §3.3.13)",
+                                    file_, e.firstLine);
+                    return false;
+                }
                 soa_ = int(k);
                 serial_ = ldns_rdf2native_int32(ldns_rr_rdf(rr, 2));
             }
