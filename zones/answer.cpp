@@ -76,8 +76,9 @@ struct Ctx {
     struct Extra {
         const Zone* zone;
         uint32_t node;
-        bool glue;      // NS targets: glue below a cut is wanted (RFC 1034 §4.3.2 step 3b)
-        bool required;  // in-domain glue of a referral (RFC 9471 §3)
+        bool glue;         // NS targets: glue below a cut is wanted (RFC 1034 §4.3.2 step 3b)
+        bool required;     // in-domain glue of a referral (RFC 9471 §3)
+        uint16_t svcType;  // SVCB/HTTPS AliasMode target: its RRset of this type goes too (0: none)
     };
     Extra extra[kMaxExtra];
     size_t nextra = 0;
@@ -230,15 +231,29 @@ struct Ctx {
         return true;
     }
 
-    void noteTargets(const Zone& z, const RRset& set, bool glue, std::string_view requiredUnder = {}) {
+    // `depth` bounds how far AliasMode SVCB/HTTPS records are followed (each alias target's own RRset
+    // goes in the additional section, and the names it targets are noted in turn).
+    void noteTargets(const Zone& z, const RRset& set, bool glue, std::string_view requiredUnder = {},
+                     int depth = 0) {
+        const bool svc = set.type == kTypeSVCB || set.type == kTypeHTTPS;
         for (uint32_t i = set.first; i < set.first + set.count; ++i) {
-            uint32_t t = z.rdata(i).target;
+            const Rdata& rd = z.rdata(i);
+            uint32_t t = rd.target;
             if (t == kNone) continue;
-            bool dup = false;
-            for (size_t k = 0; k < nextra && !dup; ++k) dup = extra[k].zone == &z && extra[k].node == t;
-            if (dup || nextra == kMaxExtra) continue;
-            bool req = !requiredUnder.empty() && isSubdomain(z.nodeName(z.node(t)), requiredUnder);
-            extra[nextra++] = Extra{&z, t, glue, req};
+            // RFC 9460 §2.4.2: SvcPriority 0 is AliasMode; the client asks the target for this type next
+            // (§4.1: the server SHOULD add it). A ServiceMode target is an endpoint: its addresses only.
+            const bool alias = svc && z.bytes(rd)[0] == 0 && z.bytes(rd)[1] == 0;
+            size_t k = 0;
+            while (k < nextra && !(extra[k].zone == &z && extra[k].node == t)) ++k;
+            if (k == nextra) {
+                if (nextra == kMaxExtra) continue;
+                bool req = !requiredUnder.empty() && isSubdomain(z.nodeName(z.node(t)), requiredUnder);
+                extra[nextra++] = Extra{&z, t, glue, req, 0};
+            }
+            if (!alias || extra[k].svcType == set.type) continue;
+            extra[k].svcType = set.type;
+            const RRset* next = z.rrset(z.node(t), set.type);
+            if (next && depth < kMaxChase) noteTargets(z, *next, false, {}, depth + 1);
         }
     }
 
@@ -274,6 +289,18 @@ struct Ctx {
                 std::string_view nm = z.nodeName(n);
                 if (!addSet(kAdditional, z, u8(nm), nm.size(), *s, s->ttl) && extra[k].required) tc = true;
             }
+        }
+        // Then the SVCB/HTTPS RRsets of AliasMode targets (RFC 9460 §4.1), the least needed: a client that
+        // misses one asks for it.
+        for (size_t k = 0; k < nextra; ++k) {
+            if (!extra[k].svcType) continue;
+            const Zone& z = *extra[k].zone;
+            const Node& n = z.node(extra[k].node);
+            if (n.flags & kNodeOccluded) continue;
+            const RRset* s = z.rrset(n, extra[k].svcType);
+            if (!s || inAnswer(&z, extra[k].node, extra[k].svcType)) continue;
+            std::string_view nm = z.nodeName(n);
+            addSet(kAdditional, z, u8(nm), nm.size(), *s, s->ttl);
         }
     }
 
@@ -530,8 +557,10 @@ struct Ctx {
             } else if (const RRset* s = z->rrset(n, q.qtype)) {
                 if (!mustSigned(kAnswer, *z, node, name, len, *s, s->ttl)) return;
                 noteAnswered(*z, node, q.qtype);
-                // RFC 1034 §3.6 / RFC 2782: additional processing for NS, MX and SRV targets (not CNAME).
-                if (q.qtype == kTypeNS || q.qtype == kTypeMX || q.qtype == kTypeSRV)
+                // RFC 1034 §3.6 / RFC 2782 / RFC 9460 §4.1: additional processing for NS, MX, SRV, SVCB and
+                // HTTPS targets (not CNAME).
+                if (q.qtype == kTypeNS || q.qtype == kTypeMX || q.qtype == kTypeSRV || q.qtype == kTypeSVCB ||
+                    q.qtype == kTypeHTTPS)
                     noteTargets(*z, *s, q.qtype == kTypeNS);
                 answered = true;
             }

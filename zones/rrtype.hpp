@@ -26,6 +26,8 @@ enum RRType : uint16_t {
     kTypeDS = 43,
     kTypeRRSIG = 46,
     kTypeNSEC = 47,
+    kTypeSVCB = 64,   // RFC 9460
+    kTypeHTTPS = 65,  // RFC 9460 §9
     kTypeIXFR = 251,
     kTypeAXFR = 252,
     kTypeMAILB = 253,

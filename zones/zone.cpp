@@ -16,7 +16,9 @@ int targetNameOffset(uint16_t type) {
         case kTypeCNAME:
             return 0;
         case kTypeMX:
-            return 2;
+        case kTypeSVCB:
+        case kTypeHTTPS:
+            return 2;  // after the preference / SvcPriority (RFC 9460 §2.2)
         case kTypeSRV:
             return 6;
         default:
@@ -363,19 +365,30 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, const SourceSet& set, 
             z->nodes_[i].flags |= kNodeOccluded;
     }
 
-    // Resolve the names inside NS/MX/SRV/CNAME rdata to nodes of this zone.
+    // Resolve the names inside NS/MX/SRV/CNAME/SVCB/HTTPS rdata to nodes of this zone.
     uint8_t lower[kMaxNameLen];
-    for (const RRset& s : z->rrsets_) {
-        int off = targetNameOffset(s.type);
-        if (off < 0) continue;
-        for (uint32_t q = s.first; q < s.first + s.count; ++q) {
-            Rdata& rd = z->rdatas_[q];
-            if (rd.len <= off) continue;
-            size_t len = wireNameLen(z->bytes_.data() + rd.offset + off, rd.len - off);
-            if (len == 0 || len > kMaxNameLen) continue;
-            std::memcpy(lower, z->bytes_.data() + rd.offset + off, len);
-            lowerName(lower, len);
-            rd.target = z->find({reinterpret_cast<const char*>(lower), len});
+    for (uint32_t ni = 0; ni < z->nodes_.size(); ++ni) {
+        const Node& node = z->nodes_[ni];
+        for (uint32_t si = node.firstSet; si < node.firstSet + node.setCount; ++si) {
+            const RRset& s = z->rrsets_[si];
+            int off = targetNameOffset(s.type);
+            if (off < 0) continue;
+            const bool svc = s.type == kTypeSVCB || s.type == kTypeHTTPS;
+            for (uint32_t q = s.first; q < s.first + s.count; ++q) {
+                Rdata& rd = z->rdatas_[q];
+                if (rd.len <= off) continue;
+                const uint8_t* b = z->bytes_.data() + rd.offset;
+                size_t len = wireNameLen(b + off, rd.len - off);
+                if (len == 0 || len > kMaxNameLen) continue;
+                if (svc && len == 1) {
+                    // RFC 9460 §2.5.2: ServiceMode "." is the owner itself; AliasMode "." is "no service".
+                    if (b[0] != 0 || b[1] != 0) rd.target = ni;
+                    continue;
+                }
+                std::memcpy(lower, b + off, len);
+                lowerName(lower, len);
+                rd.target = z->find({reinterpret_cast<const char*>(lower), len});
+            }
         }
     }
 

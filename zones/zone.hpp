@@ -18,8 +18,8 @@ inline constexpr uint32_t kNone = UINT32_MAX;
 class ZoneSigner;  // zones/dnssec.hpp
 
 /// One record's data: bytes [offset, offset+len) of Zone::bytes_. `target` is the node (in this zone) that
-/// the domain name inside the rdata names, for NS, MX, SRV and CNAME; kNone otherwise or when not in this
-/// zone.
+/// the domain name inside the rdata names, for NS, MX, SRV, CNAME, SVCB and HTTPS (whose ServiceMode "."
+/// names the owner, RFC 9460 §2.5.2); kNone otherwise or when not in this zone.
 struct Rdata {
     uint32_t offset;
     uint16_t len;
@@ -160,7 +160,7 @@ class Zone {
 };
 
 /// Offset of the domain name within the rdata of `type` that additional-section processing or CNAME chasing
-/// follows (NS, CNAME: 0; MX: 2; SRV: 6), or -1.
+/// follows (NS, CNAME: 0; MX, SVCB, HTTPS: 2; SRV: 6), or -1.
 int targetNameOffset(uint16_t type);
 
 }  // namespace gslb::zones

@@ -467,3 +467,93 @@ TEST_CASE("DNAME: YXDOMAIN when the substituted name would exceed 255 octets (RF
     CHECK(yx.aa);
     CHECK(yx.an == std::vector<std::string>{"long.d.test. 300 IN DNAME " + target});
 }
+
+// SVCB/HTTPS (RFC 9460 §4.1): the A/AAAA of TargetNames in the zone go in the additional section, and for
+// AliasMode the target's own SVCB/HTTPS RRset (the client's next question). Compared with Knot 3.2.6, which
+// does the same except that it also adds a ServiceMode target's HTTPS (a client never asks for it, §2.4.3)
+// and leaves out the owner's addresses for ServiceMode "." (which names the owner, §2.5.2); NSD 4.6 adds
+// nothing.
+namespace {
+const char* kSvcZone = R"($ORIGIN s.test.
+$TTL 300
+@       SOA ns1 h 1 3600 600 86400 60
+@       NS  ns1
+ns1     A   192.0.2.53
+svc     A   192.0.2.1
+svc     AAAA 2001:db8::1
+svc     HTTPS 1 . alpn=h2
+svc2    A   192.0.2.2
+alias   HTTPS 0 svc
+alias2  HTTPS 0 pool
+pool    HTTPS 1 svc2 alpn=h2
+pool    HTTPS 2 svc
+multi   HTTPS 1 svc2
+multi   HTTPS 2 svc
+out     HTTPS 1 www.example.net.
+self    HTTPS 0 self
+none    HTTPS 0 .
+sv      SVCB 0 svc
+sv2     SVCB 1 svc2 port=8443
+cut     NS  ns.cut
+ns.cut  A   192.0.2.7
+occl    HTTPS 1 ns.cut
+)";
+}  // namespace
+
+TEST_CASE("additional section for SVCB and HTTPS targets (RFC 9460 §4.1)") {
+    testutil::Server s;
+    s.add("s.test.", kSvcZone);
+    using V = std::vector<std::string>;
+    Resp r = s.ask("alias.s.test.", kTypeHTTPS);
+    CHECK(r.aa);
+    CHECK(r.an == V{"alias.s.test. 300 IN HTTPS 0 svc.s.test."});
+    CHECK(r.ns.empty());
+    CHECK(r.ar == V{"svc.s.test. 300 IN A 192.0.2.1", "svc.s.test. 300 IN AAAA 2001:db8::1",
+                    "svc.s.test. 300 IN HTTPS 1 . alpn=h2"});
+    // ServiceMode ".": the owner is the target, its addresses follow.
+    r = s.ask("svc.s.test.", kTypeHTTPS);
+    CHECK(r.an == V{"svc.s.test. 300 IN HTTPS 1 . alpn=h2"});
+    CHECK(r.ar == V{"svc.s.test. 300 IN A 192.0.2.1", "svc.s.test. 300 IN AAAA 2001:db8::1"});
+    // An alias to a ServiceMode RRset: that RRset, and the addresses of its own targets.
+    r = s.ask("alias2.s.test.", kTypeHTTPS);
+    CHECK(r.an == V{"alias2.s.test. 300 IN HTTPS 0 pool.s.test."});
+    CHECK(r.ar == V{"svc2.s.test. 300 IN A 192.0.2.2", "svc.s.test. 300 IN A 192.0.2.1",
+                    "svc.s.test. 300 IN AAAA 2001:db8::1", "pool.s.test. 300 IN HTTPS 1 svc2.s.test. alpn=h2",
+                    "pool.s.test. 300 IN HTTPS 2 svc.s.test."});
+    // ServiceMode targets: their addresses, A first then AAAA, not their HTTPS.
+    r = s.ask("multi.s.test.", kTypeHTTPS);
+    CHECK(r.an.size() == 2);
+    CHECK(r.ar == V{"svc2.s.test. 300 IN A 192.0.2.2", "svc.s.test. 300 IN A 192.0.2.1",
+                    "svc.s.test. 300 IN AAAA 2001:db8::1"});
+    // SVCB itself, both modes.
+    r = s.ask("sv.s.test.", kTypeSVCB);
+    CHECK(r.an == V{"sv.s.test. 300 IN SVCB 0 svc.s.test."});
+    CHECK(r.ar == V{"svc.s.test. 300 IN A 192.0.2.1", "svc.s.test. 300 IN AAAA 2001:db8::1"});
+    r = s.ask("sv2.s.test.", kTypeSVCB);
+    CHECK(r.ar == V{"svc2.s.test. 300 IN A 192.0.2.2"});
+    // Nothing to add: a target outside the zone, an alias to itself (already the answer), AliasMode "."
+    // (no service), a target below a zone cut (occluded, not glue).
+    for (const char* n : {"out.s.test.", "self.s.test.", "none.s.test.", "occl.s.test."}) {
+        CAPTURE(n);
+        r = s.ask(n, kTypeHTTPS);
+        CHECK(r.rcode == kRcodeNoError);
+        CHECK(r.an.size() == 1);
+        CHECK(r.ar.empty());
+    }
+    // A/AAAA queries are unchanged.
+    r = s.ask("svc.s.test.", kTypeA);
+    CHECK(r.ar.empty());
+}
+
+TEST_CASE("SVCB/HTTPS additional data is optional: it is left out, never truncating, when it does not fit") {
+    testutil::Server s;
+    std::string zone = std::string(kSvcZone);
+    for (int i = 0; i < 40; ++i) zone += "svc AAAA 2001:db8::" + std::to_string(100 + i) + "\n";
+    s.add("s.test.", zone);
+    Resp r = s.ask("alias.s.test.", kTypeHTTPS);  // plain UDP: 512 octets
+    CHECK_FALSE(r.tc);
+    CHECK(r.an.size() == 1);
+    CHECK(r.ar ==
+          std::vector<std::string>{"svc.s.test. 300 IN A 192.0.2.1", "svc.s.test. 300 IN HTTPS 1 . alpn=h2"});
+    CHECK(r.size <= 512);
+}
