@@ -1,6 +1,7 @@
 #include "server/api.hpp"
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/keyvalq_struct.h>
 #include <nlohmann/json.hpp>
 
@@ -83,8 +84,167 @@ bool ControlApi::bind(const ControlConf& conf, std::string& error) {
     return true;
 }
 
+bool RequestHeadScanner::feed(std::string_view chunk) {
+    for (char c : chunk) {
+        if (done()) break;
+        ++pos;
+        if (c == '\0') {
+            nul = true;
+        } else if (c == '\n') {
+            const bool empty = lineLen_ == 0 || (lineLen_ == 1 && lineIsCr_);
+            if (empty && content_) end = pos;
+            content_ = content_ || !empty;
+            lineLen_ = 0;
+        } else {
+            lineIsCr_ = lineLen_ == 0 && c == '\r';
+            ++lineLen_;
+        }
+    }
+    return done();
+}
+
+// One control connection: the filter's state. Once the head has passed whole and clean, the rest of the
+// connection goes through untouched: every response says "Connection: close", so evhttp reads no second
+// head on it (a pipelined one is dropped with the connection).
+struct ControlApi::Conn {
+    std::shared_ptr<Conns> conns;
+    bufferevent* bev = nullptr;   // the filter evhttp reads and writes
+    bufferevent* sock = nullptr;  // the socket's, under it
+    event* kick = nullptr;        // sends the last byte of what evhttp wrote (filterOut)
+    evbuffer_cb_entry* outCb = nullptr;
+    bool inKick = false;
+    RequestHeadScanner head;
+    bool passing = false;  // the head was clean: pass everything
+    int refused = 0;       // 400 (NUL) or 431 (too long): evhttp gets a stand-in request, answered with it
+};
+
+namespace {
+
+bufferevent_filter_result filterIn(evbuffer* src, evbuffer* dst, ev_ssize_t, bufferevent_flush_mode,
+                                   void* ctx) {
+    auto* c = static_cast<ControlApi::Conn*>(ctx);
+    const size_t n = evbuffer_get_length(src);
+    if (c->refused) {
+        evbuffer_drain(src, n);
+        return BEV_OK;
+    }
+    if (c->passing) {
+        evbuffer_add_buffer(dst, src);
+        return BEV_OK;
+    }
+    // Scan only the bytes not seen yet, without copying them together (a head that trickles in is scanned
+    // once, not once per segment).
+    const size_t upto = std::min(n, RequestHeadScanner::kMaxHead);
+    if (c->head.pos < upto) {
+        evbuffer_ptr at;
+        evbuffer_ptr_set(src, &at, c->head.pos, EVBUFFER_PTR_SET);
+        evbuffer_iovec v[16];
+        while (!c->head.done() && c->head.pos < upto) {
+            int k = evbuffer_peek(src, ev_ssize_t(upto - c->head.pos), &at, v, 16);
+            int use = std::min(k, 16);
+            for (int i = 0; i < use && !c->head.done(); ++i) {
+                size_t len = std::min(v[i].iov_len, upto - c->head.pos);
+                c->head.feed({static_cast<const char*>(v[i].iov_base), len});
+            }
+            if (k <= 16 || c->head.done()) break;
+            evbuffer_ptr_set(src, &at, c->head.pos, EVBUFFER_PTR_SET);
+        }
+    }
+    if (!c->head.done() && n < RequestHeadScanner::kMaxHead) return BEV_NEED_MORE;  // held back
+    if (c->head.done() && !c->head.nul) {
+        c->passing = true;
+        evbuffer_add_buffer(dst, src);
+        return BEV_OK;
+    }
+    // Refused: evhttp never sees the bytes, only a stand-in request that onRequest answers with the error.
+    c->refused = c->head.nul ? 400 : 431;
+    evbuffer_drain(src, n);
+    static constexpr std::string_view kStandIn = "GET / HTTP/1.1\r\nHost: refused\r\n\r\n";
+    evbuffer_add(dst, kStandIn.data(), kStandIn.size());
+    return BEV_OK;
+}
+
+// The way out, unchanged but for when it empties. evhttp frees a connection (and shuts its socket down) as
+// soon as the filter's output is empty, and a plain filter empties it by moving the bytes to the socket's
+// bufferevent, not to the socket: a response followed by a close ("Connection: close", HTTP/1.0) would be
+// lost. libevent also leaves bytes that evhttp added while writing was off in the filter when evhttp turns
+// writing on. So bytes go to the socket directly when nothing is queued before them (else they are queued),
+// always but the last one; the last one goes from the connection's `kick`, an event that runs once evhttp
+// has finished handing over the response and is waiting for it to be written.
+bufferevent_filter_result filterOut(evbuffer* src, evbuffer* dst, ev_ssize_t, bufferevent_flush_mode,
+                                    void* ctx) {
+    auto* c = static_cast<ControlApi::Conn*>(ctx);
+    const size_t keep = c->inKick ? 0 : 1;
+    if (evbuffer_get_length(dst) == 0 && evbuffer_get_length(src) > keep) {
+        evutil_socket_t fd = bufferevent_getfd(c->sock);
+        // EAGAIN or an error: the bytes are queued, and the socket's bufferevent meets the error itself.
+        if (fd >= 0) evbuffer_write_atmost(src, fd, ev_ssize_t(evbuffer_get_length(src) - keep));
+    }
+    const size_t n = evbuffer_get_length(src);
+    if (n == 0) return BEV_OK;
+    if (evbuffer_get_length(dst) == 0 && c->inKick) return BEV_NEED_MORE;  // the socket is full: wait
+    if (n > 1) {
+        evbuffer_remove_buffer(src, dst, n - 1);
+        if (!c->inKick) event_active(c->kick, 0, 0);
+        return BEV_OK;
+    }
+    if (!c->inKick && evbuffer_get_length(dst) == 0) event_active(c->kick, 0, 0);
+    return BEV_NEED_MORE;
+}
+
+void kickConn(evutil_socket_t, short, void* ctx) {
+    auto* c = static_cast<ControlApi::Conn*>(ctx);
+    bufferevent_data_cb r, w;
+    bufferevent_event_cb e;
+    void* arg;
+    bufferevent_getcb(c->bev, &r, &w, &e, &arg);
+    if (!e) return;  // evhttp has freed the connection: libevent destroys it later
+    c->inKick = true;
+    bufferevent_flush(c->bev, EV_WRITE, BEV_FLUSH);
+    c->inKick = false;
+}
+
+void outputAdded(evbuffer*, const evbuffer_cb_info* info, void* ctx) {
+    if (info->n_added) event_active(static_cast<ControlApi::Conn*>(ctx)->kick, 0, 0);
+}
+
+void freeConn(void* ctx) {
+    auto* c = static_cast<ControlApi::Conn*>(ctx);
+    if (c->outCb) evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->outCb);
+    if (c->kick) event_free(c->kick);
+    c->conns->erase(c->bev);
+    delete c;
+}
+
+}  // namespace
+
+bufferevent* ControlApi::newConnection(event_base* base, void* arg) {
+    auto* api = static_cast<ControlApi*>(arg);
+    bufferevent* sock = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+    if (!sock) return nullptr;  // evhttp then makes its own (unfiltered) one: only when memory runs out
+    auto* c = new Conn;
+    c->conns = api->conns_;
+    c->sock = sock;
+    bufferevent* f = bufferevent_filter_new(sock, filterIn, filterOut, BEV_OPT_CLOSE_ON_FREE, freeConn, c);
+    if (!f) {
+        bufferevent_free(sock);
+        delete c;
+        return nullptr;
+    }
+    c->bev = f;
+    c->kick = event_new(base, -1, 0, kickConn, c);
+    c->outCb = evbuffer_add_cb(bufferevent_get_output(f), outputAdded, c);
+    if (!c->kick || !c->outCb) {
+        bufferevent_free(f);  // frees `c` too
+        return nullptr;
+    }
+    (*api->conns_)[f] = c;
+    return f;
+}
+
 bool ControlApi::serve(std::string& error) {
     http_ = evhttp_new(base_);
+    evhttp_set_bevcb(http_, newConnection, this);
     evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD);
     evhttp_set_max_body_size(http_, 1 << 20);
     evhttp_set_timeout(http_, 10);
@@ -234,12 +394,24 @@ void ControlApi::onRequest(evhttp_request* req, void* arg) {
     evbuffer* in = evhttp_request_get_input_buffer(req);
     std::string body(evbuffer_get_length(in), '\0');
     evbuffer_copyout(in, body.data(), body.size());
+    evhttp_connection* evcon = evhttp_request_get_connection(req);
+    auto conn = api->conns_->find(evcon ? evhttp_connection_get_bufferevent(evcon) : nullptr);
+    const int refused = conn != api->conns_->end() ? conn->second->refused : 0;
     ApiResponse r;
-    try {
-        r = api->handle(method, uri ? uri : "/", auth ? auth : "", body);
-    } catch (const std::exception& e) {
-        r = apiError(500, e.what());
+    if (refused == 400) {
+        r = apiError(400, "a NUL byte in the request line or a header");
+    } else if (refused) {
+        r = apiError(431,
+                     fmt::format("the request head is longer than {} octets", RequestHeadScanner::kMaxHead));
+    } else {
+        try {
+            r = api->handle(method, uri ? uri : "/", auth ? auth : "", body);
+        } catch (const std::exception& e) {
+            r = apiError(500, e.what());
+        }
     }
+    // One request per connection: the filter checks the first head only (see Conn).
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", r.contentType.c_str());
     evbuffer* out = evbuffer_new();
     evbuffer_add(out, r.body.data(), r.body.size());

@@ -24,8 +24,11 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -47,6 +50,9 @@ class ControlApi {
     using ReloadFn = std::function<bool(std::string& message)>;
     using CheckStatusFn = std::function<CheckStatus(uint32_t slot)>;
     using SourceStatusFn = std::function<std::vector<SourceStatus>()>;
+
+    struct Conn;  // one connection's filter state (api.cpp)
+    using Conns = std::unordered_map<bufferevent*, Conn*>;
 
     ControlApi(event_base* base, Shared& shared, ReloadFn reload, CheckStatusFn checkStatus);
     /// What GET /v1/status and /metrics show of the metric sources (issue 12); none when unset.
@@ -83,6 +89,12 @@ class ControlApi {
 
   private:
     static void onRequest(evhttp_request* req, void* arg);
+    /// evhttp's bufferevent callback: each connection reads through a filter that holds the request head
+    /// back until it is whole and refuses one with a NUL byte (see RequestHeadScanner).
+    static bufferevent* newConnection(event_base* base, void* arg);
+    // Shared with each connection's filter context: a filter freed after this object (libevent may finalize
+    // a bufferevent later) still unregisters itself safely.
+    std::shared_ptr<Conns> conns_ = std::make_shared<Conns>();
 
     event_base* base_;
     Shared& shared_;
@@ -97,6 +109,27 @@ class ControlApi {
     std::map<std::string, metrics::LoadHistory> loadHistory_;  // per site, across reloads
     std::set<std::string> unreadLogged_;                       // "site\0key" reported but read by no stage
     uint64_t reports_ = 0, refused_ = 0, reloads_ = 0, reloadFailures_ = 0;
+};
+
+/// Finds the end of an HTTP request head (request line and header fields, RFC 9112 §2.1) in bytes fed to it
+/// in pieces, and any NUL byte before it. evhttp reads header lines as C strings: a NUL would silently cut
+/// a header (an Authorization "Bearer TOKEN\0junk" arrives as "Bearer TOKEN"), so the control API refuses
+/// the request instead (RFC 9110 §5.5 allows rejecting it). Line ends are "\n" or "\r\n", as evhttp reads
+/// them; empty lines before the request line do not end the head (RFC 9112 §2.2: a server may skip them).
+struct RequestHeadScanner {
+    static constexpr size_t kMaxHead = 64 * 1024;  // a longer head is refused (431, RFC 6585 §5)
+    size_t pos = 0;                                // bytes fed so far
+    size_t end = 0;    // offset just past the empty line that ends the head; 0 while it has not come
+    bool nul = false;  // a NUL byte came before the end (feeding stops there)
+    /// Scans the next `chunk` of the connection's bytes (those from offset `pos` on). Stops at the end of
+    /// the head or at a NUL; returns done().
+    bool feed(std::string_view chunk);
+    bool done() const { return end != 0 || nul; }
+
+  private:
+    size_t lineLen_ = 0;
+    bool lineIsCr_ = false;  // the line so far is exactly "\r"
+    bool content_ = false;   // a non-empty line has come
 };
 
 /// {"error": message} with `status`.

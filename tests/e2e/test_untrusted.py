@@ -12,12 +12,15 @@ Run against the sanitizer build too (.ci/run): GSLBD=build-asan/server/gslbd pyt
 — any AddressSanitizer or UndefinedBehaviorSanitizer report in the daemon's stderr fails the test.
 """
 
+import json
 import os
+import socket
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (Gslbd, TcpClient, build_query, decode_msg, run_tests, udp_query)  # noqa: E402
+from harness import (Gslbd, TcpClient, build_query, decode_msg, free_port, run_tests, udp_query)  # noqa: E402
 
 ZONE = """$ORIGIN u.test.
 $TTL 300
@@ -131,6 +134,116 @@ class Untrusted(unittest.TestCase):
         self.check_reply(raw, 0x5000, 0, 1, False, "udp after the matrix")
         self.d.stop()  # SIGTERM: exit 0 within 5 s, or DaemonError with the log
         self.sanitizer_clean()
+
+
+TOKEN = "e2e-untrusted-token-8c1d"
+
+
+def raw_http(port, data, timeout=5.0):
+    """Sends `data` as it is over one TCP connection; returns (status, headers text, body) of the reply, read
+    until the server closes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(data)
+        out = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+    head, _, body = out.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/") else 0
+    return status, head.decode("latin-1"), body
+
+
+class ControlWire(unittest.TestCase):
+    """A NUL byte in the request line or a header, over a real connection (issue 10). evhttp reads header
+    lines as C strings: "Authorization: Bearer TOKEN\\0junk" used to arrive as a valid token and drain the site.
+    The control connection's filter now refuses such a head with 400 before evhttp parses it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cport = free_port()
+        cls.d = Gslbd(zones={"u.test.": ZONE}, files={"control.token": TOKEN + "\n"}, server={"workers": 1},
+                      ipv6=False)
+        cls.d.raw_config = (cls.d.make_config() +
+                            f'\n[control]\nlisten = "127.0.0.1:{cls.cport}"\ntoken_file = "control.token"\n'
+                            '\n[site.east]\n\n[hostname."www.u.test."]\npolicy = ["health", "random"]\n'
+                            '[[hostname."www.u.test.".service]]\naddress = "192.0.2.10"\nsite = "east"\n')
+        cls.d.__enter__()
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                if cls.get("/v1/status")[0] == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError("control API did not answer:\n" + cls.d.stderr())
+            time.sleep(0.05)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.d.__exit__(None, None, None)
+
+    @classmethod
+    def get(cls, path):
+        return raw_http(cls.cport, f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+
+    def admin(self):
+        code, _, body = self.get("/v1/status")
+        self.assertEqual(code, 200)
+        return json.loads(body)["sites"]
+
+    def test_1_nul_refused_on_the_wire_nothing_changes(self):
+        before = self.admin()
+        drain = b"POST /v1/sites/east/drain HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        auth = b"Authorization: Bearer " + TOKEN.encode()
+        cases = {
+            "in Authorization after the token": drain + auth + b"\0junk\r\nContent-Length: 0\r\n\r\n",
+            "at the end of the request line": b"POST /v1/sites/east/drain HTTP/1.1\0x\r\nHost: x\r\nConnection: close\r\n" + auth +
+                                              b"\r\nContent-Length: 0\r\n\r\n",
+            "in another header": drain + auth + b"\r\nX-Note: a\0b\r\nContent-Length: 0\r\n\r\n",
+            "in a header name": drain + auth + b"\r\nX\0: b\r\nContent-Length: 0\r\n\r\n",
+        }
+        for what, data in cases.items():
+            with self.subTest(what):
+                code, head, body = raw_http(self.cport, data)
+                self.assertEqual(code, 400, head)
+                self.assertIn("NUL", json.loads(body)["error"])
+        # The same head sent one byte at a time, up to the NUL (the filter holds a head back until it is whole
+        # or refused; the server answers and closes at the NUL).
+        with socket.create_connection(("127.0.0.1", self.cport), timeout=5) as s:
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            trickle = cases["in Authorization after the token"]
+            for b in trickle[:trickle.index(b"\0") + 1]:
+                s.sendall(bytes([b]))
+            reply = b""
+            while chunk := s.recv(65536):
+                reply += chunk
+        self.assertTrue(reply.startswith(b"HTTP/1.1 400"), reply[:200])
+        self.assertEqual(self.admin(), before)
+        # Without the NUL the request drains the site: the refusals above were of the NUL alone.
+        code, head, _ = raw_http(self.cport, drain + auth + b"\r\nContent-Length: 0\r\n\r\n")
+        self.assertEqual(code, 200, head)
+        self.assertIn("Connection: close", head)
+        self.assertNotEqual(self.admin(), before)
+        code, _, _ = raw_http(self.cport, b"POST /v1/sites/east/enable HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + auth +
+                              b"\r\nContent-Length: 0\r\n\r\n")
+        self.assertEqual(code, 200)
+
+    def test_2_long_head_and_body(self):
+        # Exactly the 64 KiB limit without the empty line that ends a head (no more: the server closes once it
+        # has answered, and unread bytes would turn its close into a reset).
+        head = b"GET /v1/status HTTP/1.1\r\nX: "
+        code, _, body = raw_http(self.cport, head + b"a" * (65536 - len(head)))
+        self.assertEqual(code, 431)
+        self.assertIn("longer", json.loads(body)["error"])
+        # A NUL in a body is not the head: the report's JSON refuses it (400), the daemon is fine.
+        code, _, body = raw_http(self.cport, b"POST /v1/sites/east/report HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: "
+                                 b"Bearer " + TOKEN.encode() + b"\r\nContent-Length: 9\r\n\r\n{\"cpu\":\0}")
+        self.assertEqual(code, 400)
+        self.assertEqual(self.get("/v1/status")[0], 200)
+        self.assertNotIn("runtime error:", self.d.stderr())
 
 
 if __name__ == "__main__":

@@ -477,3 +477,42 @@ TEST_CASE("a NUL byte in the path or a header is refused, and nothing changes") 
     CHECK(a.dump() == before);
     CHECK(a.post("/v1/sites/east/drain", "").status == 200);  // the same request without the NUL
 }
+
+TEST_CASE("the request head scanner: the end of the head, a NUL before it, fed in any pieces") {
+    // What the control connection's filter runs before evhttp sees a byte (issue 10: evhttp reads header
+    // lines as C strings, so "Bearer TOKEN\0junk" would reach handle() as "Bearer TOKEN").
+    auto scanAll = [](const std::string& bytes, size_t piece) {
+        RequestHeadScanner s;
+        for (size_t i = 0; i < bytes.size() && !s.done(); i += piece)
+            s.feed(std::string_view(bytes).substr(i, piece));
+        return s;
+    };
+    const std::string get = "GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n";
+    const std::string lf = "GET / HTTP/1.1\nHost: x\n\nbody";
+    const std::string nulHeader =
+        std::string("POST /v1/sites/e/drain HTTP/1.1\r\nAuthorization: Bearer t\0x\r\n\r\n", 62);
+    const std::string nulLine = std::string("GET /v1/status HTTP/1.1\0x\r\n\r\n", 29);
+    const std::string nulBody = std::string("POST / HTTP/1.1\r\nContent-Length: 1\r\n\r\n\0", 39);
+    for (size_t piece : {size_t(1), size_t(2), size_t(7), size_t(4096)}) {
+        CAPTURE(piece);
+        RequestHeadScanner s = scanAll(get, piece);
+        CHECK(s.end == get.size());
+        CHECK_FALSE(s.nul);
+        s = scanAll(lf, piece);
+        CHECK(s.end == lf.size() - 4);  // "\n\n" ends it too, as evhttp reads lines
+        s = scanAll(nulHeader, piece);
+        CHECK(s.nul);
+        CHECK(s.end == 0);
+        s = scanAll(nulLine, piece);
+        CHECK(s.nul);
+        s = scanAll(nulBody, piece);  // the body is not the head: JSON refuses a raw NUL there itself
+        CHECK_FALSE(s.nul);
+        CHECK(s.end == nulBody.size() - 1);
+        // Empty lines before the request line do not end the head (a NUL after them is still seen).
+        s = scanAll(std::string("\r\n\nGET / HTTP/1.1\r\nX: \0\r\n\r\n", 27), piece);
+        CHECK(s.nul);
+        s = scanAll("GET / HTTP/1.1\r\nX: a\r\n", piece);  // not ended yet
+        CHECK_FALSE(s.done());
+        CHECK(s.pos == 22);
+    }
+}
