@@ -334,10 +334,8 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                     z.fail(z.raw("dnssec"), "key_dir", "is required with dnssec = true");
                 if (!kd.empty()) zc.keyDir = resolvePath(path, kd);
                 zc.denial = z.getString("denial", "nsec");
-                if (zc.denial == "nsec3")
-                    z.fail(z.raw("denial"), "denial", "\"nsec3\" is not implemented yet: use \"nsec\"");
-                else if (zc.denial != "nsec")
-                    z.fail(z.raw("denial"), "denial", "must be \"nsec\"");
+                if (zc.denial != "nsec" && zc.denial != "nsec3")
+                    z.fail(z.raw("denial"), "denial", "must be \"nsec\" or \"nsec3\"");
                 zc.signatureValidity = uint32_t(z.getInt("signature_validity", 14 * 86400, 10, 90 * 86400));
                 for (const auto& other : out.zones)
                     if (strcasecmp(other.name.c_str(), zc.name.c_str()) == 0)

@@ -78,7 +78,7 @@ struct ZoneConf {
     std::vector<ListenAddr> notify;  // secondaries told of a new serial (RFC 1996); port 53 when not written
     bool dnssec = false;             // sign the zone at load with the keys in keyDir (README "DNSSEC")
     std::string keyDir;              // resolved against the config file's directory
-    std::string denial = "nsec";     // nsec (nsec3 is refused: not implemented yet)
+    std::string denial = "nsec";     // nsec | nsec3 (RFC 9276: SHA-1, iterations 0, no salt, no opt-out)
     uint32_t signatureValidity =
         14 * 86400;  // s: signatures expire this long after signing; re-signed at half
 };

@@ -23,6 +23,7 @@ std::unique_ptr<zones::Zone> loadSignedZone(const ZoneConf& zc, std::string& err
     zones::SignOptions opt;
     opt.now = int64_t(time(nullptr));
     opt.validity = zc.signatureValidity;
+    opt.nsec3 = zc.denial == "nsec3";
     return zones::compileSigned(apex, set, zc.file, std::move(keys), opt, error);
 }
 

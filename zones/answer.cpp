@@ -19,6 +19,10 @@ inline const uint8_t* u8(std::string_view s) {
     return reinterpret_cast<const uint8_t*>(s.data());
 }
 
+inline std::string_view sv(const uint8_t* p, size_t n) {
+    return {reinterpret_cast<const char*>(p), n};
+}
+
 size_t wireLen(const uint8_t* p, size_t max) {
     size_t i = 0;
     while (i < max) {
@@ -165,7 +169,7 @@ struct Ctx {
         for (size_t i = 0; i < nproofs; ++i) {
             const Zone& z = *proofs[i].zone;
             const Node& n = z.node(proofs[i].node);
-            const RRset* ns = z.rrset(n, kTypeNSEC);
+            const RRset* ns = z.rrset(n, z.signer()->nsec3 ? kTypeNSEC3 : kTypeNSEC);
             std::string_view nm = z.nodeName(n);
             if (ns) mustSigned(kAuthority, z, proofs[i].node, u8(nm), nm.size(), *ns, ns->ttl);
         }
@@ -175,12 +179,21 @@ struct Ctx {
     // NODATA for a GSLB name whose fallback chose nothing although the zone (and so its NSEC) has records of
     // the type: the NSEC of the name without the type's bit, signed online (README "DNSSEC": `none`).
     void onlineNsec(const Zone& z, uint32_t nodeIdx, uint16_t type) {
+        const bool n3 = z.signer()->nsec3;
+        if (n3) nodeIdx = z.signer()->nsec3Match(z.nodeName(z.node(nodeIdx)));  // its NSEC3, at the hash
+        if (nodeIdx == kNone) return;
+        const uint16_t denialType = n3 ? uint16_t(kTypeNSEC3) : uint16_t(kTypeNSEC);
         const Node& n = z.node(nodeIdx);
-        const RRset* ns = z.rrset(n, kTypeNSEC);
+        const RRset* ns = z.rrset(n, denialType);
         if (!ns || tc) return;
         const Rdata& rd = z.rdata(ns->first);
         const uint8_t* b = z.bytes(rd);
-        size_t nl = wireLen(b, rd.len);
+        // Where the type bit maps start: after the next name (NSEC), after the hash fields (NSEC3).
+        size_t nl = 0;
+        if (!n3)
+            nl = wireLen(b, rd.len);
+        else if (rd.len >= 5 && size_t(6) + b[4] <= rd.len && size_t(6) + b[4] + b[5 + b[4]] <= rd.len)
+            nl = size_t(6) + b[4] + b[5 + b[4]];
         if (!nl || rd.len > 512) return;
         uint8_t nsec[512];
         std::memcpy(nsec, b, rd.len);
@@ -188,7 +201,7 @@ struct Ctx {
         size_t out = nl;
         for (size_t p = nl; p + 2 <= rd.len;) {
             uint8_t win = b[p], blen = b[p + 1];
-            if (p + 2 + blen > rd.len) return;
+            if (blen > 32 || p + 2 + blen > rd.len) return;
             uint8_t bits[32] = {};
             std::memcpy(bits, b + p + 2, blen);
             if (win == (type >> 8) && (type & 0xFF) / 8 < blen)
@@ -205,13 +218,13 @@ struct Ctx {
         }
         std::string_view owner = z.nodeName(n);
         auto m = w.mark();
-        bool ok = w.rr(kAuthority, u8(owner), owner.size(), kTypeNSEC, ns->ttl, nsec, out);
+        bool ok = w.rr(kAuthority, u8(owner), owner.size(), denialType, ns->ttl, nsec, out);
         const uint8_t* rds[1] = {nsec};
         uint16_t lens[1] = {uint16_t(out)};
-        for (const DnssecKey* k : z.signer()->signers(kTypeNSEC)) {
+        for (const DnssecKey* k : z.signer()->signers(denialType)) {
             uint8_t sig[18 + kMaxNameLen + 64];
-            size_t hl = z.signer()->header(*k, owner, kTypeNSEC, ns->ttl, sig);
-            if (!ok || !z.signer()->onlineSignature(*k, owner, kTypeNSEC, ns->ttl, rds, lens, 1, sig + hl))
+            size_t hl = z.signer()->header(*k, owner, denialType, ns->ttl, sig);
+            if (!ok || !z.signer()->onlineSignature(*k, owner, denialType, ns->ttl, rds, lens, 1, sig + hl))
                 break;
             ok = w.rr(kAuthority, u8(owner), owner.size(), kTypeRRSIG, ns->ttl, sig, hl + 64);
         }
@@ -318,8 +331,14 @@ struct Ctx {
         // RFC 4035 §3.1.4); the NS and glue are the child's and stay unsigned.
         if (dnssecOk(z)) {
             const RRset* ds = z.rrset(n, kTypeDS);
-            const RRset* nsec = ds ? ds : z.rrset(n, kTypeNSEC);
-            if (nsec && !mustSigned(kAuthority, z, cut, u8(nm), nm.size(), *nsec, nsec->ttl)) return;
+            if (ds) {
+                if (!mustSigned(kAuthority, z, cut, u8(nm), nm.size(), *ds, ds->ttl)) return;
+            } else if (z.signer()->nsec3) {
+                addProof(z, z.signer()->nsec3Match(nm));  // RFC 5155 §7.2.7 (no opt-out)
+                writeProofs();
+            } else if (const RRset* nsec = z.rrset(n, kTypeNSEC)) {
+                if (!mustSigned(kAuthority, z, cut, u8(nm), nm.size(), *nsec, nsec->ttl)) return;
+            }
         }
         noteTargets(z, *ns, true, nm);
     }
@@ -381,8 +400,10 @@ struct Ctx {
     // RFC 1034 §4.3.2 step 3 with RFC 4592 §3.3.1: walk down from the apex; the first zone cut met is a
     // referral (except a DS query for the cut itself, answered from this, the parent, side: RFC 4035
     // §3.1.4.1); otherwise an exact match, or the source of synthesis *.<closest encloser>, or NXDOMAIN.
-    uint32_t ce = kNone;     // the closest encloser of the last NXDOMAIN or wildcard lookup
-    size_t wildcardLen = 0;  // octets of `wildcard` (*.<closest encloser>) when it was built
+    uint32_t ce = kNone;                  // the closest encloser of the last NXDOMAIN or wildcard lookup
+    size_t wildcardLen = 0;               // octets of `wildcard` (*.<closest encloser>) when it was built
+    const uint8_t* nextCloser = nullptr;  // the closest encloser plus one label of the name (RFC 5155 §1.3)
+    size_t nextCloserLen = 0;
     Kind lookup(const Zone& z, const uint8_t* name, size_t len, uint32_t& node) {
         wildcardLen = 0;
         uint8_t off[kMaxLabels];
@@ -400,6 +421,8 @@ struct Ctx {
                 // cur is the closest encloser; its wildcard child, if any, is the source of synthesis.
                 std::string_view cen = z.nodeName(z.node(cur));
                 this->ce = cur;
+                nextCloser = name + off[i];
+                nextCloserLen = len - off[i];
                 wildcard[0] = 1;
                 wildcard[1] = '*';
                 if (cen.size() > kMaxNameLen - 2) return Kind::NxDomain;
@@ -483,15 +506,26 @@ struct Ctx {
                 rcode = kRcodeNxDomain;  // also at the end of a CNAME chain (RFC 6604 §3)
                 countBy(z->apex());
                 writeSoa(*z);
-                if (dnssecOk(*z)) {
+                if (dnssecOk(*z) && z->signer()->nsec3) {
+                    // RFC 5155 §7.2.2: the closest encloser proof, and no wildcard at the closest encloser.
+                    const ZoneSigner& sg = *z->signer();
+                    if (ce != kNone) addProof(*z, sg.nsec3Match(z->nodeName(z->node(ce))));
+                    if (nextCloser) addProof(*z, sg.nsec3Cover(sv(nextCloser, nextCloserLen)));
+                    if (wildcardLen) addProof(*z, sg.nsec3Cover(sv(wildcard, wildcardLen)));
+                } else if (dnssecOk(*z)) {
                     // RFC 4035 §3.1.3.2: no such name, and no wildcard at the closest encloser to expand.
                     addProof(*z, nsecFor(*z, name, len));
                     if (wildcardLen) addProof(*z, nsecFor(*z, wildcard, wildcardLen));
                 }
                 return;
             }
-            if (k == Kind::Wildcard && dnssecOk(*z))
-                addProof(*z, nsecFor(*z, name, len));  // §3.1.3.3: the name itself does not exist
+            if (k == Kind::Wildcard && dnssecOk(*z)) {
+                if (!z->signer()->nsec3)
+                    addProof(*z, nsecFor(*z, name, len));  // §3.1.3.3: the name itself does not exist
+                else if (nextCloser)
+                    addProof(*z, z->signer()->nsec3Cover(sv(nextCloser, nextCloserLen)));  // RFC 5155 §7.2.6
+            }
+            const bool viaWildcard = k == Kind::Wildcard;
             if (k == Kind::Dname) {
                 // RFC 6672 §3.3 step 3c: the DNAME, then a CNAME from the name to the name with the DNAME's
                 // owner replaced by its target (TTL the DNAME's), then on with the new name like a CNAME.
@@ -566,7 +600,16 @@ struct Ctx {
             }
             if (!answered) {
                 writeSoa(*z);  // NODATA (RFC 2308 §2.2), also for empty non-terminals
-                if (dnssecOk(*z)) {
+                if (dnssecOk(*z) && z->signer()->nsec3) {
+                    // RFC 5155 §7.2.3 (the name's NSEC3, empty non-terminals too), §7.2.5 (wildcard: the
+                    // closest encloser's and the wildcard's; the next closer's cover was added above).
+                    const ZoneSigner& sg = *z->signer();
+                    if (onlineDenial)
+                        onlineNsec(*z, node, q.qtype);
+                    else
+                        addProof(*z, sg.nsec3Match(z->nodeName(n)));
+                    if (viaWildcard && ce != kNone) addProof(*z, sg.nsec3Match(z->nodeName(z->node(ce))));
+                } else if (dnssecOk(*z)) {
                     if (onlineDenial)
                         onlineNsec(*z, node, q.qtype);
                     else if (z->rrset(n, kTypeNSEC))

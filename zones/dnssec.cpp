@@ -1,8 +1,10 @@
 #include "zones/dnssec.hpp"
 
 #include <fmt/format.h>
+#include <openssl/sha.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <thread>
 
@@ -11,7 +13,7 @@
 namespace gslb::zones {
 namespace {
 
-constexpr uint16_t kTypeDNSKEY = 48, kTypeNSEC3 = 50, kTypeNSEC3PARAM = 51;
+constexpr uint16_t kTypeDNSKEY = 48;
 constexpr size_t kCacheSlots = 8192;  // per signed zone: ~0.8 MB; far more than the distinct GSLB answers
 
 // Lower-cases the wire name at `off` in `s`; returns the offset just past it, or 0 when it is not a name.
@@ -82,6 +84,33 @@ uint64_t finish(uint64_t x) {  // splitmix64's finaliser: spreads FNV's weak low
 
 }  // namespace
 
+void nsec3Hash(std::string_view lowerWire, uint8_t out[20]) noexcept {
+    // The low-level call: no allocation on the query path (EVP_Digest allocates a context per call).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    SHA1(reinterpret_cast<const unsigned char*>(lowerWire.data()), lowerWire.size(), out);
+#pragma GCC diagnostic pop
+}
+
+uint32_t ZoneSigner::nsec3Match(std::string_view name) const noexcept {
+    uint8_t h[20];
+    nsec3Hash(name, h);
+    auto it = std::lower_bound(chain3.begin(), chain3.end(), h, [](const Hashed& a, const uint8_t* b) {
+        return std::memcmp(a.hash, b, 20) < 0;
+    });
+    return it != chain3.end() && std::memcmp(it->hash, h, 20) == 0 ? it->node : kNone;
+}
+
+uint32_t ZoneSigner::nsec3Cover(std::string_view name) const noexcept {
+    if (chain3.empty()) return kNone;
+    uint8_t h[20];
+    nsec3Hash(name, h);
+    auto it = std::lower_bound(chain3.begin(), chain3.end(), h, [](const Hashed& a, const uint8_t* b) {
+        return std::memcmp(a.hash, b, 20) < 0;
+    });
+    return it == chain3.begin() ? chain3.back().node : (it - 1)->node;
+}
+
 int canonicalCompare(std::string_view a, std::string_view b) {
     uint8_t oa[kMaxLabels], ob[kMaxLabels];
     size_t na = 0, nb = 0;
@@ -151,6 +180,7 @@ ZoneSigner::ZoneSigner(std::vector<DnssecKey> keys, const SignOptions& opt, std:
     inception_ = uint32_t(opt.now - int64_t(opt.inceptionSkew));
     expiration_ = uint32_t(opt.now + int64_t(opt.validity));
     refreshAt_ = opt.now + int64_t(opt.validity) / 2;
+    nsec3 = opt.nsec3;
     for (const auto& k : keys_) {
         if (!k.active(opt.now)) continue;
         (k.sep() ? keySigners_ : zoneSigners_).push_back(&k);
@@ -204,6 +234,30 @@ bool ZoneSigner::sign(const DnssecKey& key, std::string_view owner, uint16_t typ
     return true;
 }
 
+// The signed data of a cache miss, in a frame of its own: its 50 KB buffer would otherwise be part of every
+// call's stack frame, probed page by page (stack clash protection) on every cache hit too.
+static __attribute__((noinline)) bool signMiss(const ZoneSigner& sg, const DnssecKey& key,
+                                               std::string_view owner, uint16_t type, uint32_t ttl,
+                                               const uint8_t* const* rd, const uint16_t* ln, size_t n,
+                                               uint8_t sig[64]) noexcept {
+    constexpr size_t kMax = 64;
+    uint8_t buf[18 + kMaxNameLen + kMax * (kMaxNameLen + 10 + 512)];
+    size_t len = sg.header(key, owner, type, ttl, buf);
+    for (size_t i = 0; i < n; ++i) {
+        if (ln[i] > 512) return false;
+        std::memcpy(buf + len, owner.data(), owner.size());
+        len += owner.size();
+        put16(buf + len, type);
+        put16(buf + len + 2, kClassIN);
+        put32(buf + len + 4, ttl);
+        put16(buf + len + 8, ln[i]);
+        len += 10;
+        std::memcpy(buf + len, rd[i], ln[i]);
+        len += ln[i];
+    }
+    return signData(key, {reinterpret_cast<const char*>(buf), len}, sig);
+}
+
 bool ZoneSigner::onlineSignature(const DnssecKey& key, std::string_view owner, uint16_t type, uint32_t ttl,
                                  const uint8_t* const* rdatas, const uint16_t* lens, size_t n,
                                  uint8_t sig[64]) const noexcept {
@@ -253,21 +307,7 @@ bool ZoneSigner::onlineSignature(const DnssecKey& key, std::string_view owner, u
         return true;
     }
     // A miss: sign here (one signature is all this worker waits for), then publish for every worker.
-    uint8_t buf[18 + kMaxNameLen + kMax * (kMaxNameLen + 10 + 512)];
-    size_t len = header(key, owner, type, ttl, buf);
-    for (size_t i = 0; i < n; ++i) {
-        if (ln[i] > 512) return false;
-        std::memcpy(buf + len, owner.data(), owner.size());
-        len += owner.size();
-        put16(buf + len, type);
-        put16(buf + len + 2, kClassIN);
-        put32(buf + len + 4, ttl);
-        put16(buf + len + 8, ln[i]);
-        len += 10;
-        std::memcpy(buf + len, rd[i], ln[i]);
-        len += ln[i];
-    }
-    if (!signData(key, {reinterpret_cast<const char*>(buf), len}, sig)) return false;
+    if (!signMiss(*this, key, owner, type, ttl, rd, ln, n, sig)) return false;
     onlineSigned_.fetch_add(1, std::memory_order_relaxed);
     // Into the empty way if there is one, else over the first; a slot being written by another worker is
     // left alone (this signature is then simply not cached).
@@ -352,6 +392,7 @@ std::unique_ptr<Zone> compileSigned(const WireName& apex, SourceSet& set, const 
             }
             jobs.push_back(std::move(j));
         }
+        if (opt.nsec3) continue;
         types.push_back(kTypeRRSIG);
         types.push_back(kTypeNSEC);
         std::sort(types.begin(), types.end());
@@ -361,6 +402,64 @@ std::unique_ptr<Zone> compileSigned(const WireName& apex, SourceSet& set, const 
         std::string_view stored = set.store(rd);
         recs.push_back(SourceRecord{owner, stored, kTypeNSEC, nsecTtl, fileIdx, 0});
         jobs.push_back(Job{owner, kTypeNSEC, nsecTtl, {stored}});
+    }
+
+    // NSEC3 (RFC 5155 §7.1): every authoritative name, empty non-terminals and cuts included (no opt-out),
+    // hashed; the chain in hash order; NSEC3PARAM at the apex. Owners are <base32hex(hash)>.<apex>.
+    struct Hashed3 {
+        std::array<uint8_t, 20> hash;
+        uint32_t node;
+    };
+    std::vector<Hashed3> hashed;
+    std::vector<std::string> owners3;
+    if (opt.nsec3) {
+        for (uint32_t i = 0; i < z1->nodeCount(); ++i) {
+            if (z1->node(i).flags & kNodeOccluded) continue;
+            Hashed3 h{};
+            nsec3Hash(z1->nodeName(z1->node(i)), h.hash.data());
+            h.node = i;
+            hashed.push_back(h);
+        }
+        std::sort(hashed.begin(), hashed.end(),
+                  [](const Hashed3& a, const Hashed3& b) { return a.hash < b.hash; });
+        static const char kB32[] = "0123456789abcdefghijklmnopqrstuv";  // RFC 4648 §7, lower case
+        std::string param("\x01\x00\x00\x00\x00", 5);  // SHA-1, no flags, 0 iterations, no salt
+        std::string_view paramStored = set.store(param);
+        recs.push_back(SourceRecord{apexStored, paramStored, kTypeNSEC3PARAM, 0, fileIdx, 0});
+        jobs.push_back(Job{apexStored, kTypeNSEC3PARAM, 0, {paramStored}});
+        for (size_t c = 0; c < hashed.size(); ++c) {
+            const Node& n = z1->node(hashed[c].node);
+            const bool cut = n.flags & kNodeDelegation;
+            types.clear();
+            bool signedHere = false;
+            for (const RRset* s = z1->rrsetsBegin(n); s != z1->rrsetsEnd(n); ++s) {
+                if (cut && s->type != kTypeNS && s->type != kTypeDS) continue;
+                types.push_back(s->type);
+                signedHere |= !(cut && s->type == kTypeNS);
+            }
+            if (hashed[c].node == z1->apexNode()) types.push_back(kTypeNSEC3PARAM);
+            if (signedHere) types.push_back(kTypeRRSIG);
+            std::sort(types.begin(), types.end());
+            types.erase(std::unique(types.begin(), types.end()), types.end());
+            std::string rd(param.substr(0, 4));
+            rd += char(0);   // salt length
+            rd += char(20);  // hash length
+            const auto& next = hashed[(c + 1) % hashed.size()].hash;
+            rd.append(reinterpret_cast<const char*>(next.data()), 20);
+            rd += typeBitmap(types);
+            std::string owner(1, char(32));
+            const auto& h = hashed[c].hash;
+            for (int b = 0; b < 160; b += 5) {
+                int v = 0;
+                for (int k = 0; k < 5; ++k) v = v << 1 | ((h[size_t(b + k) / 8] >> (7 - (b + k) % 8)) & 1);
+                owner += kB32[v];
+            }
+            owner += apex;
+            owners3.push_back(owner);
+            std::string_view ownerStored = set.store(owner), rdStored = set.store(rd);
+            recs.push_back(SourceRecord{ownerStored, rdStored, kTypeNSEC3, nsecTtl, fileIdx, 0});
+            jobs.push_back(Job{ownerStored, kTypeNSEC3, nsecTtl, {rdStored}});
+        }
     }
 
     // The signatures, on up to four threads (a million RRsets is a million ECDSA signatures).
@@ -403,8 +502,18 @@ std::unique_ptr<Zone> compileSigned(const WireName& apex, SourceSet& set, const 
 
     auto z = Zone::compile(apex, set, file, error);
     if (!z) return nullptr;
-    signer->chain.reserve(names.size());
-    for (const auto& nm : names) signer->chain.push_back(z->find(nm));
+    if (opt.nsec3) {
+        signer->chain3.reserve(hashed.size());
+        for (size_t c = 0; c < hashed.size(); ++c) {
+            ZoneSigner::Hashed h{};
+            std::memcpy(h.hash, hashed[c].hash.data(), 20);
+            h.node = z->find(owners3[c]);
+            signer->chain3.push_back(h);
+        }
+    } else {
+        signer->chain.reserve(names.size());
+        for (const auto& nm : names) signer->chain.push_back(z->find(nm));
+    }
     z->setSigner(std::move(signer));
     return z;
 }

@@ -20,7 +20,11 @@ struct SignOptions {
     int64_t now = 0;                 // unix seconds: the signing time
     uint32_t validity = 14 * 86400;  // s: expiration = now + validity
     uint32_t inceptionSkew = 3600;   // s: inception = now - skew (clocks of validators that run behind)
+    bool nsec3 = false;  // NSEC3 (RFC 5155) in RFC 9276's profile: SHA-1, iterations 0, no salt, no opt-out
 };
+
+/// RFC 5155 §5 hash of a lower-case wire name with RFC 9276's parameters (no salt, no extra iteration).
+void nsec3Hash(std::string_view lowerWire, uint8_t out[20]) noexcept;
 
 /// The DNSSEC side of a signed zone, owned by the Zone: keys, the validity window of every signature of this
 /// snapshot, the NSEC chain as an index for denial proofs, and the online signature cache.
@@ -63,6 +67,18 @@ class ZoneSigner {
 
     /// The NSEC chain: node indices in canonical order (RFC 4034 §6.1). Filled by compileSigned.
     std::vector<uint32_t> chain;
+
+    /// NSEC3 instead of NSEC: chain3 holds each NSEC3 owner's hash and node, sorted by hash.
+    bool nsec3 = false;
+    struct Hashed {
+        uint8_t hash[20];
+        uint32_t node;
+    };
+    std::vector<Hashed> chain3;
+    /// The node of the NSEC3 that matches `name` (its hash is the owner's), or kNone.
+    uint32_t nsec3Match(std::string_view lowerWire) const noexcept;
+    /// The node of the NSEC3 that covers `name` (the last hash before the name's, wrapping around).
+    uint32_t nsec3Cover(std::string_view lowerWire) const noexcept;
 
   private:
     struct Slot {

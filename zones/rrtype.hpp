@@ -26,6 +26,8 @@ enum RRType : uint16_t {
     kTypeDS = 43,
     kTypeRRSIG = 46,
     kTypeNSEC = 47,
+    kTypeNSEC3 = 50,
+    kTypeNSEC3PARAM = 51,
     kTypeSVCB = 64,   // RFC 9460
     kTypeHTTPS = 65,  // RFC 9460 §9
     kTypeIXFR = 251,

@@ -141,8 +141,9 @@ fbaddr A 127.0.0.3
 """
 
 
-def gslb_config(port, validity=None, cport=None):
+def gslb_config(port, validity=None, cport=None, denial="nsec"):
     extra = f"signature_validity = {validity}\n" if validity else ""
+    extra += f'denial = "{denial}"\n'
     control = f'[control]\nlisten = "127.0.0.1:{cport}"\ntoken_file = "control.token"\n\n' if cport else ""
     out = (f'[server]\nlisten = ["127.0.0.1:{port}"]\nworkers = 2\naxfr_allow = ["127.0.0.1"]\n\n{control}'
            f'[[zone]]\nname = "{ZONE}"\nfile = "zone.db"\ndnssec = true\nkey_dir = "keys"\n{extra}\n'
@@ -240,13 +241,15 @@ def rrs(text, section):
 
 @unittest.skipUnless(shutil.which("unbound"), "unbound is not installed (tools/install-deps)")
 class Signed(unittest.TestCase):
+    DENIAL = "nsec"
+
     @classmethod
     def setUpClass(cls):
         cls.g = Gslbd(files={"zone.db": SIGNED_ZONE, "control.token": "dnssec-e2e-token\n"}, wait_zone=ZONE)
         r = ctl("dnssec", "keygen", ZONE, "--dir", cls.g.path("keys"))
         assert r.returncode == 0, r.out
         cls.cport = free_port()
-        cls.g.raw_config = gslb_config(cls.g.port, cport=cls.cport)
+        cls.g.raw_config = gslb_config(cls.g.port, cport=cls.cport, denial=cls.DENIAL)
         cls.g.__enter__()
         ds = [line for line in ctl("dnssec", "ds", ZONE, "--dir", cls.g.path("keys")).stdout.splitlines() if line]
         cls.u = Unbound(cls.g.port, ds)
@@ -288,7 +291,9 @@ class Signed(unittest.TestCase):
         self.assertEqual([t for _, t, _ in rrs(signed, "ANSWER")], ["A", "RRSIG"], signed)
         nx = digp(self.g.port, "+norec", "+dnssec", "nope." + ZONE, "A")
         self.assertEqual(status(nx), "NXDOMAIN")
-        self.assertEqual(sorted(t for _, t, _ in rrs(nx, "AUTHORITY")), ["NSEC", "NSEC", "RRSIG", "RRSIG", "RRSIG", "SOA"], nx)
+        want = (["NSEC", "NSEC", "RRSIG", "RRSIG", "RRSIG", "SOA"] if self.DENIAL == "nsec" else
+                ["NSEC3"] * 3 + ["RRSIG"] * 4 + ["SOA"])  # RFC 5155 §7.2.2: the closest encloser proof + wildcard
+        self.assertEqual(sorted(t for _, t, _ in rrs(nx, "AUTHORITY")), want, nx)
 
     def test_validated_answers(self):
         cases = [("static", "A", "NOERROR", True), ("nope", "A", "NXDOMAIN", False),
@@ -364,6 +369,15 @@ class Signed(unittest.TestCase):
         self.assertNotIn("RRSIG", signed)  # never the RRset without its signature, nor the other way round
         tcp = run("kdig", "-p", self.g.port, "@127.0.0.1", "+dnssec", "+tcp", "big." + ZONE, "TXT").stdout
         self.assertIn("RRSIG", tcp)
+
+
+class SignedNsec3(Signed):
+    """The same checks with denial = "nsec3" (RFC 9276: iterations 0, no salt)."""
+    DENIAL = "nsec3"
+
+    def test_nsec3param_at_apex(self):
+        out = digp(self.g.port, "+norec", "+dnssec", ZONE, "NSEC3PARAM")
+        self.assertRegex(out, r"NSEC3PARAM\s+1 0 0 -", out)
 
 
 class Resign(unittest.TestCase):

@@ -3,6 +3,7 @@
 // with ldns' verifier.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
@@ -201,4 +202,29 @@ TEST_CASE("TC when a signed answer does not fit, never an RRset without its sign
     ask(*s, nullptr, "big.s.test.", kTypeTXT, true, d, 512);
     CHECK(ldns_pkt_tc(d.pkt));
     CHECK(ldns_rr_list_rr_count(ldns_pkt_answer(d.pkt)) == 0);
+}
+
+TEST_CASE("NSEC3 hash (RFC 9276 profile) agrees with ldns") {
+    for (const char* text : {"s.test.", "www.s.test.", "*.w.s.test.", "a.b.c.d.s.test."}) {
+        CAPTURE(text);
+        WireName n;
+        REQUIRE(textToName(text, {}, n));
+        uint8_t h[20];
+        nsec3Hash(n, h);
+        ldns_rdf* name = ldns_dname_new_frm_str(text);
+        ldns_rdf* hashed = ldns_nsec3_hash_name(name, 1, 0, 0, nullptr);
+        REQUIRE(hashed);
+        char* label = ldns_rdf2str(hashed);
+        // ldns gives the base32hex label as a name: "<hash>."; compare with ours, encoded the same way.
+        uint8_t withLen[21] = {20};  // ldns' B32_EXT rdf starts with its length octet
+        std::memcpy(withLen + 1, h, 20);
+        ldns_rdf* ours = ldns_rdf_new_frm_data(LDNS_RDF_TYPE_B32_EXT, 21, withLen);
+        char* mine = ldns_rdf2str(ours);
+        CHECK(std::string(label).substr(0, 32) == std::string(mine).substr(0, 32));
+        free(label);
+        free(mine);
+        ldns_rdf_deep_free(ours);
+        ldns_rdf_deep_free(hashed);
+        ldns_rdf_deep_free(name);
+    }
 }
