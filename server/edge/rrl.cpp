@@ -10,7 +10,9 @@ namespace gslb::server {
 namespace {
 
 constexpr uint64_t kSecond = 1000000000;  // ns
-constexpr uint64_t kReported = uint64_t(1) << 63;
+constexpr uint64_t kReported = uint64_t(1) << 31;
+constexpr int kTick = 26;  // Bucket::state keeps the time of the last limited response in units of 2^26 ns
+constexpr uint64_t kMetaMask = 0xFFFFFFFFu;
 
 const char* kindName(unsigned k) {
     static const char* names[] = {"answer", "nodata", "nxdomain", "referral", "error"};
@@ -92,21 +94,47 @@ RateLimiter::Verdict RateLimiter::account(const RrlConf& conf, const sockaddr* c
     unsigned kind = unsigned(res.kind);
 
     // The key: prefix, family, kind, and the name (with QTYPE for answers and NODATA) the kind counts by.
+    // This runs for every UDP response: the name is taken 8 octets at a time with one multiply and a
+    // rotation each (the seeded start and the final mix() spread them), its last word as the last 8 octets
+    // (overlapping the one before) rather than assembled from single octets.
     uint64_t h = mix(seed_ ^ prefix) ^ (uint64_t(family == AF_INET6) << 8 | kind);
     if (res.kind == zones::ResponseKind::Answer || res.kind == zones::ResponseKind::NoData)
         h ^= uint64_t(res.qtype) << 16;
-    h = mix(h);
     const uint8_t* p = res.kindName;
-    for (size_t i = 0; p && i < res.kindNameLen; i += 8) {
-        uint64_t w = 0;
-        size_t n = std::min<size_t>(8, res.kindNameLen - i);
-        std::memcpy(&w, p + i, n);
-        h = mix(h ^ w ^ (uint64_t(n) << 59));
+    const size_t len = p ? res.kindNameLen : 0;
+    auto step = [&h](uint64_t w) {
+        h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+        h = h << 27 | h >> 37;
+    };
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        std::memcpy(&w, p + i, 8);
+        step(w);
     }
+    if (i < len) {
+        uint64_t w = 0;
+        if (len >= 8) {
+            std::memcpy(&w, p + len - 8, 8);
+        } else {
+            for (size_t j = 0; j < len; ++j) w = w << 8 | p[j];
+        }
+        step(w);
+    }
+    h = mix(h ^ len);
     uint64_t key = h | 1;
     Bucket& b = table_[(h >> 1) & mask_];
 
-    const uint64_t interval = kSecond / uint64_t(conf.responsesPerSecond);  // one token, ns
+    // One token, ns: kSecond / responses_per_second, remembered with the rate it is for (one word, so that a
+    // reload that changes the rate cannot pair the new rate with the old interval). A division per response
+    // costs more than all the rest of the arithmetic here.
+    uint64_t rateWord = rate_.load(std::memory_order_relaxed);
+    const uint32_t rps = uint32_t(conf.responsesPerSecond);
+    if (uint32_t(rateWord >> 32) != rps) {
+        rateWord = uint64_t(rps) << 32 | (kSecond / (rps ? rps : 1));
+        rate_.store(rateWord, std::memory_order_relaxed);
+    }
+    const uint64_t interval = rateWord & kMetaMask;
     // Up to one second of tokens banked: a client that was quiet may send a burst of responses_per_second at
     // once (BIND caps its credit the same way), then one every `interval`.
     const uint64_t burst = kSecond - interval;
@@ -114,9 +142,8 @@ RateLimiter::Verdict RateLimiter::account(const RrlConf& conf, const sockaddr* c
         // A new client, or a collision: the bucket is this key's now, full (NSD replaces on collision too).
         b.key.store(key, std::memory_order_relaxed);
         b.who.store(prefix, std::memory_order_relaxed);
-        b.meta.store(uint64_t(family == AF_INET6) << 16 | uint64_t(kind) << 8 | uint64_t(bits),
-                     std::memory_order_relaxed);
-        b.limitedAt.store(0, std::memory_order_relaxed);
+        b.state.store(uint64_t(family == AF_INET6) << 16 | uint64_t(kind) << 8 | uint64_t(bits),
+                      std::memory_order_relaxed);
         b.tat.store(now + interval, std::memory_order_relaxed);
         return Verdict::Pass;
     }
@@ -128,7 +155,12 @@ RateLimiter::Verdict RateLimiter::account(const RrlConf& conf, const sockaddr* c
         if (t - now > burst) break;
         if (b.tat.compare_exchange_weak(tat, t + interval, std::memory_order_relaxed)) return Verdict::Pass;
     }
-    b.limitedAt.store(now ? now : 1, std::memory_order_relaxed);
+    // Limited: note when, unless this tick is noted already (the sweep only needs the tick).
+    uint64_t tick = (now >> kTick) & kMetaMask;
+    if (!tick) tick = 1;
+    uint64_t st = b.state.load(std::memory_order_relaxed);
+    if (st >> 32 != tick)
+        b.state.compare_exchange_strong(st, tick << 32 | (st & kMetaMask), std::memory_order_relaxed);
     if (conf.slip == 0) return Verdict::Drop;
     if (++slipCount >= uint32_t(conf.slip)) {
         slipCount = 0;
@@ -151,17 +183,21 @@ size_t RateLimiter::sweep(const RrlConf& conf, uint64_t now,
         inet_ntop(v6 ? AF_INET6 : AF_INET, out, text, sizeof text);
         return fmt::format("{}/{} ({} responses)", text, bits, kindName(kind));
     };
-    const uint64_t window = uint64_t(conf.window) * kSecond;
+    const uint64_t window = (uint64_t(conf.window) * kSecond) >> kTick;  // in ticks
+    const uint64_t nowTick = now >> kTick;
     for (size_t i = 0; i <= mask_; ++i) {
         Bucket& b = table_[i];
-        uint64_t at = b.limitedAt.load(std::memory_order_relaxed);
+        uint64_t st = b.state.load(std::memory_order_relaxed);
+        uint64_t at = st >> 32;
         if (!at) continue;
         uint64_t who = b.who.load(std::memory_order_relaxed);
-        uint64_t meta = b.meta.load(std::memory_order_relaxed);
-        if (now > at && now - at > window) {
-            // Not limited for a whole window: it has stopped.
-            if (b.limitedAt.compare_exchange_strong(at, 0, std::memory_order_relaxed) && (meta & kReported)) {
-                b.meta.store(meta & ~kReported, std::memory_order_relaxed);
+        uint64_t meta = st & kMetaMask;
+        // Ticks are 32 bits: the difference is taken in 32 bits, so that a wrap does not read as the future.
+        if (uint32_t(nowTick - at) > window) {
+            // Not limited for a whole window: it has stopped. (A response limited in between makes the CAS
+            // fail; the bucket is then looked at again at the next sweep.)
+            if (b.state.compare_exchange_strong(st, meta & ~kReported, std::memory_order_relaxed) &&
+                (meta & kReported)) {
                 if (lines < maxLines) {
                     ++lines;
                     log(fmt::format("rrl: {} no longer limited", describe(who, meta)));
@@ -172,8 +208,8 @@ size_t RateLimiter::sweep(const RrlConf& conf, uint64_t now,
             continue;
         }
         ++limited;
-        if (!(meta & kReported)) {
-            b.meta.store(meta | kReported, std::memory_order_relaxed);
+        if (!(meta & kReported) &&
+            b.state.compare_exchange_strong(st, st | kReported, std::memory_order_relaxed)) {
             if (lines < maxLines) {
                 ++lines;
                 log(fmt::format("rrl: {} limited to {} responses/s", describe(who, meta),

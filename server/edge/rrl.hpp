@@ -31,7 +31,7 @@ namespace gslb::server {
 
 class RateLimiter {
   public:
-    /// `buckets` is rounded up to a power of two (at least 1024); each takes 40 octets.
+    /// `buckets` is rounded up to a power of two (at least 1024); each takes 32 octets.
     explicit RateLimiter(size_t buckets, uint64_t seed);
     RateLimiter(const RateLimiter&) = delete;
     RateLimiter& operator=(const RateLimiter&) = delete;
@@ -57,16 +57,21 @@ class RateLimiter {
     static std::string prefixText(const RrlConf& conf, const sockaddr* client);
 
   private:
-    struct Bucket {
-        std::atomic<uint64_t> key{0};        // hash of (prefix, kind, name, qtype) | 1; 0: never used
-        std::atomic<uint64_t> tat{0};        // GCRA theoretical arrival time, ns
-        std::atomic<uint64_t> limitedAt{0};  // ns of the last limited response; 0: not limited
-        std::atomic<uint64_t> who{0};        // the prefix (its first 8 octets), for the log
-        std::atomic<uint64_t> meta{0};  // bit 16 IPv6, bits 8..15 kind, 0..7 prefix length; bit 63 reported
+    // One bucket is 32 octets and aligned to 32, so it never straddles a cache line: a response touches one
+    // line of the table. `state` packs what the sweep needs: bits 0..7 the prefix length, 8..15 the kind, bit
+    // 16 IPv6, bit 31 "reported", bits 32..63 when it was last limited (in units of 2^26 ns, about 67 ms,
+    // which wraps after 9 years; 0: not limited). A limited response writes it at most 15 times a second.
+    struct alignas(32) Bucket {
+        std::atomic<uint64_t> key{0};    // hash of (prefix, kind, name, qtype) | 1; 0: never used
+        std::atomic<uint64_t> tat{0};    // GCRA theoretical arrival time, ns
+        std::atomic<uint64_t> who{0};    // the prefix (its first 8 octets), for the log
+        std::atomic<uint64_t> state{0};  // see above
     };
+    static_assert(sizeof(Bucket) == 32);
     std::unique_ptr<Bucket[]> table_;
     size_t mask_;
     uint64_t seed_;
+    std::atomic<uint64_t> rate_{0};  // responses_per_second << 32 | ns per token, for the last rate asked
 };
 
 }  // namespace gslb::server

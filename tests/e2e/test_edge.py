@@ -5,7 +5,9 @@ import os
 import re
 import select
 import socket
+import json
 import struct
+import subprocess
 import sys
 import time
 import unittest
@@ -193,6 +195,22 @@ def flood(port, streams, duration):
     return out
 
 
+def reference_parse(text):
+    """/metrics as the reference parser (Debian's python3-prometheus-client, for the system python3) reads it:
+    {sample name: [[labels, value], ...]}."""
+    parser = ("import sys, json\n"
+              "from prometheus_client.parser import text_string_to_metric_families as f\n"
+              "out = {}\n"
+              "for fam in f(sys.stdin.read()):\n"
+              "    for s in fam.samples:\n"
+              "        out.setdefault(s.name, []).append([s.labels, s.value])\n"
+              "print(json.dumps(out))\n")
+    r = subprocess.run(["/usr/bin/python3", "-c", parser], input=text, capture_output=True, text=True, timeout=30)
+    if r.returncode != 0:
+        raise AssertionError(f"the Prometheus parser refused /metrics:\n{r.stderr}\n{text}")
+    return json.loads(r.stdout)
+
+
 class RateLimiting(unittest.TestCase):
     def test_flood_is_cut_to_the_rate_with_slip_other_prefixes_exempt_and_tcp_unaffected(self):
         control_port = None
@@ -252,6 +270,14 @@ exempt = ["127.0.2.0/24"]
             self.assertEqual(int(m.group(1)), f["tc"])
             m = re.search(r'gslbd_rrl_responses_total\{action="dropped"\} (\d+)', text)
             self.assertEqual(int(m.group(1)), limited - f["tc"])
+            # The names and labels pass the reference parser.
+            parsed = reference_parse(text)
+            actions = {lb["action"]: v for lb, v in parsed["gslbd_rrl_responses_total"]}
+            self.assertEqual(actions, {"dropped": limited - f["tc"], "slipped": f["tc"]})
+            self.assertIn("gslbd_rrl_limited_buckets", parsed)
+            self.assertEqual({lb["server_cookie"] for lb, _ in parsed["gslbd_cookies_total"]},
+                             {"none", "invalid", "valid"})
+            self.assertEqual({lb["what"] for lb, _ in parsed["gslbd_client_limit_refused_total"]}, {"tcp", "axfr"})
 
     def test_slip_to_a_cookie_client_is_badcookie_and_a_valid_cookie_is_never_limited(self):
         g = Gslbd(zones={ORIGIN: ZONE}, ipv6=False)

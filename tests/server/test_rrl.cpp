@@ -155,3 +155,30 @@ TEST_CASE("RRL sweep: one line when a prefix starts being limited, one when it h
     CHECK(lines.size() == 21);
     CHECK(lines.back() == "rrl: and 10 more started, 0 more stopped being limited");
 }
+
+TEST_CASE("RRL: a new rate applies at once (the limiter remembers the interval with its rate)") {
+    RateLimiter r(4096, 11);
+    uint32_t sc = 0;
+    uint64_t t0 = 20 * kS;
+    auto www = answerFor(kWww, 12);
+    Addr a("192.0.2.50");
+    CHECK(run(r, conf(10, 0), a, www, 30, t0, sc).pass == 10);
+    // A reload raises the rate to 100: a tenth of a second later ten more tokens, not one.
+    CHECK(run(r, conf(100, 0), a, www, 30, t0 + kS / 10, sc).pass == 10);
+    CHECK(run(r, conf(10, 0), a, www, 30, t0 + kS / 10 + kS / 10, sc).pass == 1);
+}
+
+TEST_CASE("RRL: short names (under 8 octets) and names that differ only in their last octets count apart") {
+    RateLimiter r(4096, 13);
+    auto c = conf(5, 0);
+    uint32_t sc = 0;
+    uint64_t t0 = 30 * kS;
+    Addr a("192.0.2.60");
+    const char a1[] = "\1a\0", b1[] = "\1b\0";
+    const char long1[] = "\13abcdefghijk\4test", long2[] = "\13abcdefghijl\4test";
+    CHECK(run(r, c, a, answerFor(a1, 3), 20, t0, sc).pass == 5);
+    CHECK(run(r, c, a, answerFor(b1, 3), 20, t0, sc).pass == 5);
+    CHECK(run(r, c, a, answerFor(long1, 18), 20, t0, sc).pass == 5);
+    CHECK(run(r, c, a, answerFor(long2, 18), 20, t0, sc).pass == 5);
+    CHECK(run(r, c, a, answerFor(long1, 18), 20, t0, sc).pass == 0);
+}
