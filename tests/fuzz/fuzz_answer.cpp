@@ -2,8 +2,8 @@
 // handles: wildcards (with CNAME and NODATA), CNAME chains, loops and chains across zones, delegations with
 // glue and DS, DNAME, empty non-terminals, RRsets too large for UDP and for one TCP message, and GSLB names
 // answered through the server's real Selector (several choosers, fallback "none" and a fixed fallback).
-// f.test is DNSSEC-signed (a fresh key per run): queries with DO exercise RRSIGs, NSEC proofs and the online
-// signature cache.
+// f.test is DNSSEC-signed with NSEC (a fresh ECDSA CSK per run), other.test with NSEC3 (Ed25519 KSK + ZSK):
+// queries with DO exercise RRSIGs, NSEC and NSEC3 proofs and the online signature cache.
 // Every input is asked over UDP and over TCP; each response must hold the invariants of checkResponse, or the
 // target aborts. AXFR responses are written out whole (AxfrWriter) and checked message by message.
 #include <arpa/inet.h>
@@ -141,7 +141,8 @@ std::string config() {
            "minimal_responses = false\n"
            "axfr_allow = [\"127.0.0.1\"]\n"
            "[[zone]]\nname = \"f.test.\"\nfile = \"f.zone\"\ndnssec = true\nkey_dir = \"keys\"\n"
-           "[[zone]]\nname = \"other.test.\"\nfile = \"other.zone\"\n"
+           "[[zone]]\nname = \"other.test.\"\nfile = \"other.zone\"\ndnssec = true\nkey_dir = \"keys\"\n"
+           "denial = \"nsec3\"\n"
            "[load]\n[load.metric.busy]\n"
            "[site.east]\n[site.west]\n[site.south]\n[site.dead]\n"
            "[hostname.\"www.f.test.\"]\nanswers = 2\n" +
@@ -180,6 +181,12 @@ struct World {
                                       kerr) ||
             !gslb::zones::writeKeyFiles(key, keys, kerr))
             fuzzutil::fail(__FILE__, __LINE__, "keygen", kerr);
+        // other.test with NSEC3 and an Ed25519 KSK + ZSK pair.
+        for (uint16_t flags : {uint16_t(257), uint16_t(256)})
+            if (!gslb::zones::generateKey("other.test.", gslb::zones::kAlgEd25519, flags, time(nullptr), key,
+                                          kerr) ||
+                !gslb::zones::writeKeyFiles(key, keys, kerr))
+                fuzzutil::fail(__FILE__, __LINE__, "keygen", kerr);
         std::string path = fuzzutil::writeFile("gslbd.toml", config());
         std::string error;
         snap = gslb::server::buildSnapshot(path, nullptr, error);
