@@ -185,6 +185,13 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
             CheckStatus c = checkStatus_(i);
             if (c.checked) o.sample("gslbd_check_state_changes_total", lbl(i), double(c.flaps));
         }
+        o.head("gslbd_check_cert_not_after_seconds", "gauge",
+               "https checks: the server certificate's notAfter, in seconds since the epoch.");
+        for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+            CheckStatus c = checkStatus_(i);
+            if (c.checked && c.certNotAfterUnix)
+                o.sample("gslbd_check_cert_not_after_seconds", lbl(i), double(c.certNotAfterUnix));
+        }
     }
     if (sourceStatus_) {
         const auto srcs = sourceStatus_();

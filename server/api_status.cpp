@@ -6,6 +6,8 @@
 #include <map>
 
 #include "server/api.hpp"
+
+#include <ctime>
 #include "zones/dnssec.hpp"
 #include "server/gslb.hpp"
 
@@ -108,6 +110,11 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                      {"last_latency_ms", cs.lastLatencyMs < 0 ? json(nullptr) : json(cs.lastLatencyMs)},
                      {"l4_ms", cs.l4Ms < 0 ? json(nullptr) : json(cs.l4Ms)},
                      {"l7_ms", cs.l7Ms < 0 ? json(nullptr) : json(cs.l7Ms)}};
+        if (cs.checked && cs.certNotAfterUnix) {
+            // https: when the certificate expires, and in how long (negative: expired), for an alert.
+            check["cert_not_after"] = isoTime(cs.certNotAfterUnix * 1000);
+            check["cert_expires_in_s"] = cs.certNotAfterUnix - int64_t(std::time(nullptr));
+        }
         j["services"].push_back(
             {{"site", key.site},
              {"address", key.address},

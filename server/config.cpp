@@ -365,9 +365,14 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                 cc.name = name;
                 cc.line = c.line();
                 cc.type = c.getString("type", "tcp");
-                if (cc.type != "tcp" && cc.type != "http" && cc.type != "none")
-                    c.fail(c.raw("type"), "type", fmt::format("\"{}\" is not tcp, http or none", cc.type));
-                cc.port = int(c.getInt("port", 80, 1, 65535));
+                if (cc.type != "tcp" && cc.type != "http" && cc.type != "https" && cc.type != "none")
+                    c.fail(c.raw("type"), "type",
+                           fmt::format("\"{}\" is not tcp, http, https or none", cc.type));
+                cc.port = int(c.getInt("port", cc.type == "https" ? 443 : 80, 1, 65535));
+                cc.sni = c.getString("sni", "");
+                cc.caFile = c.getString("ca_file", "");
+                if (!cc.caFile.empty()) cc.caFile = resolvePath(path, cc.caFile);
+                cc.insecure = c.getBool("insecure", false);
                 cc.path = c.getString("path", "/");
                 if (cc.path.empty() || cc.path[0] != '/') c.fail(c.raw("path"), "path", "must start with /");
                 cc.host = c.getString("host", "");

@@ -117,12 +117,15 @@ struct TopologyConf {
 /// A named health check ([check.NAME]); the checks themselves run in the control thread (issue 4).
 struct CheckConf {
     std::string name;
-    std::string type = "tcp";  // tcp | http | none
-    int port = 80;
-    std::string path = "/";  // http
-    std::string host;        // http Host header; default: the hostname checked
+    std::string type = "tcp";  // tcp | http | https | none
+    int port = 80;             // https: 443
+    std::string path = "/";    // http
+    std::string host;          // http Host header; default: the hostname checked
     std::vector<int> expectStatus = {200};
     std::string expectBody;  // http: substring the body must hold; empty: any body
+    std::string sni;         // https: SNI and the name the certificate must hold; default: Host without port
+    std::string caFile;      // https: PEM CA bundle; empty: the system store (relative: to the config file)
+    bool insecure = false;   // https: skip certificate verification
     double interval = 5;     // s
     double timeout = 2;      // s
     int rise = 2;            // consecutive successes to go up

@@ -72,6 +72,7 @@ struct HealthMonitor::Impl {
         uint64_t successes = 0, failures = 0;
         std::string lastError;
         int64_t lastErrorAt = 0;
+        int64_t certNotAfterUnix = 0;  // https: the last certificate seen
         double lastLatencyMs = -1;
         int64_t lastResultAt = 0;
         uint64_t durationBuckets[kCheckDurationBucketCount] = {};  // the bucket of each run's time
@@ -141,6 +142,7 @@ struct HealthMonitor::Impl {
             }
         ++e.durationCount;
         e.durationSumSec += sec;
+        if (r.certNotAfterUnix) e.certNotAfterUnix = r.certNotAfterUnix;
         if (r.ok) {
             ++e.successes;
             e.l4.add(r.l4Ms);
@@ -262,7 +264,7 @@ struct HealthMonitor::Impl {
                     auto ci = snap.config.checks.find(sc->check);
                     if (ci == snap.config.checks.end()) continue;
                     const CheckConf& cc = ci->second;
-                    if (cc.type != "tcp" && cc.type != "http") continue;  // none: no check
+                    if (cc.type != "tcp" && cc.type != "http" && cc.type != "https") continue;  // none
                     Want w;
                     w.site = sc->site;
                     w.address = sc->address;
@@ -271,7 +273,7 @@ struct HealthMonitor::Impl {
                     int port = sc->port > 0 ? sc->port : cc.port;
                     const std::string& addr = sc->checkAddress.empty() ? sc->address : sc->checkAddress;
                     if (!health::setTarget(w.spec, addr, port)) continue;
-                    if (cc.type == "http") {
+                    if (cc.type == "http" || cc.type == "https") {
                         w.spec.path = cc.path;
                         w.spec.expectStatus = cc.expectStatus;
                         w.spec.expectBody = cc.expectBody;
@@ -280,8 +282,20 @@ struct HealthMonitor::Impl {
                         } else {
                             std::string host = h.name;
                             if (!host.empty() && host.back() == '.') host.pop_back();
-                            w.spec.host = port == 80 ? host : fmt::format("{}:{}", host, port);
+                            const int standard = cc.type == "https" ? 443 : 80;
+                            w.spec.host = port == standard ? host : fmt::format("{}:{}", host, port);
                         }
+                    }
+                    if (cc.type == "https") {
+                        // The name the certificate must hold: sni, else the Host without its port.
+                        std::string name = cc.sni.empty() ? w.spec.host : cc.sni;
+                        if (cc.sni.empty() && !name.empty() && name.front() != '[') {
+                            size_t colon = name.rfind(':');
+                            if (colon != std::string::npos && name.find(':') == colon) name.resize(colon);
+                        }
+                        w.spec.tlsName = name;
+                        w.spec.caFile = cc.caFile;
+                        w.spec.insecure = cc.insecure;
                     }
                     w.spec.timeout = cc.timeout;
                     w.interval = cc.interval;
@@ -290,9 +304,10 @@ struct HealthMonitor::Impl {
                     w.label = fmt::format("{}/{} ({})", h.name, sc->address, sc->site);
                     std::string st;
                     for (int s : cc.expectStatus) st += fmt::format("{},", s);
-                    std::string id = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", w.site,
-                                                 w.address, w.checkName, w.spec.type, w.spec.target,
-                                                 w.spec.path, w.spec.host, st, w.spec.expectBody);
+                    std::string id = fmt::format(
+                        "{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", w.site,
+                        w.address, w.checkName, w.spec.type, w.spec.target, w.spec.path, w.spec.host, st,
+                        w.spec.expectBody, w.spec.tlsName, w.spec.caFile, w.spec.insecure);
                     wants.emplace(id, std::move(w));  // the first hostname names a shared check
                 }
             }
@@ -454,6 +469,9 @@ struct HealthMonitor::Impl {
                 st.durationBuckets[i] += e->durationBuckets[i];
             st.durationCount += e->durationCount;
             st.durationSumSec += e->durationSumSec;
+            // Several https checks on one slot: the certificate that expires first.
+            if (e->certNotAfterUnix && (!st.certNotAfterUnix || e->certNotAfterUnix < st.certNotAfterUnix))
+                st.certNotAfterUnix = e->certNotAfterUnix;
             if (!e->lastError.empty() && e->lastErrorAt > lastErrAt) {
                 lastErrAt = e->lastErrorAt;
                 st.lastError = e->lastError;

@@ -34,7 +34,7 @@ inline constexpr size_t kCheckDurationBucketCount = std::size(kCheckDurationBuck
 struct CheckStatus {
     bool checked = false;           // a check is configured for this slot
     std::string check;              // check name(s), comma-separated when several hostnames check the slot
-    std::string type;               // tcp | http
+    std::string type;               // tcp | http | https
     std::string target;             // "addr:port" actually checked
     std::string state = "unknown";  // up | down | unknown
     std::string lastError;  // last failure reason ("http 503", "connect: Connection refused", "timeout")
@@ -43,8 +43,9 @@ struct CheckStatus {
         lastChangeReason;  // why it changed last: "down: http 503 after 3 failures", "up after 2 successes"
     uint64_t flaps = 0;    // state changes since start
     uint64_t successes = 0, failures = 0;
-    double lastLatencyMs = -1;    // last check's time, -1 when none
-    double l4Ms = -1, l7Ms = -1;  // smoothed FlashBack times, -1 when unknown
+    double lastLatencyMs = -1;     // last check's time, -1 when none
+    double l4Ms = -1, l7Ms = -1;   // smoothed FlashBack times, -1 when unknown
+    int64_t certNotAfterUnix = 0;  // https: the server certificate's notAfter (s since the epoch), 0: unknown
     // Every finished check's duration (successes and failures, a timeout counts its full time), cumulative
     // over the slot's checks: durationBuckets[i] counts runs <= kCheckDurationBuckets[i] (not cumulative
     // across buckets; GET /metrics sums them), count and sum (seconds) cover every run.

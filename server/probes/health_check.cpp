@@ -29,6 +29,7 @@ bool setTarget(CheckSpec& spec, const std::string& address, int port) {
 
 std::unique_ptr<CheckRun> CheckRun::make(event_base* base, const CheckSpec& spec, Done done) {
     if (spec.type == "http") return makeHttpCheck(base, spec, std::move(done));
+    if (spec.type == "https") return makeHttpsCheck(base, spec, std::move(done));
     return makeTcpCheck(base, spec, std::move(done));
 }
 
@@ -52,6 +53,7 @@ double CheckRun::sinceStartMs() const {
 }
 
 void CheckRun::cleanup() {
+    release();
     if (io_) {
         event_free(io_);
         io_ = nullptr;
@@ -74,6 +76,7 @@ void CheckRun::start() {
     reset();
     running_ = true;
     l4Ms_ = NAN;
+    certNotAfterUnix_ = 0;
     start_ = std::chrono::steady_clock::now();
     double t = spec_.timeout > 0 ? spec_.timeout : 0.001;
     timeval tv{time_t(t), suseconds_t((t - double(time_t(t))) * 1e6)};
@@ -122,6 +125,7 @@ void CheckRun::succeed(std::string reason, double l7Ms) {
     r.reason = std::move(reason);
     r.l4Ms = l4Ms_;
     r.l7Ms = l7Ms;
+    r.certNotAfterUnix = certNotAfterUnix_;
     finish(std::move(r));
 }
 
@@ -130,6 +134,7 @@ void CheckRun::fail(std::string reason) {
     r.ok = false;
     r.reason = std::move(reason);
     r.l4Ms = l4Ms_;
+    r.certNotAfterUnix = certNotAfterUnix_;
     finish(std::move(r));
 }
 

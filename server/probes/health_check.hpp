@@ -18,7 +18,7 @@ namespace gslb::server::health {
 /// What to check and how; owned by the monitor's entry, read by each run (not changed while a run is in
 /// flight).
 struct CheckSpec {
-    std::string type = "tcp";  // tcp | http
+    std::string type = "tcp";  // tcp | http | https
     sockaddr_storage addr{};
     socklen_t addrLen = 0;
     std::string target;  // "192.0.2.10:80", "[2001:db8::1]:80"
@@ -27,6 +27,11 @@ struct CheckSpec {
     std::vector<int> expectStatus = {200};
     std::string expectBody;
     double timeout = 2;  // s: connect + response
+    // https: the name sent as SNI and checked against the certificate (RFC 6125; an IP literal is matched
+    // against the certificate's IP addresses and sent as no SNI, RFC 6066 §3); empty: none sent or checked.
+    std::string tlsName;
+    std::string caFile;     // https: PEM CA bundle to verify against; empty: the system store
+    bool insecure = false;  // https: no certificate verification at all
 };
 
 struct CheckResult {
@@ -35,6 +40,7 @@ struct CheckResult {
     double l4Ms = NAN;     // connect time (when the connect finished)
     double l7Ms = NAN;     // request sent -> response complete (http, when complete)
     double elapsedMs = 0;  // start -> result
+    int64_t certNotAfterUnix = 0;  // https: the server certificate's notAfter (s since the epoch), 0: unknown
 };
 
 /// Fills addr/addrLen/target from an address literal and a port; false when it is not an address.
@@ -60,10 +66,12 @@ class CheckRun {
     virtual void connected() = 0;         // the TCP connection is up (l4Ms_ is set)
     virtual void onIo(short /*what*/) {}  // an event asked for with want()
     virtual void reset() {}               // per-run state of the kind, before each start
+    virtual void release() {}             // frees what the kind holds on the connection (every end of a run)
 
     void want(short what);  // (re)arms the socket event: EV_READ / EV_WRITE, optionally | EV_PERSIST
     void succeed(std::string reason, double l7Ms = NAN);
     void fail(std::string reason);
+    int64_t certNotAfterUnix_ = 0;  // https: carried into the result
     double sinceStartMs() const;
     double nowMs() const;
 
@@ -88,5 +96,10 @@ class CheckRun {
 
 std::unique_ptr<CheckRun> makeTcpCheck(event_base* base, const CheckSpec& spec, CheckRun::Done done);
 std::unique_ptr<CheckRun> makeHttpCheck(event_base* base, const CheckSpec& spec, CheckRun::Done done);
+/// HTTPS (server/probes/health_https.cpp): TLS through libevent's bufferevent_openssl on the connected
+/// socket, then the http check's request and judgement. L4: the TCP connect; L7: request sent (after the
+/// handshake)
+/// -> response complete.
+std::unique_ptr<CheckRun> makeHttpsCheck(event_base* base, const CheckSpec& spec, CheckRun::Done done);
 
 }  // namespace gslb::server::health

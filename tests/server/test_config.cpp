@@ -243,3 +243,28 @@ TEST_CASE("axfr_allow: a prefix length is digits only (\"/-8\" is not a /32)") {
         CHECK(err.find("axfr_allow") != std::string::npos);
     }
 }
+
+TEST_CASE("an https check: port 443 by default, sni, ca_file relative to the config, insecure") {
+    std::string text = st::baseConfig(
+        "[check.tls]\ntype = \"https\"\nsni = \"svc.t.test\"\nca_file = \"certs/ca.pem\"\n\n"
+        "[check.lax]\ntype = \"https\"\nport = 8443\ninsecure = true\n\n" +
+        kWww + st::threeServices("www.t.test.", "check = \"tls\"\n"));
+    st::Written w = st::writeConfig(text);
+    Config cfg;
+    std::string error;
+    REQUIRE_MESSAGE(loadConfig(w.config, cfg, error), error);
+    const CheckConf& tls = cfg.checks.at("tls");
+    CHECK(tls.type == "https");
+    CHECK(tls.port == 443);
+    CHECK(tls.sni == "svc.t.test");
+    CHECK(tls.caFile == w.dir + "/certs/ca.pem");
+    CHECK_FALSE(tls.insecure);
+    const CheckConf& lax = cfg.checks.at("lax");
+    CHECK(lax.port == 8443);
+    CHECK(lax.insecure);
+    CHECK(lax.caFile.empty());
+    std::string path;
+    std::string bad = st::baseConfig("[check.x]\ntype = \"tls\"\n");
+    std::string err = st::configError(bad, &path);
+    CHECK(err == at(path, bad, "type = \"tls\"", "[check.x] type: \"tls\" is not tcp, http, https or none"));
+}
