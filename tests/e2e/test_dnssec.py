@@ -12,7 +12,7 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import REPO, Gslbd, Knot, _Daemon, build_query, decode_msg, free_port, run_tests, udp_query  # noqa: E402
+from harness import REPO, Gslbd, Knot, Nsd, _Daemon, build_query, decode_msg, free_port, run_tests, udp_query  # noqa: E402
 
 GSLBCTL = os.path.abspath(os.environ.get("GSLBCTL") or os.path.join(REPO, "build", "tools", "gslbctl"))
 if os.environ.get("GSLBD"):
@@ -360,6 +360,53 @@ class Signed(unittest.TestCase):
                     out = digp(u.port, "+dnssec", name + "." + ZONE, qtype)
                     self.assertEqual(status(out), rcode, out)
                     self.assertIn("ad", flags(out), out)
+
+    def ds_lines(self):
+        return [line for line in ctl("dnssec", "ds", ZONE, "--dir", self.g.path("keys")).stdout.splitlines()
+                if line]
+
+    def axfr_zone_text(self):
+        """The signed zone as a zone file: dig's AXFR without comments and without the closing SOA."""
+        lines = [line for line in digp(self.g.port, ZONE, "AXFR", "+nocmd", "+nostats").splitlines()
+                 if line.strip() and not line.startswith(";")]
+        self.assertRegex(lines[-1], r"\sSOA\s")
+        return "\n".join(lines[:-1]) + "\n"
+
+    @unittest.skipUnless(shutil.which("nsd"), "nsd is not installed")
+    def test_nsd_secondary_serves_a_valid_signed_zone(self):
+        with Nsd({ZONE: None}, extra_zone_conf={ZONE: [f"request-xfr: AXFR 127.0.0.1@{self.g.port} NOKEY"]}) as n:
+            with Unbound(n.port, self.ds_lines()) as u:
+                for name, qtype, rcode in (("static", "A", "NOERROR"), ("nope", "A", "NXDOMAIN"),
+                                           ("www", "A", "NOERROR"), ("static", "TXT", "NOERROR"),
+                                           ("x.wild", "TXT", "NOERROR")):
+                    out = digp(u.port, "+dnssec", name + "." + ZONE, qtype)
+                    self.assertEqual(status(out), rcode, out)
+                    self.assertIn("ad", flags(out), out)
+
+    @unittest.skipUnless(shutil.which("nsd"), "nsd is not installed")
+    def test_tampered_signature_is_bogus(self):
+        # The negative control with the right anchor: NSD serves gslbd's signed zone with the signature bytes of
+        # static's RRSIG A changed. Unbound must give SERVFAIL for that RRset and AD for the untouched ones.
+        text = self.axfr_zone_text()
+        pat = re.compile(r"(?m)^(static\.\S+\s+\d+\s+IN\s+RRSIG\s+A\s+(?:\S+\s+){7})(\S+)(.*)$")
+        m = pat.search(text)
+        self.assertTrue(m, text)
+        sig = m.group(2)  # the first chunk of the base64 signature (dig may split it)
+        flipped = sig[:4] + ("B" if sig[4] != "B" else "C") + sig[5:]
+        tampered = text[:m.start(2)] + flipped + text[m.end(2):]
+        self.assertNotEqual(tampered, text)
+        with Nsd({ZONE: tampered}) as n:
+            with Unbound(n.port, self.ds_lines()) as u:
+                out = digp(u.port, "+dnssec", "static." + ZONE, "A")
+                self.assertEqual(status(out), "SERVFAIL", out)
+                out = digp(u.port, "+dnssec", "static." + ZONE, "AAAA")
+                self.assertEqual(status(out), "NOERROR", out)
+                self.assertIn("ad", flags(out), "only the tampered RRset is bogus: " + out)
+            # The same zone untampered from the same NSD setup validates (the SERVFAIL is the flipped bytes).
+        with Nsd({ZONE: text}) as n:
+            with Unbound(n.port, self.ds_lines()) as u:
+                out = digp(u.port, "+dnssec", "static." + ZONE, "A")
+                self.assertIn("ad", flags(out), out)
 
     def test_tc_when_signed_answer_does_not_fit(self):
         plain = digp(self.g.port, "+norec", "+bufsize=512", "+ignore", "big." + ZONE, "TXT")
