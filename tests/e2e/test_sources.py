@@ -4,7 +4,9 @@ HAProxy (with its prometheus-exporter service) in front of a small HTTP backend,
 gslbd scrapes them directly, then the same through a Prometheus server scraping the same exporters.
 
 Two hostnames share the three service addresses (so they share the scraped state): `lc` ranks on
-least-connections (factor 0.5), `st` on session-threshold (90 %). Sources scrape every 0.3 s; max_age is 2 s."""
+least-connections (factor 0.5), `st` on session-threshold (90 %). Sources scrape every 0.3 s; max_age is 2 s.
+
+NginxPreset: the `nginx` preset against a real nginx (stub_status) and Debian's prometheus-nginx-exporter."""
 import http.server
 import json
 import os
@@ -355,6 +357,173 @@ class ThroughPrometheus(SourcesBase, unittest.TestCase):
     def test_0_status_shows_the_prometheus_source(self):
         wait_for(lambda: self.status()["sources"][0]["state"] == "ok", 10, "prom source ok")
         wait_for(lambda: self.status()["sources"][0]["series_matched"] >= 9, 10, "results for every site")
+
+
+class NginxSite:
+    """A real nginx (Debian's, one process, everything under its own prefix) with stub_status and a /hold
+    location that keeps a response going for minutes (limit_rate), and Debian's prometheus-nginx-exporter
+    in front of its stub_status."""
+
+    def __init__(self, name, tmp):
+        self.dir = os.path.join(tmp, name)
+        os.makedirs(os.path.join(self.dir, "www"))
+        os.makedirs(os.path.join(self.dir, "temp"))
+        with open(os.path.join(self.dir, "www", "hold"), "wb") as f:
+            f.write(b"x" * 65536)  # at 1 KiB/s: a minute per request
+        self.port, self.exporter_port = free_port(), free_port()
+        temps = "".join(f"  {k}_temp_path temp/{k};\n" for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+        with open(os.path.join(self.dir, "nginx.conf"), "w") as f:
+            f.write(f"""daemon off;
+master_process off;
+pid nginx.pid;
+error_log error.log notice;
+events {{ worker_connections 128; }}
+http {{
+  access_log off;
+{temps}  server {{
+    listen 127.0.0.1:{self.port};
+    root www;
+    location = /stub_status {{ stub_status; }}
+    location = /hold {{ limit_rate 1k; }}
+  }}
+}}
+""")
+        self.nginx = self.exporter = None
+        self.conns = []
+
+    def start(self):
+        self.nginx = Proc(["nginx", "-p", self.dir + "/", "-c", "nginx.conf", "-e", "error.log"], self.dir)
+        wait_http(self.port, "/stub_status")
+        self.start_exporter()
+
+    def start_exporter(self):
+        self.exporter = Proc(["prometheus-nginx-exporter", "-nginx.scrape-uri",
+                              f"http://127.0.0.1:{self.port}/stub_status",
+                              "-web.listen-address", f"127.0.0.1:{self.exporter_port}"], self.dir)
+        wait_http(self.exporter_port)
+
+    def stop_exporter(self):
+        if self.exporter:
+            self.exporter.stop()
+            self.exporter = None
+
+    def hold(self, n):
+        """n requests to /hold whose responses stay in flight (the client never reads)."""
+        for _ in range(n):
+            s = socket.create_connection(("127.0.0.1", self.port), timeout=2)
+            s.sendall(b"GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
+            self.conns.append(s)
+
+    def release(self):
+        for s in self.conns:
+            s.close()
+        self.conns = []
+
+    def close(self):
+        self.release()
+        self.stop_exporter()
+        if self.nginx:
+            self.nginx.stop()
+            self.nginx = None
+
+
+class NginxPreset(unittest.TestCase):
+    """preset = "nginx": two sites, each a real nginx and its prometheus-nginx-exporter, scraped by gslbd;
+    `web` ranks on least-connections. Connections held open at alpha show as its services' connections and move
+    the answers to beta; stopping alpha's exporter ages its value out (unknown, kept, never zero)."""
+
+    HOLD = 6
+    NGX_MAX_AGE = 1
+    NSITES = {"alpha": "192.0.2.11", "beta": "192.0.2.12"}
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="e2e-nginx-")
+        cls.sites = {}
+        try:
+            for s in cls.NSITES:
+                cls.sites[s] = NginxSite(s, cls.tmp)
+                cls.sites[s].start()
+            zone = "\n".join([f"$ORIGIN {ORIGIN}", "$TTL 300", "@ IN SOA ns1 hostmaster 1 3600 900 604800 120",
+                              "@ IN NS ns1", "ns1 IN A 192.0.2.53"] +
+                             [f"web IN A {a}" for a in cls.NSITES.values()]) + "\n"
+            cls.g = Gslbd(files={"zone.db": zone, "token": "e2e-token-123456\n"}, wait_zone=ORIGIN)
+            cls.control = free_port()
+            out = [f'[server]\nlisten = ["127.0.0.1:{cls.g.port}"]\nworkers = 1\n',
+                   f'[control]\nlisten = "127.0.0.1:{cls.control}"\ntoken_file = "token"\n',
+                   f'[[zone]]\nname = "{ORIGIN}"\nfile = "zone.db"\n', f"[defaults]\nmax_age = {cls.NGX_MAX_AGE}\n"]
+            for s, site in cls.sites.items():
+                out.append(f'[source.{s}-nginx]\nurl = "http://127.0.0.1:{site.exporter_port}/metrics"\n'
+                           'interval = 0.2\ntimeout = 0.15\npreset = "nginx"\n')
+                out.append(f'[site.{s}]\nsources = ["{s}-nginx"]\n')
+            out.append('[hostname."web.gslb.example.com."]\npolicy = ["health", "least-connections", "random"]\n'
+                       "factor = 0.5\n")
+            for s, a in cls.NSITES.items():
+                out.append(f'[[hostname."web.gslb.example.com.".service]]\naddress = "{a}"\nsite = "{s}"\n')
+            cls.g.raw_config = "\n".join(out)
+            cls.g.__enter__()
+        except BaseException:
+            for site in cls.sites.values():
+                site.close()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.g.__exit__(None, None, None)
+        for site in cls.sites.values():
+            site.close()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def status(self):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.control}/v1/status", timeout=2) as r:
+            return json.loads(r.read())
+
+    def service(self, site):
+        return next(s for s in self.status()["services"] if s["site"] == site)
+
+    def source(self, site):
+        return next(s for s in self.status()["sources"] if s["name"] == f"{site}-nginx")
+
+    def sites_answered(self, n=30):
+        by_addr = {v: k for k, v in self.NSITES.items()}
+        seen = set()
+        for i in range(n):
+            m = decode_msg(udp_query(self.g.port, build_query(f"web.{ORIGIN}", "A", qid=i + 1)))
+            seen |= {by_addr[rr[4]] for rr in m.answer if rr[3] == "A"}
+        return seen
+
+    def test_held_connections_then_the_exporter_stops(self):
+        wait_for(lambda: all(self.source(s)["state"] == "ok" for s in self.NSITES), 5, "both nginx sources ok")
+        src = self.source("alpha")
+        self.assertEqual(src["preset"], "nginx")
+        self.assertGreaterEqual(src["series_matched"], 1)
+        self.assertIn(f"alpha/{self.NSITES['alpha']} connections", src["feeds"])
+        # Idle: only the exporter's own connection to stub_status (kept alive between its scrapes).
+        wait_for(lambda: self.service("alpha")["connections"] is not None, 5, "alpha's connections scraped")
+        self.assertLessEqual(self.service("alpha")["connections"], 2)
+        alpha = self.sites["alpha"]
+        alpha.hold(self.HOLD)
+        try:
+            # nginx_connections_active counts the held requests plus the exporter's own (one, two mid-scrape).
+            c = wait_for(lambda: (lambda v: v if v is not None and v >= self.HOLD else None)(
+                self.service("alpha")["connections"]), 5, f"alpha's connections reach {self.HOLD}")
+            self.assertLessEqual(c, self.HOLD + 2)
+            self.assertEqual(self.source("alpha")["state"], "ok")
+            wait_for(lambda: self.sites_answered() == {"beta"}, 5, "web's answers leave alpha")
+            # Stop alpha's exporter: the source fails, the value's age passes max_age and it reads as unknown —
+            # kept beside beta, not zero (zero would be the best and take every answer).
+            alpha.stop_exporter()
+            wait_for(lambda: self.source("alpha")["state"] == "failing", 3, "alpha's source failing")
+            self.assertIsNotNone(self.source("alpha")["last_error"])
+            wait_for(lambda: (self.service("alpha")["connections_age_s"] or 0) > self.NGX_MAX_AGE,
+                     self.NGX_MAX_AGE + 2, "alpha's connections older than max_age")
+            wait_for(lambda: self.sites_answered() == {"alpha", "beta"}, 3, "alpha unknown: back beside beta")
+            self.assertEqual(self.source("beta")["state"], "ok")
+        finally:
+            alpha.release()
+        alpha.start_exporter()
+        wait_for(lambda: self.source("alpha")["state"] == "ok", 3, "alpha's source ok again")
+        wait_for(lambda: (self.service("alpha")["connections"] or 99) <= 2, 3, "alpha's held connections gone")
 
 
 if __name__ == "__main__":
