@@ -199,13 +199,28 @@ void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
         clock_gettime(CLOCK_MONOTONIC, &mono);
         uint64_t nowNs = uint64_t(mono.tv_sec) * 1000000000u + uint64_t(mono.tv_nsec);
         RateLimiter* rrl = snap.config.rrl.enabled ? w->shared_.rrl.get() : nullptr;
+        // Every query of the batch is answered first, then counted and sent: RRL's locate() prefetches each
+        // answer's bucket (a cache miss, most likely), and it arrives while the next queries are answered.
+        zones::AnswerResult results[kBatch];
+        RateLimiter::Slot slots[kBatch];
+        bool limitable[kBatch];
+        for (int i = 0; i < n; ++i) {
+            auto& res = results[i];
+            res = zones::answer(snap.db, snap.answer,
+                                {reinterpret_cast<uint8_t*>(iin[i].iov_base), in[i].msg_len}, false,
+                                {w->sendBuf_.data() + size_t(i) * kSendSize, kSendSize}, &w->selector_,
+                                zones::ClientInfo{reinterpret_cast<const sockaddr*>(&peers[i]), now});
+            // RRL: over UDP only, and never for a client whose server cookie proves its address (RFC 7873
+            // §5.2.5: a spoofed source cannot have one) or an exempt prefix.
+            limitable[i] = rrl && res.action == zones::Action::Send && res.len != 0 &&
+                           res.cookie != zones::Cookie::Valid && !exempt(snap.config.rrl, &peers[i]);
+            if (limitable[i])
+                slots[i] = rrl->locate(snap.config.rrl, reinterpret_cast<const sockaddr*>(&peers[i]), res);
+        }
         int m = 0;
         for (int i = 0; i < n; ++i) {
-            uint8_t* obuf = w->sendBuf_.data() + size_t(m) * kSendSize;
-            auto res = zones::answer(snap.db, snap.answer,
-                                     {reinterpret_cast<uint8_t*>(iin[i].iov_base), in[i].msg_len}, false,
-                                     {obuf, kSendSize}, &w->selector_,
-                                     zones::ClientInfo{reinterpret_cast<const sockaddr*>(&peers[i]), now});
+            uint8_t* obuf = w->sendBuf_.data() + size_t(i) * kSendSize;
+            auto& res = results[i];
             WorkerStats& st = w->shared_.stats[w->id_];
             bump(st.udp);
             if (res.action != zones::Action::Send || res.len == 0) {
@@ -213,11 +228,8 @@ void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
                 continue;
             }
             if (res.cookie != zones::Cookie::None) bump(st.cookie[int(res.cookie) - 1]);
-            // RRL: over UDP only, and never for a client whose server cookie proves its address (RFC 7873
-            // §5.2.5: a spoofed source cannot have one) or an exempt prefix.
-            if (rrl && res.cookie != zones::Cookie::Valid && !exempt(snap.config.rrl, &peers[i])) {
-                auto v = rrl->account(snap.config.rrl, reinterpret_cast<const sockaddr*>(&peers[i]), res,
-                                      nowNs, w->slipCount_);
+            if (limitable[i]) {
+                auto v = rrl->account(snap.config.rrl, slots[i], nowNs, w->slipCount_);
                 if (v == RateLimiter::Verdict::Drop) {
                     bump(st.rrlDropped);
                     continue;

@@ -3,8 +3,10 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 
 #include <cstring>
+#include <new>
 
 namespace gslb::server {
 namespace {
@@ -67,8 +69,21 @@ inline uint64_t mix(uint64_t h) {
 RateLimiter::RateLimiter(size_t buckets, uint64_t seed) : seed_(seed) {
     size_t n = 1024;
     while (n < buckets) n <<= 1;
-    table_.reset(new Bucket[n]);
+    bytes_ = n * sizeof(Bucket);
+    const size_t huge = size_t(2) << 20;
+    size_t len = (bytes_ + huge - 1) / huge * huge;
+    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    madvise(p, len, MADV_HUGEPAGE);  // a hint: without transparent huge pages the table works all the same
+    bytes_ = len;
+    table_ = static_cast<Bucket*>(p);
+    for (size_t i = 0; i < n; ++i) new (&table_[i]) Bucket;  // one by one: no array cookie in the mapping
     mask_ = n - 1;
+}
+
+RateLimiter::~RateLimiter() {
+    // Bucket is trivially destructible (atomics of integers): the mapping can go as it is.
+    munmap(table_, bytes_);
 }
 
 std::string RateLimiter::prefixText(const RrlConf& conf, const sockaddr* client) {
@@ -84,12 +99,12 @@ std::string RateLimiter::prefixText(const RrlConf& conf, const sockaddr* client)
     return fmt::format("{}/{}", text, bits);
 }
 
-RateLimiter::Verdict RateLimiter::account(const RrlConf& conf, const sockaddr* client,
-                                          const zones::AnswerResult& res, uint64_t now,
-                                          uint32_t& slipCount) noexcept {
+RateLimiter::Slot RateLimiter::locate(const RrlConf& conf, const sockaddr* client,
+                                      const zones::AnswerResult& res) const noexcept {
+    Slot slot;
     int family = 0, bits = 0;
     uint8_t a[16];
-    if (!addressOf(client, family, a)) return Verdict::Pass;
+    if (!addressOf(client, family, a)) return slot;
     uint64_t prefix = prefixOf(conf, family, a, bits);
     unsigned kind = unsigned(res.kind);
 
@@ -123,7 +138,27 @@ RateLimiter::Verdict RateLimiter::account(const RrlConf& conf, const sockaddr* c
     }
     h = mix(h ^ len);
     uint64_t key = h | 1;
-    Bucket& b = table_[(h >> 1) & mask_];
+    slot.key = key;
+    slot.index = (h >> 1) & mask_;
+    slot.prefix = prefix;
+    slot.meta = uint32_t(family == AF_INET6) << 16 | uint32_t(kind) << 8 | uint32_t(bits);
+    // The bucket is most likely not in the cache (a table of megabytes, one line per name): ask for it now,
+    // so that the worker's other answers of the batch run while it comes.
+    __builtin_prefetch(&table_[slot.index], 1);
+    return slot;
+}
+
+RateLimiter::Verdict RateLimiter::account(const RrlConf& conf, const sockaddr* client,
+                                          const zones::AnswerResult& res, uint64_t now,
+                                          uint32_t& slipCount) noexcept {
+    return account(conf, locate(conf, client, res), now, slipCount);
+}
+
+RateLimiter::Verdict RateLimiter::account(const RrlConf& conf, const Slot& slot, uint64_t now,
+                                          uint32_t& slipCount) noexcept {
+    if (!slot.key) return Verdict::Pass;
+    const uint64_t key = slot.key;
+    Bucket& b = table_[slot.index];
 
     // One token, ns: kSecond / responses_per_second, remembered with the rate it is for (one word, so that a
     // reload that changes the rate cannot pair the new rate with the old interval). A division per response
@@ -141,9 +176,8 @@ RateLimiter::Verdict RateLimiter::account(const RrlConf& conf, const sockaddr* c
     if (b.key.load(std::memory_order_relaxed) != key) {
         // A new client, or a collision: the bucket is this key's now, full (NSD replaces on collision too).
         b.key.store(key, std::memory_order_relaxed);
-        b.who.store(prefix, std::memory_order_relaxed);
-        b.state.store(uint64_t(family == AF_INET6) << 16 | uint64_t(kind) << 8 | uint64_t(bits),
-                      std::memory_order_relaxed);
+        b.who.store(slot.prefix, std::memory_order_relaxed);
+        b.state.store(slot.meta, std::memory_order_relaxed);
         b.tat.store(now + interval, std::memory_order_relaxed);
         return Verdict::Pass;
     }

@@ -33,6 +33,7 @@ class RateLimiter {
   public:
     /// `buckets` is rounded up to a power of two (at least 1024); each takes 32 octets.
     explicit RateLimiter(size_t buckets, uint64_t seed);
+    ~RateLimiter();
     RateLimiter(const RateLimiter&) = delete;
     RateLimiter& operator=(const RateLimiter&) = delete;
 
@@ -43,6 +44,17 @@ class RateLimiter {
     /// Never blocks, allocates or throws; O(length of the name).
     Verdict account(const RrlConf& conf, const sockaddr* client, const zones::AnswerResult& res,
                     uint64_t nowNs, uint32_t& slipCount) noexcept;
+
+    /// The same in two steps, so that a worker can locate the buckets of a whole batch of responses first
+    /// (each locate() prefetches its bucket) and account for them afterwards, when the lines have arrived.
+    struct Slot {
+        uint64_t key = 0;  // 0: a client that is neither IPv4 nor IPv6 (never limited)
+        uint64_t prefix = 0;
+        uint32_t meta = 0;
+        size_t index = 0;
+    };
+    Slot locate(const RrlConf& conf, const sockaddr* client, const zones::AnswerResult& res) const noexcept;
+    Verdict account(const RrlConf& conf, const Slot& slot, uint64_t nowNs, uint32_t& slipCount) noexcept;
 
     /// The control thread, about once a second: reports each bucket that started being limited since the
     /// last sweep, and each that has not been limited for `window` seconds (which it then forgets), through
@@ -68,7 +80,10 @@ class RateLimiter {
         std::atomic<uint64_t> state{0};  // see above
     };
     static_assert(sizeof(Bucket) == 32);
-    std::unique_ptr<Bucket[]> table_;
+    // mmap'ed and advised to be backed by huge pages: with 4 KB pages nearly every response also missed the
+    // TLB (131072 buckets span 1024 pages), and that page walk cost more than the bucket's cache miss.
+    Bucket* table_ = nullptr;
+    size_t bytes_ = 0;
     size_t mask_;
     uint64_t seed_;
     std::atomic<uint64_t> rate_{0};  // responses_per_second << 32 | ns per token, for the last rate asked
