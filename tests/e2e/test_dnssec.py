@@ -164,10 +164,10 @@ class Unbound(_Daemon):
     zone's trust anchor."""
     name = "unbound"
 
-    def __init__(self, upstream_port, anchors):
+    def __init__(self, upstream_port, anchors, stubs=None):
         super().__init__()
         self.port = free_port()
-        self.upstream = upstream_port
+        self.stubs = stubs or {ZONE: upstream_port}  # {zone: port on 127.0.0.1}
         self.anchors = anchors
 
     def start(self):
@@ -190,10 +190,9 @@ class Unbound(_Daemon):
     qname-minimisation: no
     aggressive-nsec: no
     module-config: "validator iterator"
-{anchors}stub-zone:
-    name: "{ZONE}"
-    stub-addr: 127.0.0.1@{self.upstream}
-"""
+{anchors}"""
+        for zone, port in self.stubs.items():
+            conf += f'stub-zone:\n    name: "{zone}"\n    stub-addr: 127.0.0.1@{port}\n'
         self.write("unbound.conf", conf)
         self._spawn(["unbound", "-d", "-c", self.path("unbound.conf")])
         q = build_query("static." + ZONE, "A", rd=1)
@@ -407,6 +406,59 @@ class Signed(unittest.TestCase):
             with Unbound(n.port, self.ds_lines()) as u:
                 out = digp(u.port, "+dnssec", "static." + ZONE, "A")
                 self.assertIn("ad", flags(out), out)
+
+    @unittest.skipUnless(shutil.which("nsd") and shutil.which("ldns-signzone"), "nsd or ldnsutils missing")
+    def test_hierarchy_lab_from_a_fake_root(self):
+        # A fake root and example.com. signed by ldns-signzone and served by one NSD; example.com. holds the DS
+        # that `gslbctl dnssec ds` prints. Unbound's only anchor is the root's DS, so every AD below means it
+        # walked root -> example.com. -> gslb.example.com. (stubs point each zone at its server).
+        lab = tempfile.mkdtemp(prefix="gslbd-dnssec-lab-")
+        try:
+            parent = "example.com."
+            zones = {
+                ".": ". 3600 IN SOA a.root. hostmaster.root. 1 3600 600 604800 60\n"
+                     ". 3600 IN NS a.root.\na.root. 3600 IN A 127.0.0.1\n"
+                     f"{parent} 3600 IN NS ns.{parent}\nns.{parent} 3600 IN A 127.0.0.1\n",
+                parent: f"{parent} 3600 IN SOA ns.{parent} hostmaster.{parent} 1 3600 600 604800 60\n"
+                        f"{parent} 3600 IN NS ns.{parent}\nns.{parent} 3600 IN A 127.0.0.1\n"
+                        f"www.{parent} 3600 IN A 192.0.2.80\n"
+                        f"{ZONE} 3600 IN NS ns1.{ZONE}\nns1.{ZONE} 3600 IN A 127.0.0.1\n"
+                        + "".join(line + "\n" for line in self.ds_lines()),
+            }
+            keys, signed = {}, {}
+            for zone in (parent, "."):  # the child first: the root needs example.com.'s DS
+                r = run("ldns-keygen", "-a", "ECDSAP256SHA256", "-k", zone, cwd=lab)
+                self.assertEqual(r.returncode, 0, r.out)
+                keys[zone] = r.stdout.strip()
+                if zone == ".":
+                    with open(os.path.join(lab, keys[parent] + ".ds")) as f:
+                        zones["."] += f.read()
+                path = os.path.join(lab, (zone.rstrip(".") or "root") + ".zone")
+                with open(path, "w") as f:
+                    f.write(zones[zone])
+                r = run("ldns-signzone", "-o", zone, "-f", path + ".signed", path, keys[zone], cwd=lab)
+                self.assertEqual(r.returncode, 0, r.out)
+                with open(path + ".signed") as f:
+                    signed[zone] = f.read()
+            with open(os.path.join(lab, keys["."] + ".ds")) as f:
+                root_ds = [line.strip() for line in f if line.strip()]
+            with Nsd({".": signed["."], parent: signed[parent]}) as n:
+                stubs = {".": n.port, parent: n.port, ZONE: self.g.port}
+                with Unbound(None, root_ds, stubs=stubs) as u:
+                    out = digp(u.port, "+dnssec", "www." + parent, "A")
+                    self.assertIn("ad", flags(out), out)
+                    cases = [("static", "A", "NOERROR", True), ("www", "A", "NOERROR", True),
+                             ("nope", "A", "NXDOMAIN", False), ("static", "TXT", "NOERROR", False),
+                             ("x.wild", "TXT", "NOERROR", True)]
+                    for name, qtype, rcode, has_answer in cases:
+                        with self.subTest(name=name, qtype=qtype):
+                            out = digp(u.port, "+dnssec", name + "." + ZONE, qtype)
+                            self.assertEqual(status(out), rcode, out)
+                            self.assertIn("ad", flags(out), out)
+                            self.assertEqual(bool([r for r in rrs(out, "ANSWER") if r[1] != "RRSIG"]),
+                                             has_answer, out)
+        finally:
+            shutil.rmtree(lab, ignore_errors=True)
 
     def test_tc_when_signed_answer_does_not_fit(self):
         plain = digp(self.g.port, "+norec", "+bufsize=512", "+ignore", "big." + ZONE, "TXT")
