@@ -68,6 +68,39 @@ bool parsePrefix(const std::string& text, Prefix& p) {
     return true;
 }
 
+// Reads an axfr_allow list (of [server] or of a zone): each entry a prefix string or an inline table
+// { address = PREFIX, key = NAME }.
+std::vector<AxfrAllow> readAxfrAllow(TableReader& t, const std::vector<zones::TsigKey>& keys) {
+    std::vector<AxfrAllow> out;
+    const toml::node* n = t.raw("axfr_allow");
+    if (!n) return out;
+    const toml::array* a = n->as_array();
+    if (!a) t.fail(n, "axfr_allow", "must be an array of prefixes or { address, key } tables");
+    for (const auto& e : *a) {
+        AxfrAllow entry;
+        if (e.is_string()) {
+            entry.text = *e.value<std::string>();
+        } else if (const toml::table* et = e.as_table()) {
+            TableReader r(*et, t.file(), t.join("axfr_allow"));
+            entry.text = r.getString("address", "");
+            if (entry.text.empty()) r.fail(nullptr, "address", "is required");
+            std::string key = r.getString("key", "");
+            if (!key.empty()) {
+                for (size_t i = 0; i < keys.size(); ++i)
+                    if (keys[i].label == key) entry.key = int(i);
+                if (entry.key < 0) r.fail(r.raw("key"), "key", fmt::format("no [key.{}] is configured", key));
+            }
+            r.finish();
+        } else {
+            t.fail(&e, "axfr_allow", "must be an array of prefixes or { address, key } tables");
+        }
+        if (!parsePrefix(entry.text, entry.prefix))
+            t.fail(&e, "axfr_allow", fmt::format("\"{}\" is not an address or prefix", entry.text));
+        out.push_back(entry);
+    }
+    return out;
+}
+
 std::string dirOf(const std::string& path) {
     auto slash = path.rfind('/');
     return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
@@ -220,6 +253,47 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
     }
     try {
         TableReader top(root, path, "");
+        // [key.NAME] first: axfr_allow and notify entries name keys.
+        if (const toml::table* kts = top.getTable("key")) {
+            for (const auto& [k, v] : *kts) {
+                std::string name(k.str());
+                const toml::table* kt = v.as_table();
+                if (!kt) top.fail(&v, "key", fmt::format("key.{} must be a table", name));
+                TableReader kr(*kt, path, fmt::format("[key.{}]", name));
+                zones::TsigKey key;
+                key.label = name;
+                if (!zones::textToName(name, std::string_view("\0", 1), key.name))
+                    kr.fail(nullptr, "", fmt::format("\"{}\" is not a valid key name (a domain name)", name));
+                std::string alg = kr.getString("algorithm", "hmac-sha256");
+                if (!zones::tsigAlgorithmFromName(alg, key.algorithm))
+                    kr.fail(kr.raw("algorithm"), "algorithm",
+                            fmt::format("\"{}\" is not hmac-md5, hmac-sha1, hmac-sha224, hmac-sha256, "
+                                        "hmac-sha384 or hmac-sha512",
+                                        alg));
+                std::string sf = kr.getString("secret_file", "");
+                if (sf.empty()) kr.fail(nullptr, "secret_file", "is required (the base64 secret, in a file)");
+                sf = resolvePath(path, sf);
+                std::string text, why;
+                if (FILE* f = fopen(sf.c_str(), "r")) {
+                    char buf[4096];
+                    size_t n;
+                    while ((n = fread(buf, 1, sizeof buf, f)) > 0 && text.size() < (1u << 16))
+                        text.append(buf, n);
+                    fclose(f);
+                } else {
+                    kr.fail(kr.raw("secret_file"), "secret_file",
+                            fmt::format("cannot read {}: {}", sf, strerror(errno)));
+                }
+                if (!zones::parseSecretText(text, key.secret, why))
+                    kr.fail(kr.raw("secret_file"), "secret_file", fmt::format("{}: {}", sf, why));
+                for (const auto& other : out.keys)
+                    if (other.name == key.name)
+                        kr.fail(nullptr, "", fmt::format("key name {} is configured twice", name));
+                kr.finish();
+                out.keys.push_back(std::move(key));
+            }
+        }
+
         // [server]
         const toml::table* st = top.getTable("server");
         toml::table empty;
@@ -240,13 +314,7 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
         out.server.tcpMaxConnections = int(s.getInt("tcp_max_connections", 1024, 1, 1000000));
         out.server.tcpMaxConnectionsPerClient =
             int(s.getInt("tcp_max_connections_per_client", 0, 0, 1000000));
-        for (const auto& a : s.getStrings("axfr_allow", {})) {
-            Prefix p;
-            if (!parsePrefix(a, p))
-                s.fail(s.raw("axfr_allow"), "axfr_allow",
-                       fmt::format("\"{}\" is not an address or prefix", a));
-            out.server.axfrAllow.push_back(p);
-        }
+        out.server.axfrAllow = readAxfrAllow(s, out.keys);
         out.server.axfrMaxConcurrent = int(s.getInt("axfr_max_concurrent", 10, 1, 100000));
         out.server.axfrMaxConcurrentPerClient = int(s.getInt("axfr_max_concurrent_per_client", 0, 0, 100000));
         out.server.minimalResponses = s.getBool("minimal_responses", true);
@@ -317,16 +385,39 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                 std::string f = z.getString("file", "");
                 if (f.empty()) z.fail(nullptr, "file", "is required");
                 zc.file = resolvePath(path, f);
-                for (const auto& n : z.getStrings("notify", {})) {
-                    ListenAddr a;
-                    uint8_t bytes[16], len;
-                    bool ok = parseListen(n, a);
-                    if (!ok && parseAddress(n, bytes, len))  // a bare address: the DNS port
-                        ok = parseListen(len == 4 ? n + ":53" : "[" + n + "]:53", a);
-                    if (!ok)
-                        z.fail(z.raw("notify"), "notify",
-                               fmt::format("\"{}\" is not ADDRESS, ADDRESS:PORT or [ADDRESS]:PORT", n));
-                    zc.notify.push_back(a);
+                if (const toml::node* nn = z.raw("notify")) {
+                    const toml::array* na = nn->as_array();
+                    if (!na) z.fail(nn, "notify", "must be an array of addresses or { address, key } tables");
+                    for (const auto& e : *na) {
+                        NotifyTarget t;
+                        std::string n;
+                        if (e.is_string()) {
+                            n = *e.value<std::string>();
+                        } else if (const toml::table* et = e.as_table()) {
+                            TableReader r(*et, path, z.join("notify"));
+                            n = r.getString("address", "");
+                            if (n.empty()) r.fail(nullptr, "address", "is required");
+                            std::string key = r.getString("key", "");
+                            if (!key.empty()) {
+                                for (size_t k = 0; k < out.keys.size(); ++k)
+                                    if (out.keys[k].label == key) t.key = int(k);
+                                if (t.key < 0)
+                                    r.fail(r.raw("key"), "key",
+                                           fmt::format("no [key.{}] is configured", key));
+                            }
+                            r.finish();
+                        } else {
+                            z.fail(&e, "notify", "must be an array of addresses or { address, key } tables");
+                        }
+                        uint8_t bytes[16], len;
+                        bool ok = parseListen(n, t.addr);
+                        if (!ok && parseAddress(n, bytes, len))  // a bare address: the DNS port
+                            ok = parseListen(len == 4 ? n + ":53" : "[" + n + "]:53", t.addr);
+                        if (!ok)
+                            z.fail(&e, "notify",
+                                   fmt::format("\"{}\" is not ADDRESS, ADDRESS:PORT or [ADDRESS]:PORT", n));
+                        zc.notify.push_back(t);
+                    }
                 }
                 zc.dnssec = z.getBool("dnssec", false);
                 std::string kd = z.getString("key_dir", "");
@@ -337,6 +428,8 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                 if (zc.denial != "nsec" && zc.denial != "nsec3")
                     z.fail(z.raw("denial"), "denial", "must be \"nsec\" or \"nsec3\"");
                 zc.signatureValidity = uint32_t(z.getInt("signature_validity", 14 * 86400, 10, 90 * 86400));
+                zc.axfrAllowSet = z.has("axfr_allow");
+                zc.axfrAllow = readAxfrAllow(z, out.keys);
                 for (const auto& other : out.zones)
                     if (strcasecmp(other.name.c_str(), zc.name.c_str()) == 0)
                         z.fail(z.raw("name"), "name", fmt::format("zone {} is configured twice", zc.name));

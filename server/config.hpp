@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "zones/tsig.hpp"
+
 namespace gslb::server {
 
 inline constexpr int kMaxWorkers = 64;  // [server] workers upper bound; answer counters keep one row each
@@ -30,6 +32,20 @@ struct Prefix {
     bool matches(const sockaddr* sa) const;
 };
 
+/// An axfr_allow entry: "10.0.0.0/8", or { address = "192.0.2.53", key = "xfr" } when transfers from there
+/// must be signed with that [key.NAME] (RFC 8945).
+struct AxfrAllow {
+    Prefix prefix;
+    int key = -1;      // index in Config::keys; -1: no key needed (a signed request is still answered signed)
+    std::string text;  // as written, for logs
+};
+
+/// A NOTIFY target: "192.0.2.53", "192.0.2.53:5300", or { address = "…", key = "xfr" } to sign the NOTIFY.
+struct NotifyTarget {
+    ListenAddr addr;
+    int key = -1;  // index in Config::keys; -1: unsigned
+};
+
 struct ServerConf {
     std::vector<ListenAddr> listen;
     int workers = 2;                // UDP/TCP worker threads, each with its own SO_REUSEPORT sockets
@@ -39,7 +55,7 @@ struct ServerConf {
     int tcpMaxConnections = 1024;
     int tcpMaxConnectionsPerClient =
         0;                          // open at once from one client (server/edge/client_limits.hpp); 0: no cap
-    std::vector<Prefix> axfrAllow;  // empty: nobody may transfer
+    std::vector<AxfrAllow> axfrAllow;  // empty: nobody may transfer (unless a zone has its own list)
     int axfrMaxConcurrent = 10;     // zone transfers in flight at once, all workers together (BIND's default)
     int axfrMaxConcurrentPerClient = 0;  // transfers in flight to one client; 0: no cap
     bool minimalResponses = true;  // no NS RRset in the authority section of positive answers (RFC 2181 §6.1)
@@ -75,7 +91,9 @@ struct ControlConf {
 struct ZoneConf {
     std::string name;                // presentation form, absolute ("gslb.example.com.")
     std::string file;                // path, resolved against the config file's directory
-    std::vector<ListenAddr> notify;  // secondaries told of a new serial (RFC 1996); port 53 when not written
+    std::vector<NotifyTarget> notify;  // secondaries told of a new serial (RFC 1996); port 53 when not written
+    bool axfrAllowSet = false;         // the zone has its own axfr_allow, which replaces [server]'s
+    std::vector<AxfrAllow> axfrAllow;
     bool dnssec = false;             // sign the zone at load with the keys in keyDir (README "DNSSEC")
     std::string keyDir;              // resolved against the config file's directory
     std::string denial = "nsec";     // nsec | nsec3 (RFC 9276: SHA-1, iterations 0, no salt, no opt-out)
@@ -223,6 +241,7 @@ struct Config {
     LoadConf load;
     std::map<std::string, SourceConf> sources;  // [source.NAME]
     TopologyConf topology;
+    std::vector<zones::TsigKey> keys;           // [key.NAME] (TSIG), secrets read from their files
 };
 
 /// Reads and checks `path`. On failure returns false and sets `error` to "file:line: path: message".

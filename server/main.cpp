@@ -63,7 +63,7 @@ struct Daemon {
             if (!z) continue;
             const zones::Zone* before = old ? findZone(*old, zc.name) : nullptr;
             if (before && before->serial() == z->serial()) continue;
-            notifier->send(z->name(), z->apex(), z->serial(), zc.notify);
+            notifier->send(z->name(), z->apex(), z->serial(), zc.notify, now.config.keys);
         }
     }
 

@@ -3,6 +3,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <random>
 
 #include "server/log.hpp"
+#include "server/xfr/acl.hpp"
 #include "zones/axfr.hpp"
 
 namespace gslb::server {
@@ -50,6 +52,25 @@ bool exempt(const RrlConf& conf, const sockaddr_storage* peer) {
     return false;
 }
 
+uint64_t unixNow() {
+    return uint64_t(time(nullptr));  // TSIG's Time Signed is wall-clock seconds (RFC 8945 §4.2)
+}
+
+std::string peerText(const sockaddr* sa) {
+    char buf[INET6_ADDRSTRLEN] = "?";
+    if (sa->sa_family == AF_INET) {
+        const auto* s4 = reinterpret_cast<const sockaddr_in*>(sa);
+        inet_ntop(AF_INET, &s4->sin_addr, buf, sizeof buf);
+        return fmt::format("{}:{}", buf, ntohs(s4->sin_port));
+    }
+    if (sa->sa_family == AF_INET6) {
+        const auto* s6 = reinterpret_cast<const sockaddr_in6*>(sa);
+        inet_ntop(AF_INET6, &s6->sin6_addr, buf, sizeof buf);
+        return fmt::format("[{}]:{}", buf, ntohs(s6->sin6_port));
+    }
+    return buf;
+}
+
 }  // namespace
 
 struct Worker::UdpSocket {
@@ -65,6 +86,7 @@ struct Worker::UdpSocket {
 struct AxfrJob {
     std::shared_ptr<const Snapshot> snap;
     zones::AxfrWriter writer;
+    zones::TsigSession tsig;  // a signed transfer: every message signed, each MAC chained (RFC 8945 §5.3.1)
 };
 
 struct Worker::TcpConn {
@@ -239,6 +261,22 @@ void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
                     res.len = zones::slip({obuf, kSendSize}, res, badCookie);
                     if (badCookie) res.rcode = 23;
                     bump(st.rrlSlipped);
+                }
+            }
+            // A signed query: verified, and its response (the slipped one too) signed, last of all.
+            if (res.tsigAt) {
+                std::span<const uint8_t> q{reinterpret_cast<uint8_t*>(iin[i].iov_base), in[i].msg_len};
+                zones::TsigSession ts;
+                size_t len = res.len;
+                uint8_t rc = res.rcode;
+                if (w->verifyTsig(snap, q, res.tsigAt, {obuf, kSendSize}, ts, len, rc,
+                                  reinterpret_cast<const sockaddr*>(&peers[i])))
+                    len = w->signAnswer(snap.answer, q, {obuf, kSendSize}, len, rc, ts);
+                res.len = len;
+                res.rcode = rc;
+                if (len == 0) {
+                    bump(st.dropped);
+                    continue;
                 }
             }
             st.count(res.qtype, res.rcode);
@@ -422,27 +460,41 @@ void Worker::onTcpRead(bufferevent* bev, void* arg) {
             snap.db, snap.answer, {query, len}, true, {w->tcpBuf_.data(), w->tcpBuf_.size()}, &w->selector_,
             zones::ClientInfo{reinterpret_cast<const sockaddr*>(&c->peer), uint32_t(time(nullptr))});
         size_t outLen = res.len;
+        const auto* peer = reinterpret_cast<const sockaddr*>(&c->peer);
+        std::span<uint8_t> out{w->tcpBuf_.data(), w->tcpBuf_.size()};
+        std::span<const uint8_t> q{query, len};
+        zones::TsigSession ts;
+        bool signedOk = false;  // the query's TSIG verified: whatever goes back is signed
+        uint8_t rcode = res.rcode;
+        if (res.action != zones::Action::Drop && res.tsigAt) {
+            signedOk = w->verifyTsig(snap, q, res.tsigAt, out, ts, outLen, rcode, peer);
+            if (!signedOk) res.action = zones::Action::Send;  // the TSIG error goes back instead
+        }
         if (res.action == zones::Action::Axfr) {
-            bool allowed = false;
-            for (const auto& p : snap.config.server.axfrAllow)
-                allowed |= p.matches(reinterpret_cast<const sockaddr*>(&c->peer));
-            if (!allowed) {
-                outLen = zones::refuse(snap.answer, {query, len}, {w->tcpBuf_.data(), w->tcpBuf_.size()});
-            } else if (int per = snap.config.server.axfrMaxConcurrentPerClient;
-                       per > 0 && !w->shared_.axfrPerClient.acquire(c->client, per)) {
+            const auto& acl = xfr::axfrAcl(snap.config, res.zone->name());
+            std::string why = xfr::axfrRefusal(snap.config, acl, peer, signedOk ? ts.key : nullptr);
+            int per = snap.config.server.axfrMaxConcurrentPerClient;
+            if (!why.empty()) {
+                w->logRefusal(
+                    fmt::format("AXFR of {} from {} refused: {}", res.zone->name(), peerText(peer), why));
+                rcode = 5;
+                outLen = zones::refuse(snap.answer, q, out);
+            } else if (per > 0 && !w->shared_.axfrPerClient.acquire(c->client, per)) {
                 // This client already has its share of transfers in flight: SERVFAIL as below, try later.
                 bump(st.axfrRefusedPerClient);
-                outLen = zones::refuse(snap.answer, {query, len}, {w->tcpBuf_.data(), w->tcpBuf_.size()}, 2);
+                rcode = 2;
+                outLen = zones::refuse(snap.answer, q, out, 2);
             } else if (w->shared_.axfrActive.fetch_add(1) >= snap.config.server.axfrMaxConcurrent) {
                 // Over the cap: SERVFAIL, not REFUSED. The cap is a passing condition of this server, not a
                 // policy about the client: a secondary retries after the SOA's retry interval (RFC 1034
                 // §4.3.5), where REFUSED reads as "you may not" and is logged as a configuration error.
                 w->shared_.axfrActive.fetch_sub(1);
                 if (per > 0) w->shared_.axfrPerClient.release(c->client);
-                outLen = zones::refuse(snap.answer, {query, len}, {w->tcpBuf_.data(), w->tcpBuf_.size()}, 2);
+                rcode = 2;
+                outLen = zones::refuse(snap.answer, q, out, 2);
             } else {
                 c->axfrCounted = per > 0;
-                w->startAxfr(c, *res.zone, {query, len});
+                w->startAxfr(c, *res.zone, q, ts);
                 st.count(res.qtype, res.rcode);
                 return;  // nothing after the transfer is read before it is written
             }
@@ -450,9 +502,8 @@ void Worker::onTcpRead(bufferevent* bev, void* arg) {
             outLen = 0;
             bump(st.dropped);
         }
-        if (res.action != zones::Action::Drop)
-            st.count(res.qtype,
-                     res.action == zones::Action::Axfr && outLen ? w->tcpBuf_[3] & 0x0F : res.rcode);
+        if (signedOk && outLen) outLen = w->signAnswer(snap.answer, q, out, outLen, rcode, ts);
+        if (res.action != zones::Action::Drop) st.count(res.qtype, rcode);
         if (outLen) {
             uint8_t l2[2] = {uint8_t(outLen >> 8), uint8_t(outLen)};
             evbuffer_add(outb, l2, 2);
@@ -494,8 +545,58 @@ void Worker::messageDeadline(TcpConn* c, const ServerConf& conf) {
     }
 }
 
-void Worker::startAxfr(TcpConn* c, const zones::Zone& zone, std::span<const uint8_t> query) {
-    c->axfr = std::make_unique<AxfrJob>(AxfrJob{snap_, zones::AxfrWriter(zone, query, kAxfrMsg)});
+bool Worker::verifyTsig(const Snapshot& snap, std::span<const uint8_t> query, size_t tsigAt,
+                        std::span<uint8_t> out, zones::TsigSession& s, size_t& len, uint8_t& rcode,
+                        const sockaddr* peer) {
+    uint64_t now = unixNow();
+    if (!zones::verifyRequest(query, tsigAt, snap.config.keys, now, s)) {
+        logRefusal(fmt::format("query from {}: malformed TSIG record (FORMERR)", peerText(peer)));
+        rcode = 1;
+        len = zones::refuse(snap.answer, query, out, 1);
+        return false;
+    }
+    if (s.error == zones::kTsigNoError) return true;
+    zones::TsigRecord r;
+    zones::parseTsig(query, tsigAt, r);
+    std::string key = zones::nameToText({reinterpret_cast<const char*>(r.keyName), r.keyNameLen});
+    std::string detail = s.error == zones::kTsigBadKey    ? "unknown key or algorithm"
+                         : s.error == zones::kTsigBadSig  ? "wrong MAC"
+                         : s.error == zones::kTsigBadTime ? fmt::format("clock off by {} s", s.skew)
+                                                          : "";
+    logRefusal(fmt::format("query from {} with TSIG key {}: {} ({})", peerText(peer), key,
+                           zones::tsigErrorText(s.error), detail));
+    rcode = zones::kRcodeNotAuth;
+    len = zones::refuse(snap.answer, query, out, rcode);
+    if (len) len = zones::tsigErrorResponse(out, len, r, s, now);
+    return false;
+}
+
+size_t Worker::signAnswer(const zones::AnswerOptions& opt, std::span<const uint8_t> query,
+                          std::span<uint8_t> out, size_t len, uint8_t rcode, zones::TsigSession& s) {
+    uint64_t now = unixNow();
+    if (size_t n = zones::signResponse(out, len, s, now)) return n;
+    // answer() kept room for a signature of the request's size; one that still does not fit is TC.
+    len = zones::refuse(opt, query, out, rcode);
+    if (len < 12) return 0;
+    out[2] |= 0x02;
+    return zones::signResponse(out, len, s, now);
+}
+
+void Worker::logRefusal(const std::string& message) {
+    int64_t sec = nowMs() / 1000;
+    if (sec != logSecond_) {
+        if (logged_ > 5) log::warn("{} more refused transfer/TSIG lines not logged", logged_ - 5);
+        logSecond_ = sec;
+        logged_ = 0;
+    }
+    if (++logged_ <= 5) log::warn("{}", message);
+}
+
+void Worker::startAxfr(TcpConn* c, const zones::Zone& zone, std::span<const uint8_t> query,
+                       const zones::TsigSession& tsig) {
+    // A signed transfer's messages leave room for their TSIG RR.
+    size_t msgMax = tsig.key ? kAxfrMsg - zones::tsigRecordSize(*tsig.key) : kAxfrMsg;
+    c->axfr = std::make_unique<AxfrJob>(AxfrJob{snap_, zones::AxfrWriter(zone, query, msgMax), tsig});
     bufferevent_disable(c->bev, EV_READ);
     // The write callback now runs whenever the output drains to kAxfrLow, not only when it is empty.
     bufferevent_setwatermark(c->bev, EV_WRITE, kAxfrLow, 0);
@@ -511,6 +612,7 @@ void Worker::pumpAxfr(TcpConn* c) {
         if (evbuffer_reserve_space(outb, ev_ssize_t(kAxfrMsg + 2), &v, 1) != 1) break;
         auto* p = static_cast<uint8_t*>(v.iov_base);
         size_t n = wr.next({p + 2, kAxfrMsg});
+        if (n && c->axfr->tsig.key) n = zones::signResponse({p + 2, kAxfrMsg}, n, c->axfr->tsig, unixNow());
         p[0] = uint8_t(n >> 8);
         p[1] = uint8_t(n);
         v.iov_len = n ? n + 2 : 0;

@@ -18,6 +18,7 @@
 #include "server/snapshot.hpp"
 #include "server/stats.hpp"
 #include "zones/answer.hpp"
+#include "zones/tsig.hpp"
 
 namespace gslb::server {
 
@@ -72,7 +73,21 @@ class Worker {
     void publishOldest();
     bool makeRoom();  // closes (or has another worker close) the least recently active connection
     static void onWake(evutil_socket_t, short, void* arg);
-    void startAxfr(TcpConn* c, const zones::Zone& zone, std::span<const uint8_t> query);
+    void startAxfr(TcpConn* c, const zones::Zone& zone, std::span<const uint8_t> query,
+                   const zones::TsigSession& tsig);
+    // A signed query (RFC 8945 §5.2): true when its TSIG verified (`s` then signs the response). Otherwise
+    // `out` holds the error response (NOTAUTH with the TSIG error, or FORMERR), `len` and `rcode` say it,
+    // and the reason is logged.
+    bool verifyTsig(const Snapshot& snap, std::span<const uint8_t> query, size_t tsigAt,
+                    std::span<uint8_t> out, zones::TsigSession& s, size_t& len, uint8_t& rcode,
+                    const sockaddr* peer);
+    // Signs the response out[0, len) of a verified exchange; one that has no room left for the TSIG RR
+    // becomes a truncated (TC) reply with the question only, signed. Returns the length (0: drop).
+    size_t signAnswer(const zones::AnswerOptions& opt, std::span<const uint8_t> query, std::span<uint8_t> out,
+                      size_t len, uint8_t rcode, zones::TsigSession& s);
+    // A refused or failed transfer or TSIG, at most a few lines a second per worker (each is a packet from
+    // outside: a flood of them must not flood the log).
+    void logRefusal(const std::string& message);
     void pumpAxfr(TcpConn* c);
     void endAxfr(TcpConn* c);
     const Snapshot& snapshot();
@@ -90,6 +105,8 @@ class Worker {
     TcpConn* newest_ = nullptr;
     event* wake_ = nullptr;
     uint32_t slipCount_ = 0;  // limited responses since the last slip (RateLimiter::account)
+    int64_t logSecond_ = 0;  // logRefusal's rate limit: the second it counts, and lines in it
+    int logged_ = 0;
     std::thread thread_;
 };
 

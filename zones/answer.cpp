@@ -790,6 +790,7 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
         return res;
     }
     res.qtype = q.qtype;
+    res.tsigAt = q.tsigAt;
     if (st == ParseStatus::CookieOnly) {
         // RFC 7873 §5.4: no question, only a COOKIE option: the reply is the cookie, NOERROR when the query
         // held no server cookie or a valid one, BADCOOKIE when it held one we did not make.
@@ -846,7 +847,11 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
         }
         limit = std::min(limit, out.size());
         if (echoEcs) er.ecs = &client.subnet;
-        w.setLimit(limit - (q.edns ? er.size() : 0));
+        // A signed query's response gets a TSIG RR of about the request's: same key name and algorithm,
+        // a MAC of at most 64 octets and 6 of Other Data (BADTIME). Bounded, so that a huge request
+        // record cannot swallow the message.
+        size_t reserve = (q.edns ? er.size() : 0) + (q.tsigAt ? std::min<size_t>(query.size() - q.tsigAt, 300) + 70 : 0);
+        w.setLimit(reserve < limit ? limit - reserve : 0);
         if (q.qclass == kClassCH) {
             c.chaos();
         } else if (q.qclass != kClassIN) {

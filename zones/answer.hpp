@@ -103,6 +103,8 @@ struct AnswerResult {
     uint8_t kindNameLen = 0;
     size_t questionEnd = 0;  // where the question ends in the output (12 when there is none)
     size_t optStart = 0;     // where the OPT record starts in the output; 0: the response has none
+    size_t tsigAt = 0;  // the query is signed (RFC 8945): offset of its TSIG RR. The caller verifies it and
+                        // signs the response (zones/tsig.hpp); answer() leaves room for that signature
 };
 
 /// Answers one query. `tcp` selects the size limit: 65535 over TCP; over UDP 512 without EDNS0, else the

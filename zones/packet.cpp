@@ -89,6 +89,10 @@ bool parseRecords(std::span<const uint8_t> pkt, size_t pos, uint32_t an, uint32_
         uint16_t rdlen = rd16(pkt.data() + pos + 8);
         pos += 10;
         if (rdlen > pkt.size() - pos) return false;
+        if (type == kTypeTSIG) {
+            if (i + 1 != total || i < an + ns) return false;  // RFC 8945 §5.1: the last record, additional
+            q.tsigAt = start;
+        }
         if (type == kTypeOPT) {
             if (i < an + ns || edns || pkt[start] != 0) return false;
             edns = true;
@@ -149,6 +153,7 @@ ParseStatus parseQuery(std::span<const uint8_t> pkt, Query& q) noexcept {
     q.nsid = false;
     q.cookie = nullptr;
     q.cookieLen = 0;
+    q.tsigAt = 0;
     if (pkt.size() < 12) return ParseStatus::Drop;
     const uint8_t* h = pkt.data();
     q.id = rd16(h);

@@ -38,6 +38,7 @@ struct Query {
     bool nsid = false;                // RFC 5001 §2.1: the requestor asks for our NSID
     const uint8_t* cookie = nullptr;  // RFC 7873 §4: the COOKIE option's data, in the packet
     uint8_t cookieLen = 0;            // 8 (client cookie only) or 16..40 (client + server cookie); 0: none
+    size_t tsigAt = 0;      // offset of the TSIG RR (RFC 8945), the message's last record; 0: unsigned
 };
 
 inline constexpr uint16_t kOptNsid = 3;     // RFC 5001
@@ -61,8 +62,9 @@ enum class ParseStatus {
 /// owner root, additional section only). The sections are parsed for every opcode, so that a NOTIMP or
 /// FORMERR reply can carry an OPT when the query had a sound one (§7). Whatever the status, `questionOk`
 /// says whether a question may be echoed and `edns` whether an OPT must be sent; with FormErr, `qdcount`
-/// 0 and `edns`, the rest of the message was sound (RFC 7873 §5.4's cookie-only query). Work is
-/// O(packet size).
+/// 0 and `edns`, the rest of the message was sound (RFC 7873 §5.4's cookie-only query). A TSIG RR is
+/// located (`tsigAt`), not checked; one that is not the last record of the additional section is FormErr
+/// (RFC 8945 §5.1). Work is O(packet size).
 ParseStatus parseQuery(std::span<const uint8_t> pkt, Query& q) noexcept;
 
 /// Reads the options of an OPT record's RDATA (`rdata` is exactly RDLENGTH octets) into `q`: ECS, NSID and

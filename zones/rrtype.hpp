@@ -30,6 +30,7 @@ enum RRType : uint16_t {
     kTypeNSEC3PARAM = 51,
     kTypeSVCB = 64,   // RFC 9460
     kTypeHTTPS = 65,  // RFC 9460 §9
+    kTypeTSIG = 250,  // RFC 8945: the last record of a signed message, never zone data
     kTypeIXFR = 251,
     kTypeAXFR = 252,
     kTypeMAILB = 253,

@@ -69,12 +69,32 @@ int notifyReplyRcode(std::span<const uint8_t> r, uint16_t id) {
     return r[3] & 0xF;
 }
 
+NotifyReply parseNotifyReply(std::span<const uint8_t> reply, uint16_t id, const zones::TsigSession* session,
+                             uint64_t now) noexcept {
+    NotifyReply r;
+    r.rcode = notifyReplyRcode(reply, id);
+    if (r.rcode < 0 || !session || !session->key) return r;
+    zones::TsigRecord t;
+    if (zones::findTsig(reply, t) == zones::TsigFind::Found && t.error != zones::kTsigNoError) {
+        // The secondary's complaint (NOTAUTH + BADKEY/BADSIG unsigned, BADTIME signed). It is believed
+        // only as a reason to stop retrying; it cannot make us count the NOTIFY as acknowledged.
+        r.tsigError = t.error;
+        r.peerError = true;
+        return r;
+    }
+    r.tsigError = zones::verifyResponse(reply, *session, now);
+    return r;
+}
+
 struct Notifier::Job {
     Notifier* owner;
     std::string key, zone, apex, target;
     ListenAddr addr;
     uint32_t serial = 0;
     uint16_t id = 0;
+    bool sign = false;
+    zones::TsigKey tsigKey;   // a copy: the job outlives the snapshot that named it
+    zones::TsigSession tsig;  // of the last NOTIFY sent: its reply is checked against that MAC
     int attempts = 0;
     int delayMs = 0;
     int fd = -1;
@@ -92,9 +112,10 @@ Notifier::~Notifier() {
 }
 
 void Notifier::send(const std::string& zone, std::string_view apexWire, uint32_t serial,
-                    const std::vector<ListenAddr>& targets) {
+                    const std::vector<NotifyTarget>& targets, const std::vector<zones::TsigKey>& keys) {
     static std::mt19937 rng{std::random_device{}()};
-    for (const auto& t : targets) {
+    for (const auto& nt : targets) {
+        const ListenAddr& t = nt.addr;
         std::string key = zone + " " + t.text;
         if (auto it = jobs_.find(key); it != jobs_.end()) finish(*it->second);  // superseded
         auto j = std::make_unique<Job>();
@@ -107,6 +128,10 @@ void Notifier::send(const std::string& zone, std::string_view apexWire, uint32_t
         j->serial = serial;
         j->id = uint16_t(rng());  // a guessable id would let anyone on path forge the acknowledgement
         j->delayMs = firstDelayMs_;
+        if (nt.key >= 0 && size_t(nt.key) < keys.size()) {
+            j->sign = true;
+            j->tsigKey = keys[size_t(nt.key)];
+        }
         j->started = std::chrono::steady_clock::now();
         j->fd = socket(t.addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (j->fd < 0 || connect(j->fd, reinterpret_cast<const sockaddr*>(&t.addr), t.len) != 0) {
@@ -123,8 +148,10 @@ void Notifier::send(const std::string& zone, std::string_view apexWire, uint32_t
 }
 
 void Notifier::transmit(Job& j) {
-    uint8_t buf[512];
+    uint8_t buf[1024];
     size_t n = buildNotify(j.id, j.apex, j.serial, buf);
+    // Each attempt is signed afresh (a new Time Signed); the reply must answer the last one's MAC.
+    if (j.sign) n = zones::signRequest({buf, sizeof buf}, n, j.tsigKey, uint64_t(time(nullptr)), j.tsig);
     ++j.attempts;
     if (::send(j.fd, buf, n, 0) < 0 && errno != ECONNREFUSED)
         log::warn("notify {} serial {} to {}: send: {}", j.zone, j.serial, j.target, strerror(errno));
@@ -152,14 +179,30 @@ void Notifier::onEvent(evutil_socket_t fd, short what, void* arg) {
     for (;;) {
         ssize_t n = recv(fd, buf, sizeof buf, 0);
         if (n < 0) return;  // EAGAIN, or ECONNREFUSED (nobody listens yet): the timer retries
-        int rc = notifyReplyRcode({buf, size_t(n)}, j->id);
+        NotifyReply rep =
+            parseNotifyReply({buf, size_t(n)}, j->id, j->sign ? &j->tsig : nullptr, uint64_t(time(nullptr)));
+        int rc = rep.rcode;
         if (rc < 0) continue;  // not our answer
+        if (rep.tsigError && !rep.peerError) {
+            log::warn("notify {} serial {} to {}: reply ignored: TSIG {} (key {})", j->zone, j->serial,
+                      j->target, zones::tsigErrorText(rep.tsigError), j->tsigKey.label);
+            continue;
+        }
+        if (rep.tsigError) {
+            log::warn(
+                "notify {} serial {} to {}: the secondary answered TSIG {} for key {} (does it hold "
+                "this key, and is its clock right?)",
+                j->zone, j->serial, j->target, zones::tsigErrorText(rep.tsigError), j->tsigKey.label);
+            self->finish(*j);
+            return;
+        }
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                         j->started)
                       .count();
         if (rc == 0)
-            log::info("notify {} serial {} to {}: acknowledged after {} attempt(s), {} ms", j->zone,
-                      j->serial, j->target, j->attempts, ms);
+            log::info("notify {} serial {} to {}: acknowledged after {} attempt(s), {} ms{}", j->zone,
+                      j->serial, j->target, j->attempts, ms,
+                      j->sign ? fmt::format(" (TSIG key {})", j->tsigKey.label) : std::string());
         else
             log::warn("notify {} serial {} to {}: answered {} (does the secondary allow NOTIFY from us?)",
                       j->zone, j->serial, j->target, rcodeText(rc));

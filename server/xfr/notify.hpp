@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "server/config.hpp"
+#include "zones/tsig.hpp"
 
 namespace gslb::server::xfr {
 
@@ -32,6 +33,22 @@ size_t buildNotify(uint16_t id, std::string_view apexWire, uint32_t serial, std:
 /// Checks that `reply` answers the NOTIFY `id`: QR=1, opcode NOTIFY, same id. Returns its rcode, or -1.
 int notifyReplyRcode(std::span<const uint8_t> reply, uint16_t id);
 
+/// What a reply to a NOTIFY says, TSIG included (RFC 8945 §5.4 for a signed NOTIFY).
+struct NotifyReply {
+    int rcode = -1;  // -1: not an answer to this NOTIFY (wrong id, not a response, not opcode NOTIFY)
+    // A signed NOTIFY only: 0 when the reply's TSIG verified. Otherwise the TSIG error, and `peerError`
+    // tells whether the secondary reported it (its TSIG RR's Error: it does not know our key, or our MAC or
+    // clock is wrong; retrying will not help) or the reply failed our check (unsigned, forged or damaged:
+    // it is ignored, RFC 8945 §5.4.1, and the NOTIFY retried).
+    uint16_t tsigError = 0;
+    bool peerError = false;
+};
+
+/// Parses a reply to the NOTIFY `id`; `session` is the one signRequest filled (nullptr: unsigned NOTIFY,
+/// any TSIG in the reply is ignored). `now`: UNIX seconds. Never throws; bounded work.
+NotifyReply parseNotifyReply(std::span<const uint8_t> reply, uint16_t id, const zones::TsigSession* session,
+                             uint64_t now) noexcept;
+
 class Notifier {
   public:
     /// `firstDelayMs` is the first retry interval (1000 in production; tests of this class may shorten it).
@@ -41,9 +58,10 @@ class Notifier {
     Notifier& operator=(const Notifier&) = delete;
 
     /// Tells every target that `zone` (presentation name; `apexWire` its lower-case wire) now has
-    /// `serial`. Replaces a job still running for the same zone and target.
+    /// `serial`, signed with the target's key (an index in `keys`, which are copied) when it has one.
+    /// Replaces a job still running for the same zone and target.
     void send(const std::string& zone, std::string_view apexWire, uint32_t serial,
-              const std::vector<ListenAddr>& targets);
+              const std::vector<NotifyTarget>& targets, const std::vector<zones::TsigKey>& keys);
 
     /// Jobs not finished yet (for tests and status).
     size_t pending() const { return jobs_.size(); }

@@ -752,11 +752,12 @@ class Gslbd(_Daemon):
 class Nsd(_Daemon):
     name = "nsd"
 
-    def __init__(self, zones, extra_zone_conf=None, port=None):
+    def __init__(self, zones, extra_zone_conf=None, port=None, extra_conf=None):
         super().__init__()
         self.zones = zones  # {zone: text}
         self.port = port or free_port()
         self.extra_zone_conf = extra_zone_conf or {}
+        self.extra_conf = extra_conf or []  # top-level lines (e.g. a key: clause)
 
     def start(self):
         conf = [
@@ -777,7 +778,7 @@ class Nsd(_Daemon):
             "    refuse-any: no",
             "remote-control:",
             "    control-enable: no",
-        ]
+        ] + list(self.extra_conf)
         for zname, text in self.zones.items():
             fname = zname.rstrip(".") + ".zone"
             if text is not None:
@@ -802,14 +803,25 @@ class Knot(_Daemon):
     """knotd as a secondary of a primary at 127.0.0.1@primary_port."""
     name = "knot"
 
-    def __init__(self, zone, primary_port):
+    def __init__(self, zone, primary_port, key=None):
         super().__init__()
         self.zone = zone
         self.primary_port = primary_port
         self.port = free_port()
+        self.key = key  # (name, algorithm, base64 secret): transfers and NOTIFY signed with it (TSIG)
 
     def start(self):
-        conf = f"""server:
+        key_conf = remote_key = ""
+        if self.key:
+            name, alg, secret = self.key
+            key_conf = f"""key:
+  - id: {name}
+    algorithm: {alg}
+    secret: {secret}
+
+"""
+            remote_key = f"\n    key: {name}"
+        conf = key_conf + f"""server:
     rundir: "{self.dir}"
     user: root:root
     listen: 127.0.0.1@{self.port}
@@ -826,11 +838,11 @@ database:
 
 remote:
   - id: primary
-    address: 127.0.0.1@{self.primary_port}
+    address: 127.0.0.1@{self.primary_port}{remote_key}
 
 acl:
   - id: notify_from_primary
-    address: 127.0.0.1
+    address: 127.0.0.1{remote_key}
     action: notify
 
 template:

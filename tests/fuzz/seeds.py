@@ -259,9 +259,41 @@ def zonetext():
     save("zonetext", "serial\nf.test. 300 IN SOA ns1.f.test. h.f.test. 4294967295 2 3 4 5\nf.test. NS ns1.f.test.\n")
 
 
+def tsig():
+    import dns.rcode
+    import dns.tsig
+    import dns.tsigkeyring
+    secret = "AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA="
+    ring = dns.tsigkeyring.from_text({"xfr.": ("hmac-sha256", secret), "md5.key.": (dns.tsig.HMAC_MD5, secret),
+                                      "big.": ("hmac-sha512", secret), "nokey.": ("hmac-sha256", secret),
+                                      "wrong.": ("hmac-sha1", secret)})
+    for kn in ["xfr.", "md5.key.", "big.", "nokey.", "wrong."]:
+        for qname, qtype, edns in [("f.test.", "SOA", False), ("f.test.", "AXFR", False), ("f.test.", "IXFR", True),
+                                   ("www.f.test.", "A", True)]:
+            q = dns.message.make_query(qname, qtype, use_edns=0 if edns else None)
+            q.use_tsig(ring, keyname=kn, fudge=300)
+            w = q.to_wire()
+            save("tsig", w)
+            # The same with a MAC cut to 10 octets, and with a byte of the MAC flipped.
+            save("tsig", w[:-8] + bytes([w[-8] ^ 1]) + w[-7:])
+    # A signed NOTIFY reply, a BADKEY complaint (unsigned), an unsigned reply, replies with other ids.
+    for rcode, err, mac in [(0, 0, 32), (9, 17, 0), (9, 16, 0), (9, 18, 32), (0, 0, 0)]:
+        hdr = struct.pack(">HHHHHH", 0x1234, 0xA000 | 0x0400 | rcode, 1, 0, 0, 1)
+        question = b"\x01f\x04test\x00" + struct.pack(">HH", 6, 1)
+        alg = b"\x0bhmac-sha256\x00"
+        other = struct.pack(">Q", 1700000000)[2:] if err == 18 else b""
+        rdata = alg + struct.pack(">Q", 1700000000)[2:] + struct.pack(">HH", 300, mac) + bytes(mac) + \
+            struct.pack(">HHH", 0x1234, err, len(other)) + other
+        rr = b"\x03xfr\x00" + struct.pack(">HHIH", 250, 255, 0, len(rdata)) + rdata
+        save("notify_reply", hdr + question + rr)
+        save("notify_reply", hdr[:10] + b"\x00\x00" + question)
+    save("notify_reply", struct.pack(">HHHHHH", 0x4321, 0xA000, 0, 0, 0, 0))
+
+
 answer()
 loader()
 config()
 api()
 http_response()
 zonetext()
+tsig()
