@@ -241,7 +241,7 @@ struct Config {
     LoadConf load;
     std::map<std::string, SourceConf> sources;  // [source.NAME]
     TopologyConf topology;
-    std::vector<zones::TsigKey> keys;           // [key.NAME] (TSIG), secrets read from their files
+    std::vector<zones::TsigKey> keys;  // [key.NAME] (TSIG), secrets read from their files
 };
 
 /// Reads and checks `path`. On failure returns false and sets `error` to "file:line: path: message".

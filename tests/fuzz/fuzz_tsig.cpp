@@ -1,9 +1,10 @@
 // A signed request as it comes from outside -> the TSIG path of the server (zones/tsig.hpp, RFC 8945):
 // parseQuery locates the TSIG RR, findTsig walks to it independently, verifyRequest checks it against a
 // keyring, and the error response (or, with the MAC check forced to pass, the signed response) is written.
-// Invariants: parseQuery and findTsig agree on where the TSIG RR is (or findTsig finds it malformed); a parsed record stays inside the
-// message; the error response parses and ends in a TSIG RR with the error; and a response we sign for a
-// known key verifies with the client's half (verifyResponse), whatever the request held.
+// Invariants: parseQuery and findTsig agree on where the TSIG RR is (or findTsig finds it malformed); a
+// parsed record stays inside the message; the error response parses and ends in a TSIG RR with the error; and
+// a response we sign for a known key verifies with the client's half (verifyResponse), whatever the request
+// held.
 #include <cstdint>
 #include <cstring>
 #include <string>
