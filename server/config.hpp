@@ -54,9 +54,9 @@ struct ServerConf {
     int tcpMessageTimeout = 3;      // s: from a TCP message's first octet to its last (slowloris)
     int tcpMaxConnections = 1024;
     int tcpMaxConnectionsPerClient =
-        0;                          // open at once from one client (server/edge/client_limits.hpp); 0: no cap
+        0;  // open at once from one client (server/edge/client_limits.hpp); 0: no cap
     std::vector<AxfrAllow> axfrAllow;  // empty: nobody may transfer (unless a zone has its own list)
-    int axfrMaxConcurrent = 10;     // zone transfers in flight at once, all workers together (BIND's default)
+    int axfrMaxConcurrent = 10;  // zone transfers in flight at once, all workers together (BIND's default)
     int axfrMaxConcurrentPerClient = 0;  // transfers in flight to one client; 0: no cap
     bool minimalResponses = true;  // no NS RRset in the authority section of positive answers (RFC 2181 §6.1)
     std::string identity;          // CH TXT id.server; empty: REFUSED
@@ -89,14 +89,15 @@ struct ControlConf {
 };
 
 struct ZoneConf {
-    std::string name;                // presentation form, absolute ("gslb.example.com.")
-    std::string file;                // path, resolved against the config file's directory
-    std::vector<NotifyTarget> notify;  // secondaries told of a new serial (RFC 1996); port 53 when not written
-    bool axfrAllowSet = false;         // the zone has its own axfr_allow, which replaces [server]'s
+    std::string name;  // presentation form, absolute ("gslb.example.com.")
+    std::string file;  // path, resolved against the config file's directory
+    std::vector<NotifyTarget>
+        notify;                 // secondaries told of a new serial (RFC 1996); port 53 when not written
+    bool axfrAllowSet = false;  // the zone has its own axfr_allow, which replaces [server]'s
     std::vector<AxfrAllow> axfrAllow;
-    bool dnssec = false;             // sign the zone at load with the keys in keyDir (README "DNSSEC")
-    std::string keyDir;              // resolved against the config file's directory
-    std::string denial = "nsec";     // nsec | nsec3 (RFC 9276: SHA-1, iterations 0, no salt, no opt-out)
+    bool dnssec = false;          // sign the zone at load with the keys in keyDir (README "DNSSEC")
+    std::string keyDir;           // resolved against the config file's directory
+    std::string denial = "nsec";  // nsec | nsec3 (RFC 9276: SHA-1, iterations 0, no salt, no opt-out)
     uint32_t signatureValidity =
         14 * 86400;  // s: signatures expire this long after signing; re-signed at half
 };
