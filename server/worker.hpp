@@ -105,7 +105,7 @@ class Worker {
     TcpConn* newest_ = nullptr;
     event* wake_ = nullptr;
     uint32_t slipCount_ = 0;  // limited responses since the last slip (RateLimiter::account)
-    int64_t logSecond_ = 0;  // logRefusal's rate limit: the second it counts, and lines in it
+    int64_t logSecond_ = 0;   // logRefusal's rate limit: the second it counts, and lines in it
     int logged_ = 0;
     std::thread thread_;
 };
