@@ -850,7 +850,8 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
         // A signed query's response gets a TSIG RR of about the request's: same key name and algorithm,
         // a MAC of at most 64 octets and 6 of Other Data (BADTIME). Bounded, so that a huge request
         // record cannot swallow the message.
-        size_t reserve = (q.edns ? er.size() : 0) + (q.tsigAt ? std::min<size_t>(query.size() - q.tsigAt, 300) + 70 : 0);
+        size_t reserve =
+            (q.edns ? er.size() : 0) + (q.tsigAt ? std::min<size_t>(query.size() - q.tsigAt, 300) + 70 : 0);
         w.setLimit(reserve < limit ? limit - reserve : 0);
         if (q.qclass == kClassCH) {
             c.chaos();

@@ -38,7 +38,7 @@ struct Query {
     bool nsid = false;                // RFC 5001 §2.1: the requestor asks for our NSID
     const uint8_t* cookie = nullptr;  // RFC 7873 §4: the COOKIE option's data, in the packet
     uint8_t cookieLen = 0;            // 8 (client cookie only) or 16..40 (client + server cookie); 0: none
-    size_t tsigAt = 0;      // offset of the TSIG RR (RFC 8945), the message's last record; 0: unsigned
+    size_t tsigAt = 0;  // offset of the TSIG RR (RFC 8945), the message's last record; 0: unsigned
 };
 
 inline constexpr uint16_t kOptNsid = 3;     // RFC 5001

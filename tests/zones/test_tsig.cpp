@@ -179,7 +179,8 @@ TEST_CASE("BADKEY, BADSIG, BADTIME (RFC 8945 §5.2) and their error responses") 
         auto res = s.raw(q);
         REQUIRE(verifyRequest({q.data(), q.size()}, res.tsigAt, keys, now(), ts));
         CHECK(ts.error == kTsigBadSig);
-        size_t len = refuse(AnswerOptions{}, {q.data(), q.size()}, {s.out.data(), s.out.size()}, kRcodeNotAuth);
+        size_t len =
+            refuse(AnswerOptions{}, {q.data(), q.size()}, {s.out.data(), s.out.size()}, kRcodeNotAuth);
         TsigRecord req;
         REQUIRE(parseTsig({q.data(), q.size()}, res.tsigAt, req));
         size_t n = tsigErrorResponse({s.out.data(), s.out.size()}, len, req, ts, now());
@@ -200,7 +201,8 @@ TEST_CASE("BADKEY, BADSIG, BADTIME (RFC 8945 §5.2) and their error responses") 
         REQUIRE(verifyRequest({q.data(), q.size()}, res.tsigAt, keys, later, ts));
         CHECK(ts.error == kTsigBadTime);
         CHECK(ts.skew >= 301);
-        size_t len = refuse(AnswerOptions{}, {q.data(), q.size()}, {s.out.data(), s.out.size()}, kRcodeNotAuth);
+        size_t len =
+            refuse(AnswerOptions{}, {q.data(), q.size()}, {s.out.data(), s.out.size()}, kRcodeNotAuth);
         TsigRecord req;
         REQUIRE(parseTsig({q.data(), q.size()}, res.tsigAt, req));
         size_t n = tsigErrorResponse({s.out.data(), s.out.size()}, len, req, ts, later);
