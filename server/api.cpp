@@ -359,7 +359,7 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
     }
     if (parts.empty() || (parts.size() == 2 && parts[0] == "ui")) {
         if (!get) return apiError(405, "use GET for the status page");
-        return page(*snap, parts.empty() ? "" : parts[1]);
+        return page(*snap, parts.empty() ? "" : parts[1], path);
     }
     if (parts.size() == 1 && parts[0] == "metrics") {
         if (!get) return apiError(405, "use GET for /metrics");

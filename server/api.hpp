@@ -8,6 +8,8 @@
 //                                                 one simulated query, stage by stage (explain.hpp)
 //   GET  /v1/history                              answers per (hostname, site, address) per sample interval
 //   GET  /  and /ui/page.css, /ui/page.js         the status page (api_page.hpp)
+//   GET  /?name=N[&type=A][&client=ADDR][&ecs=PREFIX]
+//                                                 the page with its explain form's answer (api_page.hpp)
 //   POST /v1/sites/{site}/report                  {"cpu":35,"sessions_used":…,"sessions_max":…,
 //                                                  "loads":{"busy":0.3},"services":{"192.0.2.10":{"connections":900}}}
 //   POST /v1/sites/{site}/drain | enable
@@ -90,8 +92,9 @@ class ControlApi {
     ApiResponse prometheus(const Snapshot& s);
     /// GET /v1/events; `path` carries the query string.
     ApiResponse events(const std::string& path);
-    /// GET / (file "") and GET /ui/FILE (page.css, page.js).
-    ApiResponse page(const Snapshot& s, const std::string& file);
+    /// GET / (file "") and GET /ui/FILE (page.css, page.js); `path` carries the query string (the explain
+    /// form's fields, api_page.hpp).
+    ApiResponse page(const Snapshot& s, const std::string& file, const std::string& path);
     /// GET /v1/history: the answer history's samples and series (history.hpp).
     ApiResponse history();
     /// Takes one sample of the answer counters into the history (the control loop's timer calls it every

@@ -198,11 +198,13 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
         if (v.connectionsAtMs != metrics::kNeverMs)
             o.sample("gslbd_service_report_age_seconds", lbl(i), double(now - v.connectionsAtMs) / 1000.0);
     }
-    o.head("gslbd_service_flashback_ms", "gauge", "Smoothed FlashBack times of the service's health checks.");
+    // Seconds, as Prometheus names want base units (the status JSON keeps milliseconds).
+    o.head("gslbd_service_flashback_seconds", "gauge",
+           "Smoothed FlashBack times of the service's health checks.");
     for (uint32_t i = 0; i < t.serviceCount(); ++i) {
         auto v = t.serviceView(i);
-        o.sample("gslbd_service_flashback_ms", lbl(i) + ",layer=\"l4\"", v.l4Ms);
-        o.sample("gslbd_service_flashback_ms", lbl(i) + ",layer=\"l7\"", v.l7Ms);
+        o.sample("gslbd_service_flashback_seconds", lbl(i) + ",layer=\"l4\"", v.l4Ms / 1000.0);
+        o.sample("gslbd_service_flashback_seconds", lbl(i) + ",layer=\"l7\"", v.l7Ms / 1000.0);
     }
     if (checkStatus_) {
         o.head("gslbd_check_results_total", "counter", "Health check results, by outcome.");
@@ -212,11 +214,11 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
             o.sample("gslbd_check_results_total", lbl(i) + ",result=\"success\"", double(c.successes));
             o.sample("gslbd_check_results_total", lbl(i) + ",result=\"failure\"", double(c.failures));
         }
-        o.head("gslbd_check_latency_ms", "gauge", "Time of the last health check.");
+        o.head("gslbd_check_latency_seconds", "gauge", "Time of the last health check.");
         for (uint32_t i = 0; i < t.serviceCount(); ++i) {
             CheckStatus c = checkStatus_(i);
             if (c.checked && c.lastLatencyMs >= 0)
-                o.sample("gslbd_check_latency_ms", lbl(i), c.lastLatencyMs);
+                o.sample("gslbd_check_latency_seconds", lbl(i), c.lastLatencyMs / 1000.0);
         }
         // A histogram of every check's duration (Prometheus conventions: seconds, cumulative `le` buckets,
         // _sum and _count); the gauge above keeps the last one for a glance.

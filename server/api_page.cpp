@@ -6,11 +6,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 
 #include "server/api.hpp"
 #include "server/api/page/page_assets.hpp"
+#include "server/explain.hpp"
 
 namespace gslb::server {
 
@@ -94,6 +96,18 @@ std::string ms(std::optional<double> v) {
     return fmt::format("{:.{}f} ms", *v, *v < 10 ? 2 : 1);
 }
 
+// RFC 3986 §2.1: everything but the unreserved characters percent-encoded (a query parameter's value).
+std::string urlEncode(const std::string& s) {
+    std::string o;
+    for (unsigned char c : s) {
+        if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~')
+            o += char(c);
+        else
+            o += fmt::format("%{:02X}", c);
+    }
+    return o;
+}
+
 void replace(std::string& text, const std::string& key, const std::string& value) {
     auto pos = text.find(key);
     if (pos != std::string::npos) text.replace(pos, key.size(), value);
@@ -101,7 +115,8 @@ void replace(std::string& text, const std::string& key, const std::string& value
 
 }  // namespace
 
-std::string renderPage(const json& st, const std::vector<Event>& events, int64_t nowUnixMs) {
+std::string renderPage(const json& st, const std::vector<Event>& events, int64_t nowUnixMs,
+                       const PageExplain& ex) {
     const json empty = json::array();
     const json& sites = st.contains("sites") ? st["sites"] : empty;
     const json& services = st.contains("services") ? st["services"] : empty;
@@ -219,7 +234,10 @@ std::string renderPage(const json& st, const std::vector<Event>& events, int64_t
     // Metric sources, whatever their fields (the status JSON grows with them): one column per plain field.
     std::string sourceRows;
     if (st.contains("sources") && st["sources"].is_array() && !st["sources"].empty()) {
+        // The status JSON's keys come sorted by name: the ones an operator reads first go first.
         std::vector<std::string> cols;
+        for (const char* c : {"name", "state", "type", "url", "last_success_age_s", "last_error"})
+            if (st["sources"][0].contains(c)) cols.push_back(c);
         for (const auto& s : st["sources"])
             if (s.is_object())
                 for (const auto& [k, v] : s.items())
@@ -266,10 +284,40 @@ std::string renderPage(const json& st, const std::vector<Event>& events, int64_t
     replace(html, "@@SOURCES_HIDDEN@@", sourceRows.empty() ? "hidden" : "");
     replace(html, "@@SOURCES@@", sourceRows);
     replace(html, "@@EVENTS@@", eventRows);
+
+    // The explain form: the GSLB hostnames to pick from, the fields as asked, the answer when there is one.
+    std::string names, first;
+    for (const auto& h : hostnames) {
+        std::string n = str(h, "name");
+        if (first.empty()) first = n;
+        names += "<option value=\"" + htmlEscape(n) + "\">";
+    }
+    std::string types;
+    for (const char* t : {"A", "AAAA"})
+        types += fmt::format("<option{}>{}</option>", ex.type == t ? " selected" : "", t);
+    std::string links;
+    if (!ex.name.empty()) {
+        std::string q = "name=" + urlEncode(ex.name) + "&type=" + urlEncode(ex.type);
+        if (!ex.client.empty()) q += "&client=" + urlEncode(ex.client);
+        if (!ex.ecs.empty()) q += "&ecs=" + urlEncode(ex.ecs);
+        links = fmt::format(
+            "<a href=\"/v1/explain?{0}\">JSON</a> · <a href=\"/v1/explain?{0}&amp;format=text\">"
+            "text</a>",
+            htmlEscape(q));
+    }
+    replace(html, "@@EX_PLACEHOLDER@@", htmlEscape(first.empty() ? "www.example.com." : first));
+    replace(html, "@@EX_NAME@@", htmlEscape(ex.name));
+    replace(html, "@@EX_NAMES@@", names);
+    replace(html, "@@EX_TYPES@@", types);
+    replace(html, "@@EX_CLIENT@@", htmlEscape(ex.client));
+    replace(html, "@@EX_ECS@@", htmlEscape(ex.ecs));
+    replace(html, "@@EX_STATE@@", ex.text.empty() ? "" : ex.error ? "server-error" : "server");
+    replace(html, "@@EX_OUT@@", htmlEscape(ex.text));
+    replace(html, "@@EX_LINKS@@", links);
     return html;
 }
 
-ApiResponse ControlApi::page(const Snapshot& s, const std::string& file) {
+ApiResponse ControlApi::page(const Snapshot& s, const std::string& file, const std::string& path) {
     if (file == "page.css") return ApiResponse{200, std::string(page::kPageCss), "text/css; charset=utf-8"};
     if (file == "page.js")
         return ApiResponse{200, std::string(page::kPageJs), "application/javascript; charset=utf-8"};
@@ -278,7 +326,21 @@ ApiResponse ControlApi::page(const Snapshot& s, const std::string& file) {
     int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::system_clock::now().time_since_epoch())
                       .count();
-    return ApiResponse{200, renderPage(st, eventLog().since(0, 200), now), "text/html; charset=utf-8"};
+    PageExplain ex;
+    for (const auto& [k, v] : queryParams(path)) {
+        if (k == "name") ex.name = v;
+        if (k == "type" && !v.empty()) ex.type = v;
+        if (k == "client") ex.client = v;
+        if (k == "ecs") ex.ecs = v;
+    }
+    if (!ex.name.empty()) {
+        ExplainRequest req{ex.name, ex.type, ex.client, ex.ecs};
+        json j;
+        std::string error;
+        ex.error = !explain(s, req, j, error);
+        ex.text = ex.error ? "error: " + error : explainText(j);
+    }
+    return ApiResponse{200, renderPage(st, eventLog().since(0, 200), now, ex), "text/html; charset=utf-8"};
 }
 
 }  // namespace gslb::server

@@ -136,8 +136,8 @@ panel("timeseries", "Check latency (p50 / p95 / p99)", "Health-check duration fr
       "s")
 panel("timeseries", "FlashBack times", "Smoothed L4 (connect) and L7 (response) times the flashback stage compares.",
       12, y, 12, 8,
-      [(f'max by (site, address, layer) (gslbd_service_flashback_ms{{{SEL}}})', "{{site}} {{address}} {{layer}}")],
-      "ms")
+      [(f'max by (site, address, layer) (gslbd_service_flashback_seconds{{{SEL}}})', "{{site}} {{address}} {{layer}}")],
+      "s")
 y += 8
 
 row("Metric sources", y)

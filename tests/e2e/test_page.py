@@ -7,7 +7,11 @@ port, so it is down with a reason); queries make answers; west is drained throug
   - chromium --dump-dom (JavaScript on, virtual time to let the polls run): the page filled itself from the
     API (data-loaded), the site rows and their states, west drained, south down with its reason, the
     events, the chart; no buttons without a token, drain/enable buttons with one;
-  - chromium --screenshot: saved next to the test logs (the path is printed).
+  - chromium --screenshot: saved next to the test logs (the path is printed);
+  - the explain form: GET /?name=… answered on the server (no JavaScript), and in chromium asked live from
+    GET /v1/explain, both without a token;
+  - metric sources: east's load balancer scraped here (ok), south's on a closed port (failing), shown on the
+    page with their state and events, and in /metrics for the dashboard's panels.
 """
 import http.server
 import json
@@ -40,11 +44,14 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 class Health(http.server.BaseHTTPRequestHandler):
+    """/health for the checks; /metrics is east's load balancer, scraped by [source.east-lb]."""
+
     def do_GET(self):
+        body = b"# TYPE lb_cpu_percent gauge\nlb_cpu_percent 35\n" if self.path == "/metrics" else b"ok"
         self.send_response(200)
-        self.send_header("Content-Length", "2")
+        self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(b"ok")
+        self.wfile.write(body)
 
     def log_message(self, *a):
         pass
@@ -65,7 +72,11 @@ def config(port, cport, hport, dead):
          f'[[zone]]\nname = "{ORIGIN}"\nfile = "zone.db"\n\n'
          '[defaults]\nmax_age = 3\n\n'
          '[check.web]\ntype = "http"\npath = "/health"\ninterval = 1\ntimeout = 0.5\nrise = 1\nfall = 1\n\n'
-         '[site.east]\n[site.west]\n[site.south]\n')
+         f'[source.east-lb]\nurl = "http://127.0.0.1:{hport}/metrics"\ninterval = 1\ntimeout = 0.5\n\n'
+         f'[source.south-lb]\nurl = "http://127.0.0.1:{dead}/metrics"\ninterval = 1\ntimeout = 0.5\n\n'
+         '[site.east]\ncpu = { source = "east-lb", metric = "lb_cpu_percent" }\n'
+         '[site.west]\n'
+         '[site.south]\ncpu = { source = "south-lb", metric = "lb_cpu_percent" }\n')
     for host, policy in (("www", '["health", "random"]'), ("api", '["health", "least-connections", "random"]')):
         c += f'\n[hostname."{host}.{ORIGIN}"]\npolicy = {policy}\n'
         for a, site in SVCS:
@@ -75,13 +86,16 @@ def config(port, cport, hport, dead):
 
 
 class Dom(HTMLParser):
-    """The few things the test reads from a page: rows by data-site / data-service with their cells' text,
-    buttons, the body's attributes, event rows, whether the chart's SVG is there."""
+    """The few things the test reads from a page: rows by data-site / data-service / data-source with their
+    cells' text, buttons, the body's attributes, event rows, whether the chart's SVG is there, the explain
+    form's output (its attributes and text) and the explain card's attributes."""
 
     def __init__(self):
         super().__init__()
         self.rows, self.buttons, self.body, self.events = {}, [], {}, []
         self.svg = False
+        self.explain, self.explain_text, self.explain_card = None, [], None
+        self._pre = False
         self._row = None
         self._cell = None
         self._ev = None
@@ -92,8 +106,13 @@ class Dom(HTMLParser):
             self.body = a
         if tag == "svg" and a.get("aria-label") == "share of answers":
             self.svg = True
-        if tag == "tr" and ("data-site" in a or "data-service" in a):
-            self._row = self.rows.setdefault(a.get("data-site") or a.get("data-service"), {"cells": [], "class": a.get("class", "")})
+        if tag == "section" and a.get("id") == "explain-card":
+            self.explain_card = a
+        if tag == "pre" and a.get("id") == "explain-out":
+            self.explain, self._pre = a, True
+        key = a.get("data-site") or a.get("data-service") or a.get("data-source")
+        if tag == "tr" and key:
+            self._row = self.rows.setdefault(key, {"cells": [], "class": a.get("class", "")})
         if tag == "tr" and "data-seq" in a:
             self._ev = []
             self.events.append(self._ev)
@@ -103,6 +122,8 @@ class Dom(HTMLParser):
             self.buttons.append((a["data-op"], a.get("data-site"), a.get("data-address")))
 
     def handle_endtag(self, tag):
+        if tag == "pre":
+            self._pre = False
         if tag == "td" and self._cell is not None:
             text = " ".join(" ".join(self._cell).split())
             if self._row is not None:
@@ -115,6 +136,8 @@ class Dom(HTMLParser):
             self._ev = None
 
     def handle_data(self, data):
+        if self._pre:
+            self.explain_text.append(data)
         if self._cell is not None:
             self._cell.append(data)
 
@@ -217,6 +240,12 @@ class Page(unittest.TestCase):
         self.assertEqual(self.site(d, "west")[1:3], ["up", "drained"])
         self.assertEqual(self.site(d, "south")[1:3], ["down", "enabled"])
         self.assertEqual(d.body.get("data-loaded"), "0")
+        # The metric sources' state, rendered on the server too.
+        self.assertIn("ok", d.rows["east-lb"]["cells"])
+        self.assertIn("failing", d.rows["south-lb"]["cells"])
+        # The explain form is there, empty.
+        self.assertIsNotNone(d.explain, "no explain form")
+        self.assertEqual(d.explain.get("data-explained"), "")
         code, ctype, js = self.get("/ui/page.js")
         self.assertIn("javascript", ctype)
         code, ctype, css = self.get("/ui/page.css")
@@ -241,6 +270,13 @@ class Page(unittest.TestCase):
         self.assertTrue(any(e[2] == "health" and "203.0.113.10" in e[3] for e in d.events), d.events)
         self.assertTrue(d.svg, "no answer-share chart")
         self.assertEqual(d.buttons, [], "buttons without a token")
+        # Metric sources, drawn by the script: their state, and the failing one's event.
+        self.assertIn("ok", d.rows["east-lb"]["cells"])
+        self.assertIn("failing", d.rows["south-lb"]["cells"])
+        self.assertTrue(any(e[2] == "source" and e[3] == "south-lb" and e[4].startswith("failing:") for e in d.events),
+                        d.events)
+        self.assertIsNotNone(d.explain_card, "no explain form")
+        self.assertNotIn("hidden", d.explain_card, "the explain form is hidden")
 
     def test_3_with_a_token_drain_and_enable_buttons_appear_and_a_screenshot(self):
         url = self.base + "/#token=" + TOKEN
@@ -249,11 +285,39 @@ class Page(unittest.TestCase):
         sites = {(s, op) for op, s, a in d.buttons if a is None}
         self.assertEqual(sites, {("east", "drain"), ("west", "enable"), ("south", "drain")})
         self.assertIn(("drain", "east", "192.0.2.10"), d.buttons)
+        # The screenshot has an explanation in its explain form too.
         shot = os.path.join(LOGDIR, "e2e-page.png")
-        self.chromium(f"--screenshot={shot}", "--window-size=1440,1500", "--hide-scrollbars", url=url)
+        self.chromium(f"--screenshot={shot}", "--window-size=1440,1500", "--hide-scrollbars",
+                      url=self.base + f"/?name=www.{ORIGIN}&client=127.0.0.9#token=" + TOKEN)
         self.assertTrue(os.path.getsize(shot) > 20000, shot)
         print(f"screenshot: {shot}", flush=True)
 
+
+    def explained(self, d):
+        self.assertIsNotNone(d.explain, "no explain output")
+        text = "".join(d.explain_text)
+        # www: the health stage drops south (its check fails), random picks among east and west.
+        self.assertIn(f"query    www.{ORIGIN} A from 127.0.0.9", text)
+        self.assertIn("1. health", text)
+        self.assertRegex(text, r"dropped \S*203\.0\.113\.10\S*: ")
+        self.assertIn("random (chooser)", text)
+        self.assertIn("answer", text)
+        return text
+
+    def test_5_the_explain_form_without_javascript_and_without_a_token(self):
+        code, _, html = self.get(f"/?name=www.{ORIGIN}&type=A&client=127.0.0.9")
+        self.assertEqual(code, 200)
+        d = parse(html)
+        self.assertEqual(d.explain.get("data-explained"), "server")
+        self.explained(d)
+        self.assertIn(f'href="/v1/explain?name=www.{ORIGIN}&amp;type=A&amp;client=127.0.0.9"', html)
+
+    def test_6_the_explain_form_in_chromium_asks_v1_explain_live(self):
+        d = parse(self.chromium("--dump-dom", url=self.base + f"/?name=www.{ORIGIN}&client=127.0.0.9#explain"))
+        self.assertEqual(d.body.get("data-loaded"), "1")
+        self.assertEqual(d.explain.get("data-explained"), "live", "the script did not ask /v1/explain")
+        self.explained(d)
+        self.assertEqual(d.buttons, [], "explain needs no token, and none was given")
 
     def test_4_metrics_parse_and_the_grafana_dashboard_queries_them(self):
         # The reference parser (python3-prometheus-client) reads /metrics with the histogram and the
@@ -278,6 +342,18 @@ class Page(unittest.TestCase):
         self.assertEqual(by_site["south"], 0)
         self.assertIn("gslbd_hostname_fallbacks", fams)
         self.assertIn("gslbd_hostname_answers", fams)
+        # The metric sources' families, by source (and result), for the dashboard's scrape panels.
+        up = {s[1]["source"]: s[2] for s in fams["gslbd_source_up"][1]}
+        self.assertEqual(up, {"east-lb": 1.0, "south-lb": 0.0})
+        self.assertEqual(fams["gslbd_source_scrapes"][0], "counter")
+        failed = {s[1]["source"]: s[2] for s in fams["gslbd_source_scrapes"][1] if s[1].get("result") == "failed"}
+        self.assertGreaterEqual(failed["south-lb"], 1)
+        self.assertEqual(failed["east-lb"], 0)
+        # Prometheus conventions: counters end in _total, durations are in seconds.
+        for name, (kind, samples) in fams.items():
+            if kind == "counter":
+                self.assertTrue(all(s[0].endswith(("_total", "_created")) for s in samples), (name, samples))
+            self.assertFalse(re.search(r"_(ms|millis|milliseconds|usec|microseconds)$", name), name)
 
         path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                             "examples", "grafana", "gslbd.json")
@@ -301,15 +377,14 @@ class Page(unittest.TestCase):
             self.assertTrue(any(needle in e for e in exprs[title]), f"{title}: {exprs[title]}")
         ids = [p["id"] for p in dash["panels"]]
         self.assertEqual(len(ids), len(set(ids)))
-        # Every family a panel reads is exported now, except the metric sources' (only with a [source.…]).
+        # Every family a panel reads is exported now (the metric sources' too: this gslbd has two).
         exported = set()
         for name, (kind, samples) in fams.items():
             exported |= {s[0] for s in samples}
         for title, es in exprs.items():
             for e in es:
                 for m in re.findall(r"\b(gslbd_[a-z0-9_]+)", e):
-                    if not m.startswith("gslbd_source_"):
-                        self.assertIn(m, exported, f"panel {title!r} reads {m}, which /metrics does not have")
+                    self.assertIn(m, exported, f"panel {title!r} reads {m}, which /metrics does not have")
 
 
 if __name__ == "__main__":

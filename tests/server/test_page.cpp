@@ -301,3 +301,41 @@ TEST_CASE("/metrics: answers per hostname by service and by site, fallbacks, the
     CHECK(m["gslbd_check_duration_seconds_sum{" + l + "}"] == "14.5");
     CHECK_FALSE(m.count("gslbd_check_duration_seconds_count{site=\"west\",address=\"192.0.2.2\"}"));
 }
+
+TEST_CASE("GET /?name=…: the explain form filled in and explain's answer rendered on the server, no token") {
+    Api a;
+    auto plain = a.get("/");
+    REQUIRE(plain.status == 200);
+    // The form is there from the start (explain exists), a plain GET form to the page itself.
+    CHECK(
+        plain.body.find("<form id=\"explain-form\" class=\"explain\" action=\"/#explain\" method=\"get\">") !=
+        std::string::npos);
+    CHECK(plain.body.find("<option value=\"www.t.test.\">") != std::string::npos);  // hostnames to pick
+    CHECK(plain.body.find("data-explained=\"\"></pre>") != std::string::npos);      // nothing asked yet
+
+    auto r = a.get("/?name=www.t.test.&client=192.0.2.77");
+    REQUIRE(r.status == 200);
+    const std::string& h = r.body;
+    CHECK(h.find("@@") == std::string::npos);
+    CHECK(h.find("value=\"www.t.test.\" required") != std::string::npos);
+    CHECK(h.find("value=\"192.0.2.77\"") != std::string::npos);
+    CHECK(h.find("<option selected>A</option>") != std::string::npos);
+    auto pre = h.find("data-explained=\"server\">");
+    REQUIRE(pre != std::string::npos);
+    std::string out = h.substr(pre, h.find("</pre>", pre) - pre);
+    CHECK(out.find("query    www.t.test. A from 192.0.2.77") != std::string::npos);
+    CHECK(out.find("1. health") != std::string::npos);
+    CHECK(out.find("answer") != std::string::npos);
+    CHECK(h.find("href=\"/v1/explain?name=www.t.test.&amp;type=A&amp;client=192.0.2.77\"") !=
+          std::string::npos);
+
+    // A refusal is shown as one, and what the form echoes is escaped.
+    auto bad = a.get("/?name=www.t.test.&client=%3Cb%3E");
+    REQUIRE(bad.status == 200);
+    CHECK(bad.body.find("data-explained=\"server-error\">error: ") != std::string::npos);
+    CHECK(bad.body.find("value=\"<b>\"") == std::string::npos);
+    CHECK(bad.body.find("value=\"&lt;b&gt;\"") != std::string::npos);
+    // AAAA stays selected.
+    CHECK(a.get("/?name=dual.t.test.&type=AAAA").body.find("<option selected>AAAA</option>") !=
+          std::string::npos);
+}

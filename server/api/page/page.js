@@ -8,7 +8,7 @@
   const COLORS = ["#1f6feb", "#1a9b4b", "#d98a00", "#8250df", "#d43c3c", "#0aa3a3", "#bf3989", "#6e7781",
                   "#4d8b00", "#b35900", "#3b5bdb", "#9c6500"];
   const $ = (sel) => document.querySelector(sel);
-  const state = { status: null, events: [], lastSeq: 0, history: null, explain: false, colors: {}, failures: 0 };
+  const state = { status: null, events: [], lastSeq: 0, history: null, colors: {}, failures: 0 };
 
   function esc(v) {
     return String(v).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
@@ -172,8 +172,9 @@
     if (!Array.isArray(src) || !src.length) { card.hidden = true; return; }
     card.hidden = false;
     // Whatever the sources report, shown as columns: the table follows the status JSON as it grows.
-    const cols = [];
-    for (const s of src) for (const k of Object.keys(s)) if (!cols.includes(k) && typeof s[k] !== "object") cols.push(k);
+    // The status JSON's keys come sorted by name: the ones an operator reads first go first.
+    const cols = ["name", "state", "type", "url", "last_success_age_s", "last_error"].filter((c) => src.some((s) => c in s));
+    for (const s of src) for (const k of Object.keys(s)) if (!cols.includes(k) && (s[k] === null || typeof s[k] !== "object")) cols.push(k);
     $("#sources thead").innerHTML = "<tr>" + cols.map((c) => `<th>${esc(c.replace(/_/g, " "))}</th>`).join("") + "</tr>";
     $("#sources tbody").innerHTML = src.map((s) => `<tr data-source="${esc(s.name || "")}">` + cols.map((c) => {
       const v = s[c];
@@ -349,23 +350,40 @@
     await poll();
   }
 
-  async function probeExplain() {
-    // The explain form appears once the server has GET /v1/explain (it answers 400 without parameters).
-    try {
-      const r = await api("GET", "/v1/explain");
-      state.explain = r.status !== 404;
-    } catch (e) { state.explain = false; }
-    $("#explain-card").hidden = !state.explain;
-    $("#explain-card").parentElement.classList.toggle("with-explain", state.explain);
+  // The explain form is a plain GET form (the server answers /?name=… itself, for browsers without
+  // JavaScript); with JavaScript it asks GET /v1/explain in place, as text, and keeps the address bar on a
+  // link to the same explanation. Explain is read-only: no token goes with it.
+  function explainQuery(f) {
+    const q = new URLSearchParams({ name: f.name.value.trim(), type: f.type.value });
+    if (f.client.value.trim()) q.set("client", f.client.value.trim());
+    if (f.ecs.value.trim()) q.set("ecs", f.ecs.value.trim());
+    return q;
   }
 
   async function explain(ev) {
-    ev.preventDefault();
-    const f = ev.target;
-    const q = new URLSearchParams({ name: f.name.value, type: f.type.value });
-    if (f.client.value) q.set("client", f.client.value);
-    const r = await api("GET", "/v1/explain?" + q.toString());
-    $("#explain-out").textContent = r.body ? JSON.stringify(r.body, null, 2) : "HTTP " + r.status;
+    if (ev) ev.preventDefault();
+    const f = $("#explain-form"), out = $("#explain-out");
+    if (!f.name.value.trim()) return;
+    const q = explainQuery(f);
+    const links = `<a href="/v1/explain?${esc(q.toString())}">JSON</a> · <a href="/v1/explain?${esc(q.toString())}&amp;format=text">text</a>`;
+    try {
+      const r = await fetch("/v1/explain?" + q.toString() + "&format=text", { cache: "no-store" });
+      const text = await r.text();
+      if (r.status === 200) {
+        out.textContent = text;
+        out.dataset.explained = "live";
+      } else {
+        let msg = text;
+        try { msg = JSON.parse(text).error || text; } catch (e) { /* not JSON: show it as it came */ }
+        out.textContent = "error: " + msg;
+        out.dataset.explained = "live-error";
+      }
+      $("#explain-links").innerHTML = links;
+      history.replaceState(null, "", "/?" + q.toString() + "#explain");
+    } catch (e) {
+      out.textContent = "error: " + e;
+      out.dataset.explained = "live-error";
+    }
   }
 
   function init() {
@@ -393,7 +411,8 @@
     });
     for (const id of ["#svc-host", "#chart-host", "#chart-by", "#ev-kind"]) $(id).addEventListener("change", render);
     $("#explain-form").addEventListener("submit", explain);
-    probeExplain();
+    // A link to /?name=… shows the explanation as of now, not as of when the server rendered the page.
+    if (new URLSearchParams(location.search).get("name")) explain();
     poll();
     setInterval(poll, POLL_MS);
   }
