@@ -23,8 +23,16 @@ ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const 
                         fmt::format("{} by the control API", verb));
             if (adminChanged_) adminChanged_();
         }
+        // Services drained one by one keep their own drain when the site is enabled: say which, so that
+        // "enable SITE" does not read as "everything of SITE answers again".
+        nlohmann::json still = nlohmann::json::array();
+        for (uint32_t i = 0; i < t.serviceCount(); ++i)
+            if (t.serviceKey(i).site == site && !t.serviceEnabled(i))
+                still.push_back(t.serviceKey(i).address);
         return ApiResponse{
-            200, jsonText(nlohmann::json{{"ok", true}, {"site", site}, {"enabled", enable}}) + "\n"};
+            200, jsonText(nlohmann::json{
+                     {"ok", true}, {"site", site}, {"enabled", enable}, {"services_drained", still}}) +
+                     "\n"};
     }
     auto slot = t.findService(site, address);
     if (!slot) return apiError(404, fmt::format("site \"{}\" has no service {}", site, address));

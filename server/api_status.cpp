@@ -50,11 +50,29 @@ ApiResponse ControlApi::status(const Snapshot& s) {
         }
         j["zones"].push_back(zj);
     }
+    // The strictest max_age of the hostnames that read a site's (a service's) metrics: a report older than
+    // that counts as unknown for at least one of them, so gslbctl status calls it stale.
+    std::map<uint32_t, int64_t> siteMaxAge, serviceMaxAge;
+    for (const auto& h : s.gslb.hosts)
+        for (int f = 0; f < 2; ++f)
+            for (const auto& sv : h.family[f]) {
+                auto put = [&](std::map<uint32_t, int64_t>& m, uint32_t k) {
+                    auto it = m.find(k);
+                    if (it == m.end() || h.maxAgeMs < it->second) m[k] = h.maxAgeMs;
+                };
+                put(siteMaxAge, sv.site);
+                put(serviceMaxAge, sv.slot);
+            }
+    auto maxAge = [](const std::map<uint32_t, int64_t>& m, uint32_t k) {
+        auto it = m.find(k);
+        return it == m.end() ? json(nullptr) : json(double(it->second) / 1000.0);
+    };
     j["sites"] = json::array();
     for (uint32_t i = 0; i < t.siteCount(); ++i) {
         auto v = t.siteView(i);
         j["sites"].push_back(
             {{"name", t.siteName(i)},
+             {"max_age_s", maxAge(siteMaxAge, i)},
              {"enabled", v.enabled},
              {"up", v.up},
              {"preference", v.preference},
@@ -88,7 +106,6 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                                   {"ttl", h.ttl},
                                   {"answers", h.answers},
                                   {"fallback", fb},
-                                  {"max_age_s", double(h.maxAgeMs) / 1000.0},
                                   {"services", svcs}});
     }
     j["services"] = json::array();
@@ -125,6 +142,7 @@ ApiResponse ControlApi::status(const Snapshot& s) {
              {"health", !cs.checked && v.health == metrics::Health::Unknown ? "up" : healthName(v.health)},
              {"connections", num(v.connections)},
              {"connections_age_s", age(v.connectionsAtMs, now)},
+             {"max_age_s", maxAge(serviceMaxAge, i)},
              {"flashback", {{"l4_ms", num(v.l4Ms)}, {"l7_ms", num(v.l7Ms)}}},
              {"answers", s.gslb.answers->total(i)},
              {"check", check}});
@@ -154,6 +172,11 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                  {"failures", src.failures},
                  {"feeds", src.feeds}});
         }
+    auto reloads = [&](int trig) {
+        return json{{"ok", shared_.reloads[trig][0].load(std::memory_order_relaxed)},
+                    {"failed", shared_.reloads[trig][1].load(std::memory_order_relaxed)}};
+    };
+    j["reloads"] = {{"sighup", reloads(kReloadSighup)}, {"api", reloads(kReloadApi)}};
     return ApiResponse{200, jsonText(j, 2) + "\n"};
 }
 

@@ -181,7 +181,76 @@ PolicyConf readPolicy(TableReader& t, const PolicyConf& base) {
     return p;
 }
 
+// [control]: shared by loadConfig and loadControlConfig.
+void readControl(const toml::table& ct, const std::string& path, ControlConf& out) {
+    TableReader c(ct, path, "[control]");
+    out.enabled = true;
+    std::string l = c.getString("listen", "127.0.0.1:8053");
+    if (!parseListen(l, out.listen))
+        c.fail(c.raw("listen"), "listen", fmt::format("\"{}\" is not ADDRESS:PORT", l));
+    std::string tf = c.getString("token_file", "");
+    if (tf.empty()) c.fail(nullptr, "token_file", "is required: every change needs the bearer token");
+    out.tokenFile = resolvePath(path, tf);
+    c.finish();
+}
+
 }  // namespace
+
+bool loadControlConfig(const std::string& path, ControlConf& out, std::string& error) {
+    out = ControlConf{};
+    toml::table root;
+    try {
+        root = toml::parse_file(path);
+    } catch (const toml::parse_error& e) {
+        error = fmt::format("{}:{}: {}", path, e.source().begin.line, e.description());
+        return false;
+    } catch (const std::exception& e) {
+        error = fmt::format("{}: {}", path, e.what());
+        return false;
+    }
+    try {
+        if (const toml::node* n = root.get("control")) {
+            if (!n->is_table()) {
+                error = fmt::format("{}:{}: control: must be a table", path, n->source().begin.line);
+                return false;
+            }
+            readControl(*n->as_table(), path, out);
+        }
+    } catch (const ConfigError& e) {
+        error = e.what();
+        return false;
+    }
+    return true;
+}
+
+bool loadZoneFiles(const std::string& path, std::vector<ZoneConf>& out, std::string& error) {
+    out.clear();
+    toml::table root;
+    try {
+        root = toml::parse_file(path);
+    } catch (const toml::parse_error& e) {
+        error = fmt::format("{}:{}: {}", path, e.source().begin.line, e.description());
+        return false;
+    } catch (const std::exception& e) {
+        error = fmt::format("{}: {}", path, e.what());
+        return false;
+    }
+    const toml::array* za = root.get("zone") ? root.get("zone")->as_array() : nullptr;
+    if (!za) return true;
+    for (const auto& e : *za) {
+        const toml::table* zt = e.as_table();
+        if (!zt) continue;
+        auto name = zt->get("name") ? zt->get("name")->value<std::string>() : std::nullopt;
+        auto file = zt->get("file") ? zt->get("file")->value<std::string>() : std::nullopt;
+        if (!name || !file || name->empty() || file->empty()) continue;
+        ZoneConf zc;
+        zc.name = *name;
+        if (zc.name.back() != '.') zc.name += '.';
+        zc.file = resolvePath(path, *file);
+        out.push_back(std::move(zc));
+    }
+    return true;
+}
 
 bool parseAddress(const std::string& text, uint8_t out[16], uint8_t& len) {
     if (inet_pton(AF_INET, text.c_str(), out) == 1) {
@@ -356,17 +425,7 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
         }
 
         // [control]
-        if (const toml::table* ct = top.getTable("control")) {
-            TableReader c(*ct, path, "[control]");
-            out.control.enabled = true;
-            std::string l = c.getString("listen", "127.0.0.1:8053");
-            if (!parseListen(l, out.control.listen))
-                c.fail(c.raw("listen"), "listen", fmt::format("\"{}\" is not ADDRESS:PORT", l));
-            std::string tf = c.getString("token_file", "");
-            if (tf.empty()) c.fail(nullptr, "token_file", "is required: every change needs the bearer token");
-            out.control.tokenFile = resolvePath(path, tf);
-            c.finish();
-        }
+        if (const toml::table* ct = top.getTable("control")) readControl(*ct, path, out.control);
 
         // [[zone]]
         if (const toml::node* zn = top.raw("zone")) {

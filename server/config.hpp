@@ -248,6 +248,15 @@ struct Config {
 /// Reads and checks `path`. On failure returns false and sets `error` to "file:line: path: message".
 bool loadConfig(const std::string& path, Config& out, std::string& error);
 
+/// Reads only the [control] table of `path` (what gslbctl needs to reach a running server), so an emergency
+/// drain works while another section has a mistake. `out.enabled` is false when there is no [control].
+/// Errors as loadConfig's (a file that is not TOML at all still fails).
+bool loadControlConfig(const std::string& path, ControlConf& out, std::string& error);
+
+/// Reads only the name and file of each [[zone]] of `path` (files resolved against its directory), for
+/// gslbctl's zone commands given -c: like loadControlConfig, nothing else of the config is checked.
+bool loadZoneFiles(const std::string& path, std::vector<ZoneConf>& out, std::string& error);
+
 /// Parses an IPv4 or IPv6 address literal into its 4 or 16 octets (`len`); false when it is neither.
 bool parseAddress(const std::string& text, uint8_t out[16], uint8_t& len);
 

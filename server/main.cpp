@@ -192,7 +192,8 @@ void onSignal(evutil_socket_t sig, short, void* arg) {
     auto* d = static_cast<Daemon*>(arg);
     if (sig == SIGHUP) {
         std::string message;
-        d->reload(message);
+        bool ok = d->reload(message);
+        d->shared.reloads[kReloadSighup][ok ? 0 : 1].fetch_add(1, std::memory_order_relaxed);
     } else if (sig == SIGUSR1) {
         logStatus(*d);
     } else {

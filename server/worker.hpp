@@ -42,7 +42,12 @@ struct Shared {
     std::atomic<uint64_t> rrlLimited{0};  // buckets limited at the last sweep (GET /metrics)
     ClientCounter tcpPerClient;           // open TCP connections by client (tcp_max_connections_per_client)
     ClientCounter axfrPerClient;          // transfers in flight by client (axfr_max_concurrent_per_client)
+    // Reloads, [trigger: kReloadSighup, kReloadApi][result: 0 ok, 1 failed]; counted on the control thread,
+    // read by /metrics and /v1/status.
+    std::atomic<uint64_t> reloads[2][2]{};
 };
+
+enum ReloadTrigger { kReloadSighup = 0, kReloadApi = 1 };
 
 class Worker {
   public:

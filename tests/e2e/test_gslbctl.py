@@ -236,6 +236,14 @@ class Check(Base):
         p = ctl("check", c)
         self.assertRc(p, 0)
         self.assertIn("ok: 1 zone(s)", p.stdout)
+        # -c as every other command takes it; the positional form stays; two different configs are a mistake.
+        p = ctl("check", "-c", c)
+        self.assertRc(p, 0)
+        self.assertIn("ok: 1 zone(s)", p.stdout)
+        self.assertRc(ctl("check", "--config", c, c), 0)
+        p = ctl("check", "-c", c, self.path("other.toml"))
+        self.assertRc(p, 2)
+        self.assertIn("give the config once", p.stderr)
 
     def test_each_kind_of_problem(self):
         soa = "@       IN SOA  ns1 hostmaster 1 3600 600 604800 60\n"
@@ -337,6 +345,35 @@ class Services(Base):
         self.assertRc(p, 1)
         self.assertIn("has no service 192.0.2.99", p.stderr)
 
+    def test_config_as_option(self):
+        c = self.setup()
+        p = ctl("service", "add", "-c", c, "www.gslb.example.com.", "203.0.113.7", "--site", "west")
+        self.assertRc(p, 0)
+        self.assertIn("203.0.113.7", read(c).decode())
+        self.assertRc(ctl("service", "del", "--config", c, "www.gslb.example.com.", "203.0.113.7"), 0)
+        self.assertNotIn("203.0.113.7", read(c).decode())
+        p = ctl("service", "add", "-c", c, c, "www.gslb.example.com.", "203.0.113.8", "--site", "west")
+        self.assertRc(p, 2)
+        self.assertIn("-c CONFIG HOSTNAME ADDRESS", p.stderr)
+
+
+class ZoneByName(Base):
+    def test_zone_commands_find_the_file_through_the_config(self):
+        write(self.path("gslb.zone"), ZONE)
+        # A typo outside [[zone]] does not matter: only the zones' names and files are read.
+        c = write(self.path("gslbd.toml"), config() + '\n[defaults]\nwieght = 3\n')
+        p = ctl("zone", "add", "-c", c, "gslb.example.com", "fresh", "A", "192.0.2.77", cwd="/")
+        self.assertRc(p, 0)
+        self.assertIn("fresh\tIN\tA\t192.0.2.77", read(self.path("gslb.zone")).decode())
+        p = ctl("zone", "list", "-c", c, ORIGIN, "fresh", cwd="/")
+        self.assertRc(p, 0)
+        self.assertIn("192.0.2.77", p.stdout)
+        self.assertRc(ctl("zone", "del", "-c", c, ORIGIN, "fresh", cwd="/"), 0)
+        self.assertRc(ctl("zone", "serial", "-c", c, ORIGIN, cwd="/"), 0)
+        p = ctl("zone", "list", "-c", c, "other.test.", cwd="/")
+        self.assertRc(p, 1)
+        self.assertIn("no [[zone]] named other.test. (zones: gslb.example.com.)", p.stderr)
+
 
 class Live(unittest.TestCase):
     """gslbd with a [control] section; skipped (with a message) when the control API does not answer."""
@@ -345,7 +382,8 @@ class Live(unittest.TestCase):
     def setUpClass(cls):
         cls.cport = free_port()
         cls.g = Gslbd(zones={}, files={"token": TOKEN + "\n", "gslb.zone": ZONE}, wait_zone=ORIGIN)
-        cls.g.raw_config = config(control=cls.cport, listen=cls.g.port)
+        # max_age = 1: a report goes stale within the test.
+        cls.g.raw_config = config(control=cls.cport, listen=cls.g.port) + "\n[defaults]\nmax_age = 1\n"
         cls.g.start()
         cls.cfg = cls.g.config_path
         deadline = time.time() + 5
@@ -417,6 +455,87 @@ class Live(unittest.TestCase):
         p = ctl("drain", "nosuchsite", "-c", self.cfg)
         self.assertRc(p, 1)
         self.assertRegex(p.stderr, r"gslbd answered 404: .*nosuchsite")
+
+    def test_emergency_drain_with_a_typo_elsewhere(self):
+        # The operator's copy of the config has a mistake in an unrelated section: check says so, but the
+        # live commands read only [control] and still drain and enable.
+        with open(self.cfg) as f:
+            good = f.read()
+        bad = write(os.path.join(self.g.dir, "typo.toml"),
+                    good.replace('answers = 2', 'answers = 2\nwieght = 3'))
+        p = ctl("check", "-c", bad)
+        self.assertRc(p, 1)
+        self.assertIn('unknown key "wieght"', p.out)
+        p = ctl("drain", "east", "-c", bad)
+        self.assertRc(p, 0)
+        try:
+            self.assertEqual(self.answers(), ["198.51.100.10"])
+            self.assertIn("DRAINED: site east", ctl("status", "-c", bad).stdout)
+        finally:
+            self.assertRc(ctl("enable", "east", "-c", bad), 0)
+        self.assertEqual(self.answers(), ["192.0.2.10", "198.51.100.10"])
+        self.assertNotIn("DRAINED", ctl("status", "-c", bad).stdout)
+
+    def test_enable_site_says_which_services_stay_drained(self):
+        self.assertRc(ctl("drain", "east", "192.0.2.10", "-c", self.cfg), 0)
+        try:
+            self.assertRc(ctl("drain", "east", "-c", self.cfg), 0)
+            p = ctl("status", "-c", self.cfg)
+            self.assertIn("DRAINED: site east, service east 192.0.2.10", p.stdout)
+            p = ctl("enable", "east", "-c", self.cfg)
+            self.assertRc(p, 0)
+            self.assertIn("note: 1 service(s) of east stay drained on their own: 192.0.2.10", p.stdout)
+            self.assertEqual(self.answers(), ["198.51.100.10"])
+        finally:
+            self.assertRc(ctl("enable", "east", "-c", self.cfg), 0)
+            self.assertRc(ctl("enable", "east", "192.0.2.10", "-c", self.cfg), 0)
+        p = ctl("enable", "east", "-c", self.cfg)
+        self.assertNotIn("note:", p.stdout)
+
+    def test_status_marks_stale_reports(self):
+        self.assertRc(ctl("report", "west", "cpu=42", "conn.198.51.100.10=7", "-c", self.cfg), 0)
+        row = [l for l in ctl("status", "-c", self.cfg).stdout.splitlines() if l.startswith("west ")][0]
+        self.assertRegex(row, r"\b42\b(?! \(stale\))")
+        j = json.loads(ctl("status", "-c", self.cfg, "--json").stdout)
+        self.assertEqual([s["max_age_s"] for s in j["sites"] if s["name"] == "west"], [1])
+        time.sleep(1.3)
+        out = ctl("status", "-c", self.cfg).stdout
+        row = [l for l in out.splitlines() if l.startswith("west ")][0]
+        self.assertIn("42 (stale)", row)
+        svc = [l for l in out.splitlines() if l.startswith("west") and "198.51.100.10" in l][0]
+        self.assertIn("7 (stale)", svc)
+
+    def test_reload_counters_by_trigger_and_result(self):
+        def counts():
+            return json.loads(ctl("status", "-c", self.cfg, "--json").stdout)["reloads"]
+        before = counts()
+        self.g.reload()  # SIGHUP
+        deadline = time.time() + 10
+        while counts()["sighup"]["ok"] == before["sighup"]["ok"]:
+            self.assertLess(time.time(), deadline, self.g.stderr())
+            time.sleep(0.1)
+        self.assertRc(ctl("reload", "-c", self.cfg), 0)
+        now = counts()
+        self.assertEqual(now["sighup"]["ok"], before["sighup"]["ok"] + 1)
+        self.assertEqual(now["api"]["ok"], before["api"]["ok"] + 1)
+        self.assertEqual(now["api"]["failed"], before["api"]["failed"])
+        self.assertRegex(ctl("status", "-c", self.cfg).stdout,
+                         rf"RELOADS: SIGHUP {now['sighup']['ok']} ok, {now['sighup']['failed']} failed; "
+                         rf"API {now['api']['ok']} ok, {now['api']['failed']} failed")
+        # /metrics, through the reference parser (Debian's python3-prometheus-client).
+        text = subprocess.run(["curl", "-sS", "-m", "5", f"http://127.0.0.1:{self.cport}/metrics"],
+                              capture_output=True, text=True, timeout=10).stdout
+        parser = ("import sys, json\n"
+                  "from prometheus_client.parser import text_string_to_metric_families as f\n"
+                  "print(json.dumps([[s.labels, s.value] for fam in f(sys.stdin.read()) for s in fam.samples "
+                  "if s.name == 'gslbd_reloads_total']))\n")
+        r = subprocess.run(["/usr/bin/python3", "-c", parser], input=text, capture_output=True, text=True,
+                           timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = {(l["trigger"], l["result"]): v for l, v in json.loads(r.stdout)}
+        self.assertEqual(got[("sighup", "ok")], now["sighup"]["ok"])
+        self.assertEqual(got[("api", "ok")], now["api"]["ok"])
+        self.assertEqual(set(got), {(t, r) for t in ("sighup", "api") for r in ("ok", "failed")})
 
     def test_zone_add_then_reload(self):
         z = os.path.join(self.g.dir, "gslb.zone")

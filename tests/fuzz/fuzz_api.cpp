@@ -80,6 +80,7 @@ std::string statusWithoutAges(gslb::server::ControlApi& api, const gslb::server:
         site.erase("ages_s");
     }
     for (auto& svc : j["services"]) svc.erase("connections_age_s");
+    j.erase("reloads");  // a failed reload is counted (by trigger and result): a counter, not state
     return j.dump();
 }
 

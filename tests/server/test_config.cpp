@@ -268,3 +268,31 @@ TEST_CASE("an https check: port 443 by default, sni, ca_file relative to the con
     std::string err = st::configError(bad, &path);
     CHECK(err == at(path, bad, "type = \"tls\"", "[check.x] type: \"tls\" is not tcp, http, https or none"));
 }
+
+TEST_CASE(
+    "loadControlConfig and loadZoneFiles read their part only: a mistake elsewhere does not stop them") {
+    std::string text =
+        "[server]\nwieght = 3\n[control]\nlisten = \"127.0.0.1:9053\"\ntoken_file = \"tok\"\n"
+        "[[zone]]\nname = \"t.test\"\nfile = \"t.zone\"\n[hostname.\"x.t.test.\"]\nttl = \"no\"\n";
+    st::Written w = st::writeConfig(text);
+    Config cfg;
+    std::string err;
+    CHECK_FALSE(loadConfig(w.config, cfg, err));
+    ControlConf cc;
+    REQUIRE_MESSAGE(loadControlConfig(w.config, cc, err), err);
+    CHECK(cc.enabled);
+    CHECK(cc.listen.text == "127.0.0.1:9053");
+    CHECK(cc.tokenFile == w.dir + "/tok");
+    std::vector<ZoneConf> zl;
+    REQUIRE_MESSAGE(loadZoneFiles(w.config, zl, err), err);
+    REQUIRE(zl.size() == 1);
+    CHECK(zl[0].name == "t.test.");
+    CHECK(zl[0].file == w.dir + "/t.zone");
+    // [control] itself is checked as loadConfig checks it.
+    st::Written w2 = st::writeConfig("[control]\nlisten = \"nowhere\"\ntoken_file = \"tok\"\n");
+    CHECK_FALSE(loadControlConfig(w2.config, cc, err));
+    CHECK(err.find(":2: [control] listen: \"nowhere\" is not ADDRESS:PORT") != std::string::npos);
+    st::Written w3 = st::writeConfig("[server]\n");
+    REQUIRE(loadControlConfig(w3.config, cc, err));
+    CHECK_FALSE(cc.enabled);
+}

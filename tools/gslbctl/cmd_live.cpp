@@ -29,9 +29,10 @@ bool endpoint(const LiveArgs& a, bool needToken, Endpoint& ep) {
     std::string tokenFile = a.tokenFile;
     ep.url = a.server;
     if (!a.config.empty()) {
+        // Only [control]: a mistake elsewhere in the config must not block an emergency drain.
         server::Config cfg;
         std::string error;
-        if (!server::loadConfig(a.config, cfg, error)) {
+        if (!server::loadControlConfig(a.config, cfg.control, error)) {
             fmt::print(stderr,
                        "{}\n(give --server URL and --token-file F to reach the server without the config)\n",
                        error);
@@ -119,9 +120,20 @@ int admin(const LiveArgs& a, const std::string& action, const std::string& site,
     if (!address.empty()) path += "/services/" + pathSegment(address);
     path += "/" + action;
     auto r = httpRequest(ep.url, "POST", path, ep.token, "{}");
-    return handle(ep, r, [&](const nlohmann::json&) {
+    return handle(ep, r, [&](const nlohmann::json& j) {
         fmt::print("{}: {}{}\n", action == "drain" ? "drained" : "enabled", site,
                    address.empty() ? " (every service of the site)" : " " + address);
+        // A service drained on its own stays drained when its site is enabled.
+        if (action == "enable" && address.empty() && j.is_object() && j.contains("services_drained") &&
+            j["services_drained"].is_array() && !j["services_drained"].empty()) {
+            std::string list;
+            for (const auto& a : j["services_drained"])
+                if (a.is_string()) list += (list.empty() ? "" : ", ") + a.get<std::string>();
+            fmt::print(
+                "note: {} service(s) of {} stay drained on their own: {} (gslbctl enable {} ADDRESS "
+                "answers with one again)\n",
+                j["services_drained"].size(), site, list, site);
+        }
         return kOk;
     });
 }

@@ -1,6 +1,7 @@
 // `gslbctl zone init|add|del|list|serial`.
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "tools/gslbctl/zoneedit.hpp"
 #include "zones/loader.hpp"
 #include "zones/name.hpp"
+#include "server/config.hpp"
 
 namespace gslb::ctl {
 namespace {
@@ -36,6 +38,26 @@ int commitEdit(ZoneEdit& ed) {
 }
 
 }  // namespace
+
+int resolveZoneFile(const std::string& config, std::string& file, std::string& origin) {
+    std::vector<server::ZoneConf> zl;
+    std::string error;
+    if (!server::loadZoneFiles(config, zl, error)) return fail(error);
+    std::string want = file;
+    if (!want.empty() && want.back() != '.') want += '.';
+    for (const auto& z : zl)
+        if (strcasecmp(z.name.c_str(), want.c_str()) == 0) {
+            file = z.file;
+            if (origin.empty()) origin = z.name;
+            return kOk;
+        }
+    struct stat st;
+    if (stat(file.c_str(), &st) == 0) return kOk;  // a zone file's path, as without -c
+    std::string names;
+    for (const auto& z : zl) names += (names.empty() ? "" : ", ") + z.name;
+    return fail(fmt::format("{}: no [[zone]] named {} (zones: {}), and no file {}", config, want,
+                            names.empty() ? "none" : names, file));
+}
 
 int zoneInit(const ZoneInitArgs& a) {
     std::string zone = a.zone;

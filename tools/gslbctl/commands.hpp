@@ -15,6 +15,11 @@ struct ZoneInitArgs {
     uint32_t ttl = 300;
 };
 int zoneInit(const ZoneInitArgs& a);
+/// `-c CONFIG` for the zone commands: `file` may name a [[zone]] of CONFIG ("gslb.example.com.", the final
+/// dot optional), which becomes that zone's file (and `origin`, when not given, its name); a path is kept
+/// as it is. Only the [[zone]] names and files of CONFIG are read. Returns kOk, or the exit code after an
+/// error message.
+int resolveZoneFile(const std::string& config, std::string& file, std::string& origin);
 int zoneAdd(const std::string& file, const std::string& origin, const std::string& owner,
             const std::vector<std::string>& words);
 int zoneDel(const std::string& file, const std::string& origin, const std::string& owner,

@@ -1,6 +1,9 @@
 // gslbctl: zone files, config checks and the live control API of gslbd (DESIGN.md "CLI: gslbctl").
 // Exit codes: 0 ok, 1 problems found or the operation failed, 2 usage.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <functional>
 
 #include "tools/gslbctl/commands.hpp"
 
@@ -25,6 +28,19 @@ int main(int argc, char** argv) {
     const char* ownerHelp =
         "owner name, zone-file syntax: relative to the zone unless it ends in '.', @ = apex";
 
+    // -c CONFIG: FILE may be a zone's name; its file comes from the config's [[zone]] (nothing else read).
+    std::string zoneConfig;
+    auto zoneOpt = [&](CLI::App* c) {
+        c->add_option("-c,--config", zoneConfig,
+                      "gslbd config: FILE may then be a zone's name, whose [[zone]] file is edited");
+    };
+    auto withZone = [&](const std::function<int()>& f) {
+        if (!zoneConfig.empty())
+            if (int rc = resolveZoneFile(zoneConfig, file, origin); rc != kOk) return rc;
+        return f();
+    };
+    const char* fileHelp = "zone file (with -c: or the zone's name)";
+
     ZoneInitArgs init;
     auto* zinit = zone->add_subcommand("init",
                                        "write a new zone file: SOA (serial YYYYMMDD01), NS records and "
@@ -43,36 +59,43 @@ int main(int argc, char** argv) {
     zinit->callback([&] { run = [&] { return zoneInit(init); }; });
 
     auto* zadd = zone->add_subcommand("add", "append a record: zone add FILE OWNER [TTL] TYPE RDATA...");
-    zadd->add_option("FILE", file, "zone file")->required();
+    zadd->add_option("FILE", file, fileHelp)->required();
     zadd->add_option("OWNER", owner, ownerHelp)->required();
     zadd->add_option("RECORD", words, "[TTL] [IN] TYPE RDATA...")->required()->expected(-1);
     zadd->add_option("--origin", origin, originHelp);
-    zadd->callback([&] { run = [&] { return zoneAdd(file, origin, owner, words); }; });
+    zoneOpt(zadd);
+    zadd->callback(
+        [&] { run = [&] { return withZone([&] { return zoneAdd(file, origin, owner, words); }); }; });
 
     auto* zdel = zone->add_subcommand("del", "remove records: zone del FILE OWNER [TYPE [RDATA...]]");
-    zdel->add_option("FILE", file, "zone file")->required();
+    zdel->add_option("FILE", file, fileHelp)->required();
     zdel->add_option("OWNER", owner, ownerHelp)->required();
     zdel->add_option("RECORD", words, "TYPE [RDATA...]: only records of this type (and data)")->expected(-1);
     zdel->add_option("--origin", origin, originHelp);
-    zdel->callback([&] { run = [&] { return zoneDel(file, origin, owner, words); }; });
+    zoneOpt(zdel);
+    zdel->callback(
+        [&] { run = [&] { return withZone([&] { return zoneDel(file, origin, owner, words); }); }; });
 
     auto* zlist =
         zone->add_subcommand("list", "print the records of a zone file (file:line then the record)");
-    zlist->add_option("FILE", file, "zone file")->required();
+    zlist->add_option("FILE", file, fileHelp)->required();
     zlist->add_option("OWNER", owner, "only this owner name");
     zlist->add_option("--origin", origin, originHelp);
-    zlist->callback([&] { run = [&] { return zoneList(file, origin, owner); }; });
+    zoneOpt(zlist);
+    zlist->callback([&] { run = [&] { return withZone([&] { return zoneList(file, origin, owner); }); }; });
 
     auto* zserial = zone->add_subcommand("serial",
                                          "bump the SOA serial (YYYYMMDDnn; serial+1 when that does not "
                                          "fit) or set it");
     std::optional<uint32_t> setSerial;
     bool force = false;
-    zserial->add_option("FILE", file, "zone file")->required();
+    zserial->add_option("FILE", file, fileHelp)->required();
     zserial->add_option("--set", setSerial, "set this serial instead");
     zserial->add_flag("--force", force, "with --set: accept a serial that is not greater (RFC 1982)");
     zserial->add_option("--origin", origin, originHelp);
-    zserial->callback([&] { run = [&] { return zoneSerial(file, origin, setSerial, force); }; });
+    zoneOpt(zserial);
+    zserial->callback(
+        [&] { run = [&] { return withZone([&] { return zoneSerial(file, origin, setSerial, force); }); }; });
 
     // ---- service
     auto* service = app.add_subcommand("service",
@@ -80,34 +103,62 @@ int main(int argc, char** argv) {
                                        "hostname's zone and its table in the config, checked together");
     service->require_subcommand(1);
     ServiceArgs sa;
+    // The config as -c CONFIG or, as before, the first of the positional arguments.
+    std::vector<std::string> spos;
+    auto servicePositional = [&](CLI::App* c, const char* what) {
+        c->add_option("-c,--config", sa.config, "gslbd config file");
+        c->add_option("ARGS", spos, what)->required()->expected(2, 3);
+    };
+    auto serviceArgs = [&](const std::function<int()>& f) {
+        if (spos.size() != (sa.config.empty() ? 3u : 2u)) {
+            fmt::print(stderr, "service: give CONFIG HOSTNAME ADDRESS, or -c CONFIG HOSTNAME ADDRESS\n");
+            return kUsage;
+        }
+        size_t i = 0;
+        if (sa.config.empty()) sa.config = spos[i++];
+        sa.hostname = spos[i++];
+        sa.address = spos[i];
+        return f();
+    };
     auto* sadd = service->add_subcommand(
-        "add", "service add CONFIG HOSTNAME ADDRESS --site S [--weight N] [--check C]");
-    sadd->add_option("CONFIG", sa.config, "gslbd config file")->required();
-    sadd->add_option("HOSTNAME", sa.hostname, "the GSLB hostname (absolute)")->required();
-    sadd->add_option("ADDRESS", sa.address, "the service's IPv4 or IPv6 address")->required();
+        "add", "service add [-c] CONFIG HOSTNAME ADDRESS --site S [--weight N] [--check C]");
+    servicePositional(sadd,
+                      "[CONFIG] HOSTNAME ADDRESS: the GSLB hostname (absolute) and the service's address");
     sadd->add_option("--site", sa.site, "the site ([site.NAME] of the config)")->required();
     sadd->add_option("--weight", sa.weight, "weight (weighted choosers)");
     sadd->add_option("--check", sa.check, "health check ([check.NAME] of the config)");
-    sadd->callback([&] { run = [&] { return serviceAdd(sa); }; });
-    auto* sdel = service->add_subcommand("del", "service del CONFIG HOSTNAME ADDRESS");
-    sdel->add_option("CONFIG", sa.config, "gslbd config file")->required();
-    sdel->add_option("HOSTNAME", sa.hostname, "the GSLB hostname (absolute)")->required();
-    sdel->add_option("ADDRESS", sa.address, "the service's address")->required();
-    sdel->callback([&] { run = [&] { return serviceDel(sa); }; });
+    sadd->callback([&] { run = [&] { return serviceArgs([&] { return serviceAdd(sa); }); }; });
+    auto* sdel = service->add_subcommand("del", "service del [-c] CONFIG HOSTNAME ADDRESS");
+    servicePositional(sdel,
+                      "[CONFIG] HOSTNAME ADDRESS: the GSLB hostname (absolute) and the service's address");
+    sdel->callback([&] { run = [&] { return serviceArgs([&] { return serviceDel(sa); }); }; });
 
     // ---- check
     std::string checkConfig;
     auto* chk = app.add_subcommand("check",
                                    "load the config and every zone as gslbd would, plus the GSLB "
                                    "cross-checks and a few named-checkzone warnings; one line per problem");
-    chk->add_option("CONFIG", checkConfig, "gslbd config file")->required();
-    chk->callback([&] { run = [&] { return check(checkConfig); }; });
+    chk->add_option("-c,--config", checkConfig, "gslbd config file");
+    std::string checkPositional;
+    chk->add_option("CONFIG", checkPositional, "gslbd config file (the same as -c)");
+    chk->callback([&] {
+        run = [&] {
+            if (checkConfig.empty()) checkConfig = checkPositional;
+            if (checkConfig.empty() || (!checkPositional.empty() && checkPositional != checkConfig)) {
+                fmt::print(stderr, "check: give the config once: check -c CONFIG (or check CONFIG)\n");
+                return kUsage;
+            }
+            return check(checkConfig);
+        };
+    });
 
     // ---- live server
     LiveArgs live;
     auto liveOpts = [&](CLI::App* c) {
-        c->add_option("-c,--config", live.config,
-                      "gslbd config: [control] listen and token_file come from it");
+        c->add_option(
+            "-c,--config", live.config,
+            "gslbd config: [control] listen and token_file come from it (only [control] is read, so "
+            "a mistake elsewhere in the file does not stop an emergency drain)");
         c->add_option("--server", live.server,
                       "control API URL (default: from the config, else http://127.0.0.1:8053)");
         c->add_option("--token-file", live.tokenFile,

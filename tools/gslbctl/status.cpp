@@ -63,6 +63,13 @@ struct Table {
     }
 };
 
+// " (stale)" when a metric's age is past the max_age of the hostnames that read it (their answers then
+// treat it as unknown); nothing when either is unknown.
+std::string staleMark(const J& age, const J& maxAge) {
+    if (!age.is_number() || !maxAge.is_number()) return "";
+    return age.get<double>() > maxAge.get<double>() ? " (stale)" : "";
+}
+
 const J& array(const J& s, const char* key) {
     const J& a = field(s, key);
     static const J empty = J::array();
@@ -87,10 +94,16 @@ std::string renderStatus(const J& s) {
     if (!zt.rows.empty()) out += zt.render() + "\n";
 
     Table st{{"SITE", "ENABLED", "UP", "PREF", "CPU%", "SESSIONS", "LOAD", "REPORT_AGE_S"}, {}};
-    for (const auto& x : array(s, "sites"))
+    for (const auto& x : array(s, "sites")) {
+        const J& maxAge = field(x, "max_age_s");
+        const J& ages = field(x, "ages_s");
         st.rows.push_back({cell(x, "name"), cell(x, "enabled"), cell(x, "up"), cell(x, "preference"),
-                           cell(x, "cpu"), cell(x, "sessions_used") + "/" + cell(x, "sessions_max"),
-                           cell(x, "load_factor"), cell(x, "report_age_s")});
+                           cell(x, "cpu") + staleMark(field(ages, "cpu"), maxAge),
+                           cell(x, "sessions_used") + "/" + cell(x, "sessions_max") +
+                               staleMark(field(ages, "sessions"), maxAge),
+                           cell(x, "load_factor") + staleMark(field(ages, "load_factor"), maxAge),
+                           cell(x, "report_age_s") + staleMark(field(x, "report_age_s"), maxAge)});
+    }
     if (!st.rows.empty()) out += st.render() + "\n";
 
     Table vt{{"SITE", "SERVICE", "STATE", "CONNS", "CPU%", "SESSIONS", "L4_MS", "L7_MS", "ANSWERS", "CHECK",
@@ -114,9 +127,10 @@ std::string renderStatus(const J& s) {
             // The last error explains a down state; once the check is up again it is history, not status.
             if (err != "-" && !err.empty() && cell(chk, "state") != "up") check += " (" + err + ")";
         }
-        vt.rows.push_back({site, cell(x, "address"), state, cell(x, "connections"), cpu, sess,
-                           cell(chk, "l4_ms"), cell(chk, "l7_ms"), cell(x, "answers"), check,
-                           cell(x, "hostnames")});
+        vt.rows.push_back(
+            {site, cell(x, "address"), state,
+             cell(x, "connections") + staleMark(field(x, "connections_age_s"), field(x, "max_age_s")), cpu,
+             sess, cell(chk, "l4_ms"), cell(chk, "l7_ms"), cell(x, "answers"), check, cell(x, "hostnames")});
     }
     if (!vt.rows.empty()) out += vt.render() + "\n";
 
@@ -130,6 +144,39 @@ std::string renderStatus(const J& s) {
                            cell(x, "fallback"), svcs.empty() ? "-" : svcs});
     }
     if (!ht.rows.empty()) out += ht.render();
+
+    // Reloads by trigger and result: a failed one means the server still serves an older configuration.
+    const J& rl = field(s, "reloads");
+    if (rl.is_object()) {
+        std::string line;
+        for (const char* t : {"sighup", "api"}) {
+            const J& x = field(rl, t);
+            line += fmt::format("{}{} {} ok, {} failed", line.empty() ? "" : "; ",
+                                t == std::string("api") ? "API" : "SIGHUP", cell(x, "ok"), cell(x, "failed"));
+        }
+        if (!out.empty() && out.back() == '\n' && !(out.size() > 1 && out[out.size() - 2] == '\n'))
+            out += "\n";
+        out += "RELOADS: " + line + "\n";
+    }
+
+    // Drains, in one place: what an operator took out and must put back (they survive restarts).
+    std::vector<std::string> drained;
+    for (const auto& x : array(s, "sites")) {
+        const J& en = field(x, "enabled");
+        if (en.is_boolean() && !en.get<bool>()) drained.push_back("site " + cell(x, "name"));
+    }
+    for (const auto& x : array(s, "services")) {
+        const J& en = field(x, "enabled");
+        if (en.is_boolean() && !en.get<bool>())
+            drained.push_back("service " + cell(x, "site") + " " + cell(x, "address"));
+    }
+    if (!drained.empty()) {
+        if (!out.empty() && out.back() == '\n' && !(out.size() > 1 && out[out.size() - 2] == '\n'))
+            out += "\n";
+        out += "DRAINED: ";
+        for (size_t i = 0; i < drained.size(); ++i) out += (i ? ", " : "") + drained[i];
+        out += "\n";
+    }
     if (out.empty()) out = "(the server reported no zones, sites or services)\n";
     while (out.size() > 1 && out.back() == '\n' && out[out.size() - 2] == '\n') out.pop_back();
     return out;
