@@ -7,6 +7,7 @@
 
 #include <strings.h>
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -28,8 +29,16 @@ ControlApi::ControlApi(event_base* base, Shared& shared, ReloadFn reload, CheckS
     : base_(base), shared_(shared), reload_(std::move(reload)), checkStatus_(std::move(checkStatus)) {}
 
 ControlApi::~ControlApi() {
+    if (historyTimer_) event_free(historyTimer_);
     if (http_) evhttp_free(http_);
     if (fd_ >= 0) close(fd_);
+}
+
+void ControlApi::onHistoryTimer(evutil_socket_t, short, void* arg) {
+    auto* api = static_cast<ControlApi*>(arg);
+    api->sampleHistory(std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count());
 }
 
 bool ControlApi::loadToken(const std::string& path, std::string& token, std::string& error) {
@@ -254,6 +263,13 @@ bool ControlApi::serve(std::string& error) {
         return false;
     }
     fd_ = -1;  // evhttp owns it now
+    // The page's chart: a sample of the answer counters every interval, from the start (so the chart has
+    // history by the time someone opens the page).
+    historyTimer_ = event_new(base_, -1, EV_PERSIST, onHistoryTimer, this);
+    double iv = history_.intervalSec();
+    timeval tv{time_t(iv), suseconds_t((iv - double(time_t(iv))) * 1e6)};
+    event_add(historyTimer_, &tv);
+    onHistoryTimer(-1, 0, this);
     return true;
 }
 
@@ -336,6 +352,14 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
     if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "explain") {
         if (!get) return apiError(405, "use GET for /v1/explain");
         return explainQuery(*snap, path);
+    }
+    if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "history") {
+        if (!get) return apiError(405, "use GET for /v1/history");
+        return history();
+    }
+    if (parts.empty() || (parts.size() == 2 && parts[0] == "ui")) {
+        if (!get) return apiError(405, "use GET for the status page");
+        return page(*snap, parts.empty() ? "" : parts[1], path);
     }
     if (parts.size() == 1 && parts[0] == "metrics") {
         if (!get) return apiError(405, "use GET for /metrics");

@@ -6,6 +6,10 @@
 //   GET  /v1/events[?since=SEQ&limit=N]           recent events (health changes, drains, reloads, scrapes)
 //   GET  /v1/explain?name=N&type=A&client=ADDR[&ecs=PREFIX][&format=text]
 //                                                 one simulated query, stage by stage (explain.hpp)
+//   GET  /v1/history                              answers per (hostname, site, address) per sample interval
+//   GET  /  and /ui/page.css, /ui/page.js         the status page (api_page.hpp)
+//   GET  /?name=N[&type=A][&client=ADDR][&ecs=PREFIX]
+//                                                 the page with its explain form's answer (api_page.hpp)
 //   POST /v1/sites/{site}/report                  {"cpu":35,"sessions_used":…,"sessions_max":…,
 //                                                  "loads":{"busy":0.3},"services":{"192.0.2.10":{"connections":900}}}
 //   POST /v1/sites/{site}/drain | enable
@@ -15,7 +19,8 @@
 // Errors are JSON {"error": "..."} with 400 (bad body or value), 401 (token), 404 (unknown site, service or
 // path), 405 (method), 500 (reload failed). A refused request changes nothing: bodies are validated whole
 // before anything is written. Each handler lives in its own file: api_report.cpp, api_admin.cpp,
-// api_status.cpp, api_metrics.cpp, api_events.cpp (reload is in api.cpp, it only calls the daemon back).
+// api_status.cpp, api_metrics.cpp, api_events.cpp, api_page.cpp, api_history.cpp (reload is in api.cpp, it
+// only calls the daemon back).
 #pragma once
 #include <event2/event.h>
 #include <event2/http.h>
@@ -33,6 +38,7 @@
 #include <vector>
 
 #include "metrics/load_factor.hpp"
+#include "server/history.hpp"
 #include "server/probes/health.hpp"
 #include "server/probes/sources.hpp"
 #include "server/worker.hpp"
@@ -86,6 +92,14 @@ class ControlApi {
     ApiResponse prometheus(const Snapshot& s);
     /// GET /v1/events; `path` carries the query string.
     ApiResponse events(const std::string& path);
+    /// GET / (file "") and GET /ui/FILE (page.css, page.js); `path` carries the query string (the explain
+    /// form's fields, api_page.hpp).
+    ApiResponse page(const Snapshot& s, const std::string& file, const std::string& path);
+    /// GET /v1/history: the answer history's samples and series (history.hpp).
+    ApiResponse history();
+    /// Takes one sample of the answer counters into the history (the control loop's timer calls it every
+    /// AnswerHistory::intervalSec(); tests call it directly).
+    void sampleHistory(int64_t unixMs);
 
   private:
     static void onRequest(evhttp_request* req, void* arg);
@@ -95,6 +109,7 @@ class ControlApi {
     // Shared with each connection's filter context: a filter freed after this object (libevent may finalize
     // a bufferevent later) still unregisters itself safely.
     std::shared_ptr<Conns> conns_ = std::make_shared<Conns>();
+    static void onHistoryTimer(evutil_socket_t, short, void* arg);
 
     event_base* base_;
     Shared& shared_;
@@ -105,6 +120,8 @@ class ControlApi {
     int fd_ = -1;  // bound, not yet served
     std::function<void()> adminChanged_;
     std::string listenText_;
+    event* historyTimer_ = nullptr;
+    AnswerHistory history_;
     std::string token_;
     std::map<std::string, metrics::LoadHistory> loadHistory_;  // per site, across reloads
     std::set<std::string> unreadLogged_;                       // "site\0key" reported but read by no stage

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
 
 #include "server/api.hpp"
 #include "server/gslb.hpp"
@@ -143,6 +144,43 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
     o.head("gslbd_service_answers_total", "counter", "Answers that carried the service's address.");
     for (uint32_t i = 0; i < t.serviceCount(); ++i)
         o.sample("gslbd_service_answers_total", lbl(i), double(s.gslb.answers->total(i)));
+    // Per hostname: which site and which service each hostname's answers went to, and how often nothing
+    // healthy was left (the fallback answered). By site is the sum over the site's services, exported too
+    // because "answers per site" is the first question about a GSLB name.
+    if (s.gslb.hostAnswers) {
+        o.head("gslbd_hostname_answers_total", "counter",
+               "Answers of each GSLB hostname that carried the service's address.");
+        std::map<std::pair<std::string, std::string>, uint64_t> bySite;
+        for (const auto& h : s.gslb.hosts)
+            for (int f = 0; f < 2; ++f)
+                for (const auto& sv : h.family[f]) {
+                    uint64_t n = s.gslb.hostAnswers->total(sv.hostSlot);
+                    const std::string& site = t.siteName(sv.site);
+                    bySite[{h.name, site}] += n;
+                    o.sample("gslbd_hostname_answers_total",
+                             fmt::format("hostname=\"{}\",site=\"{}\",address=\"{}\"", esc(h.name), esc(site),
+                                         esc(sv.address)),
+                             double(n));
+                }
+        o.head("gslbd_hostname_site_answers_total", "counter",
+               "Answers of each GSLB hostname that carried an address of the site.");
+        for (const auto& [key, n] : bySite)
+            o.sample("gslbd_hostname_site_answers_total",
+                     fmt::format("hostname=\"{}\",site=\"{}\"", esc(key.first), esc(key.second)), double(n));
+    }
+    if (s.gslb.fallbacks) {
+        o.head("gslbd_hostname_fallbacks_total", "counter",
+               "Queries of each GSLB hostname answered by its all-down fallback (all, none or an address).");
+        for (uint32_t i = 0; i < s.gslb.hosts.size(); ++i) {
+            const auto& h = s.gslb.hosts[i];
+            const char* kind = h.fallback == Fallback::All    ? "all"
+                               : h.fallback == Fallback::None ? "none"
+                                                              : "address";
+            o.sample("gslbd_hostname_fallbacks_total",
+                     fmt::format("hostname=\"{}\",fallback=\"{}\"", esc(h.name), kind),
+                     double(s.gslb.fallbacks->total(i)));
+        }
+    }
     o.head("gslbd_service_up", "gauge", "1 up, 0 down (absent while unknown).");
     for (uint32_t i = 0; i < t.serviceCount(); ++i) {
         auto h = t.serviceView(i).health;
@@ -160,11 +198,13 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
         if (v.connectionsAtMs != metrics::kNeverMs)
             o.sample("gslbd_service_report_age_seconds", lbl(i), double(now - v.connectionsAtMs) / 1000.0);
     }
-    o.head("gslbd_service_flashback_ms", "gauge", "Smoothed FlashBack times of the service's health checks.");
+    // Seconds, as Prometheus names want base units (the status JSON keeps milliseconds).
+    o.head("gslbd_service_flashback_seconds", "gauge",
+           "Smoothed FlashBack times of the service's health checks.");
     for (uint32_t i = 0; i < t.serviceCount(); ++i) {
         auto v = t.serviceView(i);
-        o.sample("gslbd_service_flashback_ms", lbl(i) + ",layer=\"l4\"", v.l4Ms);
-        o.sample("gslbd_service_flashback_ms", lbl(i) + ",layer=\"l7\"", v.l7Ms);
+        o.sample("gslbd_service_flashback_seconds", lbl(i) + ",layer=\"l4\"", v.l4Ms / 1000.0);
+        o.sample("gslbd_service_flashback_seconds", lbl(i) + ",layer=\"l7\"", v.l7Ms / 1000.0);
     }
     if (checkStatus_) {
         o.head("gslbd_check_results_total", "counter", "Health check results, by outcome.");
@@ -174,11 +214,29 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
             o.sample("gslbd_check_results_total", lbl(i) + ",result=\"success\"", double(c.successes));
             o.sample("gslbd_check_results_total", lbl(i) + ",result=\"failure\"", double(c.failures));
         }
-        o.head("gslbd_check_latency_ms", "gauge", "Time of the last health check.");
+        o.head("gslbd_check_latency_seconds", "gauge", "Time of the last health check.");
         for (uint32_t i = 0; i < t.serviceCount(); ++i) {
             CheckStatus c = checkStatus_(i);
             if (c.checked && c.lastLatencyMs >= 0)
-                o.sample("gslbd_check_latency_ms", lbl(i), c.lastLatencyMs);
+                o.sample("gslbd_check_latency_seconds", lbl(i), c.lastLatencyMs / 1000.0);
+        }
+        // A histogram of every check's duration (Prometheus conventions: seconds, cumulative `le` buckets,
+        // _sum and _count); the gauge above keeps the last one for a glance.
+        o.head("gslbd_check_duration_seconds", "histogram",
+               "Duration of the service's health checks, successes and failures (a timeout counts its full "
+               "time).");
+        for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+            CheckStatus c = checkStatus_(i);
+            if (!c.checked) continue;
+            uint64_t cum = 0;
+            for (size_t b = 0; b < kCheckDurationBucketCount; ++b) {
+                cum += c.durationBuckets[b];
+                o.sample("gslbd_check_duration_seconds_bucket",
+                         lbl(i) + fmt::format(",le=\"{}\"", kCheckDurationBuckets[b]), double(cum));
+            }
+            o.sample("gslbd_check_duration_seconds_bucket", lbl(i) + ",le=\"+Inf\"", double(c.durationCount));
+            o.sample("gslbd_check_duration_seconds_sum", lbl(i), c.durationSumSec);
+            o.sample("gslbd_check_duration_seconds_count", lbl(i), double(c.durationCount));
         }
         o.head("gslbd_check_state_changes_total", "counter", "Up/down changes (flaps) of the service.");
         for (uint32_t i = 0; i < t.serviceCount(); ++i) {

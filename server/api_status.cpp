@@ -106,6 +106,7 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                                   {"ttl", h.ttl},
                                   {"answers", h.answers},
                                   {"fallback", fb},
+                                  {"max_age_s", double(h.maxAgeMs) / 1000.0},
                                   {"services", svcs}});
     }
     j["services"] = json::array();

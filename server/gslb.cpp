@@ -43,6 +43,16 @@ void AnswerCounters::carryFrom(const AnswerCounters& old, const metrics::StateTa
     }
 }
 
+void AnswerCounters::carryByKey(const AnswerCounters& old, const std::vector<std::string>& oldKeys,
+                                const std::vector<std::string>& keys) {
+    std::map<std::string, uint32_t> index;
+    for (uint32_t i = 0; i < keys.size(); ++i) index.emplace(keys[i], i);
+    for (uint32_t s = 0; s < oldKeys.size() && s < old.slots(); ++s) {
+        auto it = index.find(oldKeys[s]);
+        if (it != index.end()) rows_[it->second].fetch_add(old.total(s), std::memory_order_relaxed);
+    }
+}
+
 namespace {
 
 std::string addressText(const uint8_t* rd, size_t len) {
@@ -146,6 +156,8 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
                     s.weight = hc.services[k].weight;
                     s.hashKey = metrics::serviceHashKey(s.rdata, s.rdlen);
                     s.conf = &hc.services[k];
+                    s.hostSlot = uint32_t(out.hostAnswerKeys.size());
+                    out.hostAnswerKeys.push_back(hc.name + '\0' + hc.services[k].site + '\0' + s.address);
                     h.family[f].push_back(s);
                     h.signature[f] += hc.services[k].site + "/" + s.address + ";";
                 }
@@ -254,6 +266,16 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
     out.answers = std::make_shared<AnswerCounters>(workers, out.table->serviceCount());
     if (previous && previous->answers && previous->table)
         out.answers->carryFrom(*previous->answers, *previous->table, *out.table);
+    out.hostAnswers = std::make_shared<AnswerCounters>(workers, out.hostAnswerKeys.size());
+    out.fallbacks = std::make_shared<AnswerCounters>(workers, out.hosts.size());
+    if (previous && previous->hostAnswers)
+        out.hostAnswers->carryByKey(*previous->hostAnswers, previous->hostAnswerKeys, out.hostAnswerKeys);
+    if (previous && previous->fallbacks) {
+        std::vector<std::string> oldNames, names;
+        for (const auto& h : previous->hosts) oldNames.push_back(h.name);
+        for (const auto& h : out.hosts) names.push_back(h.name);
+        out.fallbacks->carryByKey(*previous->fallbacks, oldNames, names);
+    }
     return true;
 }
 
@@ -406,11 +428,13 @@ void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const
             const GslbService& s = svcs[picked[k]];
             out.recs[k] = {s.rdata, s.rdlen};
             gslb_->answers->add(worker_, s.slot);
+            gslb_->hostAnswers->add(worker_, s.hostSlot);
         }
         out.count = uint16_t(r.count);
         return;
     }
     // Nothing healthy (or every site taken out): the hostname's fallback decides (DESIGN.md "All down").
+    gslb_->fallbacks->add(worker_, uint32_t(dynamic));
     if (h.fallback == Fallback::None) return;
     if (h.fallback == Fallback::Address && h.fallbackLen == svcs[0].rdlen) {
         out.recs[0] = {h.fallbackRdata, h.fallbackLen};
@@ -420,6 +444,7 @@ void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const
     for (size_t i = 0; i < svcs.size() && i < zones::kMaxDynRecords; ++i) {
         out.recs[i] = {svcs[i].rdata, svcs[i].rdlen};
         gslb_->answers->add(worker_, svcs[i].slot);
+        gslb_->hostAnswers->add(worker_, svcs[i].hostSlot);
         out.count = uint16_t(i + 1);
     }
 }

@@ -23,9 +23,10 @@ namespace gslb::server {
 struct GslbService {
     std::string address;
     uint8_t rdata[16];
-    uint8_t rdlen = 0;  // 4 (A) or 16 (AAAA)
-    uint32_t slot = 0;  // service slot in the StateTable: (site, address)
-    uint32_t site = 0;  // site slot
+    uint8_t rdlen = 0;      // 4 (A) or 16 (AAAA)
+    uint32_t slot = 0;      // service slot in the StateTable: (site, address)
+    uint32_t site = 0;      // site slot
+    uint32_t hostSlot = 0;  // this (hostname, service)'s row in Gslb::hostAnswers
     double weight = 1;
     uint64_t hashKey = 0;  // `hashed`: rendezvous key of the address
     const ServiceConf* conf = nullptr;
@@ -95,6 +96,10 @@ class AnswerCounters {
     /// Carries counts over from `old` for the service keys both tables have.
     void carryFrom(const AnswerCounters& old, const metrics::StateTable& oldTable,
                    const metrics::StateTable& table);
+    /// Carries counts over from `old` by key: slot i of `old` (key oldKeys[i]) adds to the slot whose key in
+    /// `keys` is the same. Counters keep counting across a reload, as Prometheus expects of a `_total`.
+    void carryByKey(const AnswerCounters& old, const std::vector<std::string>& oldKeys,
+                    const std::vector<std::string>& keys);
 
   private:
     size_t workers_, slots_, stride_;
@@ -104,7 +109,13 @@ class AnswerCounters {
 struct Gslb {
     std::vector<GslbHost> hosts;                 // index = Node::dynamic
     std::shared_ptr<metrics::StateTable> table;  // shared with the previous snapshot's carried state
-    std::shared_ptr<AnswerCounters> answers;
+    std::shared_ptr<AnswerCounters> answers;     // per service slot (site, address), over every hostname
+    // Per (hostname, service): GslbService::hostSlot; keys "hostname\0site\0address" for carrying over.
+    std::shared_ptr<AnswerCounters> hostAnswers;
+    std::vector<std::string> hostAnswerKeys;
+    // Per hostname (index = Node::dynamic): queries answered by the all-down fallback (DESIGN.md "All
+    // down"), whatever it gave (every candidate, NODATA or the fixed address).
+    std::shared_ptr<AnswerCounters> fallbacks;
     std::vector<std::string> sites;
     std::shared_ptr<const Topology> topology;  // [topology]; never null (empty when not configured)
     std::vector<SiteGeo> siteGeo;              // [site slot]

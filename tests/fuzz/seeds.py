@@ -290,6 +290,35 @@ def tsig():
     save("notify_reply", struct.pack(">HHHHHH", 0x4321, 0xA000, 0, 0, 0, 0))
 
 
+def nets():
+    # The text half (first byte even): nets_file lines as an operator writes them, and broken ones.
+    files = ["10.0.0.0/8 corp\n10.1.0.0/16 corp-eu\n10.1.2.0/24 lab # the lab\n2001:db8::/32 v6\n",
+             "# only a comment\n\n   \n198.51.100.0/24 eu\n198.51.100.128/25 eu-west\n0.0.0.0/0 world\n::/0 world6\n",
+             "10.0.0.1 host\n2001:db8::1 host6\n192.0.2.0/24\n", "10.0.0.0/33 bad\n", "10.0.0.1/8 hostbits\n",
+             "10.0.0.0/8 a\n10.0.0.0/8 b\n", "10.0.0.0/8 a extra\n", "not-an-address x\n", "1.2.3.4/0009 x\n"]
+    for f in files:
+        save("nets", b"\x00" + f.encode())
+    # The table half (first byte odd): count, then per prefix a header (bit 0: IPv6; bit 7: keep host bits),
+    # the address bytes (IPv4: 4; IPv6: 6 after 2001: and the last one) and the length; then clients.
+    def v4(a, b, c, d, bits, keep=False):
+        return bytes([0x80 if keep else 0, a, b, c, d, bits])
+
+    def v6(six, last, bits):
+        return bytes([1]) + bytes(six) + bytes([last, bits])
+    tables = [
+        [v4(10, 0, 0, 0, 8), v4(10, 1, 0, 0, 16), v4(10, 1, 2, 0, 24), v4(10, 1, 2, 128, 25)],
+        [v4(0, 0, 0, 0, 0), v4(255, 255, 255, 255, 32), v4(128, 0, 0, 0, 1), v4(127, 255, 255, 255, 32)],
+        [v4(192, 0, 2, 0, 24), v4(192, 0, 3, 0, 24), v4(192, 0, 2, 0, 23)],
+        [v4(10, 0, 0, 1, 8, keep=True)],
+        [v4(10, 0, 0, 0, 8), v4(10, 0, 0, 0, 8)],
+        [v6([0x0d, 0xb8, 0, 0, 0, 0], 0, 32), v6([0x0d, 0xb8, 0, 1, 0, 0], 0, 48), v6([0x0d, 0xb8, 0, 1, 0, 0], 1, 128),
+         v4(10, 0, 0, 0, 8)],
+    ]
+    clients = bytes([0, 10, 1, 2, 200, 0, 10, 1, 3, 1, 1, 0x0d, 0xb8, 0, 1, 0, 0, 1, 0, 11, 0, 0, 0])
+    for t in tables:
+        save("nets", b"\x01" + bytes([len(t)]) + b"".join(t) + clients)
+
+
 answer()
 loader()
 config()
@@ -297,3 +326,4 @@ api()
 http_response()
 zonetext()
 tsig()
+nets()

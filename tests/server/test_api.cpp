@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <cstring>
 #include <sstream>
 
 #include "server/api.hpp"
@@ -422,6 +423,11 @@ TEST_CASE(
         REQUIRE(line.rfind("#", 0) != 0);
         REQUIRE(std::regex_match(line, m, sample));
         std::string name = m[1];
+        // A histogram's samples are its family name + _bucket, _sum or _count.
+        for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+            std::string base = name.substr(0, name.size() - std::min(name.size(), strlen(suffix)));
+            if (base + suffix == name && base == current && !helped.count(name)) name = base;
+        }
         CHECK(helped.count(name));
         CHECK(typed.count(name));
         CHECK(name == current);             // samples follow their family's TYPE

@@ -327,6 +327,70 @@ TEST_CASE("answer counters: each answered address is counted once per answer") {
     CHECK(total() == before + 62);
 }
 
+namespace {
+
+// The per-hostname counter of (host, site, address) and the fallback counter of host.
+uint64_t hostAnswers(const Gslb& g, const std::string& host, const std::string& site,
+                     const std::string& addr) {
+    for (uint32_t i = 0; i < g.hostAnswerKeys.size(); ++i)
+        if (g.hostAnswerKeys[i] == host + '\0' + site + '\0' + addr) return g.hostAnswers->total(i);
+    FAIL("no counter for " << host << " " << site << " " << addr);
+    return 0;
+}
+uint64_t fallbacks(const Gslb& g, const std::string& host) {
+    for (uint32_t i = 0; i < g.hosts.size(); ++i)
+        if (g.hosts[i].name == host) return g.fallbacks->total(i);
+    FAIL("no hostname " << host);
+    return 0;
+}
+
+}  // namespace
+
+TEST_CASE("per-hostname answer counters count each hostname's answers apart; fallbacks count per hostname") {
+    Fixture f;
+    const Gslb& g = f.snap->gslb;
+    auto seen = f.tally("rnd", 40);
+    for (int i = 0; i < 3; ++i) {
+        CHECK(hostAnswers(g, "rnd.s.test.", kSite[i], kAddr[i]) == uint64_t(seen[kAddr[i]]));
+        CHECK(hostAnswers(g, "lc0.s.test.", kSite[i], kAddr[i]) == 0);  // shares the VIPs, not the counts
+    }
+    CHECK(fallbacks(g, "rnd.s.test.") == 0);
+    f.ask("two");
+    uint64_t two = 0;
+    for (int i = 0; i < 3; ++i) two += hostAnswers(g, "two.s.test.", kSite[i], kAddr[i]);
+    CHECK(two == 2);
+
+    for (int i = 0; i < 3; ++i) f.t().setHealth(f.svc(i), Health::Down);
+    f.ask("fball");
+    f.ask("fball");
+    f.ask("fbnone");
+    f.ask("fbaddr");
+    CHECK(fallbacks(g, "fball.s.test.") == 2);
+    CHECK(fallbacks(g, "fbnone.s.test.") == 1);
+    CHECK(fallbacks(g, "fbaddr.s.test.") == 1);
+    CHECK(fallbacks(g, "rnd.s.test.") == 0);
+    // fallback "all" answers every candidate: each counted as an answer that carried it.
+    for (int i = 0; i < 3; ++i) CHECK(hostAnswers(g, "fball.s.test.", kSite[i], kAddr[i]) == 2);
+    CHECK(f.ask("fball", 28).answer.empty());  // no AAAA at all: not a fallback, nothing to fall back from
+    CHECK(fallbacks(g, "fball.s.test.") == 2);
+}
+
+TEST_CASE("per-hostname counters carry over a reload by (hostname, site, address)") {
+    Fixture f;
+    f.tally("rnd", 30);
+    for (int i = 0; i < 3; ++i) f.t().setHealth(f.svc(i), Health::Down);
+    f.ask("fbnone");
+    uint64_t before[3];
+    for (int i = 0; i < 3; ++i) before[i] = hostAnswers(f.snap->gslb, "rnd.s.test.", kSite[i], kAddr[i]);
+    st::Written w = st::writeConfig(configText(), zoneText());
+    std::string error;
+    auto next = buildSnapshot(w.config, f.snap.get(), error);
+    REQUIRE_MESSAGE(next, error);
+    for (int i = 0; i < 3; ++i)
+        CHECK(hostAnswers(next->gslb, "rnd.s.test.", kSite[i], kAddr[i]) == before[i]);
+    CHECK(fallbacks(next->gslb, "fbnone.s.test.") == 1);
+}
+
 TEST_CASE("ANY at a GSLB name answers with the chosen address, not every candidate (RFC 8482 minimal ANY)") {
     Fixture f;
     int64_t now = monotonicMs();
