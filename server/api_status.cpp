@@ -89,7 +89,8 @@ ApiResponse ControlApi::status(const Snapshot& s) {
     }
     std::map<uint32_t, std::vector<std::string>> hostsOf;
     j["hostnames"] = json::array();
-    for (const auto& h : s.gslb.hosts) {
+    for (uint32_t hi = 0; hi < s.gslb.hosts.size(); ++hi) {
+        const auto& h = s.gslb.hosts[hi];
         json svcs = json::array();
         for (int f = 0; f < 2; ++f)
             for (const auto& sv : h.family[f]) {
@@ -106,6 +107,9 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                                   {"ttl", h.ttl},
                                   {"answers", h.answers},
                                   {"fallback", fb},
+                                  // Queries this hostname answered by its all-down fallback since start
+                                  // (issue 11; also gslbd_hostname_fallbacks_total in /metrics).
+                                  {"fallbacks_taken", s.gslb.fallbacks ? s.gslb.fallbacks->total(hi) : 0},
                                   {"max_age_s", double(h.maxAgeMs) / 1000.0},
                                   {"services", svcs}});
     }

@@ -289,6 +289,12 @@ TEST_CASE("/metrics: answers per hostname by service and by site, fallbacks, the
     CHECK(m["gslbd_hostname_site_answers_total{hostname=\"dual.t.test.\",site=\"east\"}"] == "1");
     CHECK(m["gslbd_hostname_fallbacks_total{hostname=\"dual.t.test.\",fallback=\"none\"}"] == "1");
     CHECK(m["gslbd_hostname_fallbacks_total{hostname=\"www.t.test.\",fallback=\"all\"}"] == "0");
+    // The same counts per hostname in /v1/status (issue 11: fallbacks in /metrics and in status).
+    auto st = nlohmann::json::parse(a.get("/v1/status").body);
+    std::map<std::string, uint64_t> taken;
+    for (const auto& hj : st["hostnames"]) taken[hj["name"]] = hj["fallbacks_taken"].get<uint64_t>();
+    CHECK(taken["dual.t.test."] == 1);
+    CHECK(taken["www.t.test."] == 0);
     // The histogram: cumulative buckets, +Inf = count, only for checked services.
     std::string l = "site=\"east\",address=\"192.0.2.1\"";
     CHECK(m["gslbd_check_duration_seconds_bucket{" + l + ",le=\"0.0005\"}"] == "0");

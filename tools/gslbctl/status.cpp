@@ -134,14 +134,14 @@ std::string renderStatus(const J& s) {
     }
     if (!vt.rows.empty()) out += vt.render() + "\n";
 
-    Table ht{{"HOSTNAME", "POLICY", "TTL", "ANSWERS", "FALLBACK", "SERVICES"}, {}};
+    Table ht{{"HOSTNAME", "POLICY", "TTL", "ANSWERS", "FALLBACK", "FALLBACKS TAKEN", "SERVICES"}, {}};
     for (const auto& x : array(s, "hostnames")) {
         std::string svcs;  // "site/address" for objects, the value itself otherwise
         for (const auto& v : array(x, "services"))
             svcs += (svcs.empty() ? "" : ",") +
                     (v.is_object() ? cell(v, "site") + "/" + cell(v, "address") : valueText(v));
         ht.rows.push_back({cell(x, "name"), cell(x, "policy"), cell(x, "ttl"), cell(x, "answers"),
-                           cell(x, "fallback"), svcs.empty() ? "-" : svcs});
+                           cell(x, "fallback"), cell(x, "fallbacks_taken"), svcs.empty() ? "-" : svcs});
     }
     if (!ht.rows.empty()) out += ht.render();
 
