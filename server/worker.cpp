@@ -42,6 +42,15 @@ int64_t nowMs() {
         .count();
 }
 
+// Microseconds for the least-recently-active order: queries on loopback come less than a millisecond
+// apart, and with millisecond stamps two connections on different workers tied, so makeRoom() could
+// close the one just used rather than the idle one (e2e-core test_connection_limit, flaky on a quiet run).
+int64_t nowUs() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
 timeval toTimeval(int64_t ms) {
     return timeval{time_t(ms / 1000), suseconds_t(ms % 1000 * 1000)};
 }
@@ -97,7 +106,7 @@ struct Worker::TcpConn {
     bool axfrCounted = false;   // the transfer holds a unit in shared_.axfrPerClient, given back by endAxfr
     bool closing = false;
     std::unique_ptr<AxfrJob> axfr;  // while set, reading is off: later queries wait for the transfer's end
-    int64_t lastActive = 0;         // steady ms: accepted, a whole message read, or a transfer progressed
+    int64_t lastActive = 0;         // steady µs: accepted, a whole message read, or a transfer progressed
     int64_t messageStart = 0;       // steady ms when the message being read began; 0: none under way
     bool shortTimeout = false;      // the read timeout is the message's remaining time, not the idle one
     TcpConn* older = nullptr;       // the worker's list, least recently active first
@@ -372,7 +381,7 @@ void Worker::unlink(TcpConn* c) {
 }
 
 void Worker::touch(TcpConn* c) {
-    c->lastActive = nowMs();
+    c->lastActive = nowUs();
     if (c != newest_) {
         if (c->older || c->newer || c == oldest_) unlink(c);
         c->older = newest_;
@@ -392,8 +401,9 @@ bool Worker::makeRoom() {
     int64_t bestAt = INT64_MAX;
     for (int i = 0, n = shared_.workers.load(); i < n; ++i) {
         int64_t at = shared_.tcp[i].oldest.load(std::memory_order_relaxed);
-        if (at == INT64_MAX) continue;                               // no connection there
-        at += shared_.tcp[i].evict.load(std::memory_order_relaxed);  // pending requests age it less
+        if (at == INT64_MAX) continue;  // no connection there
+        // Each request already sent there stands for a connection about to go: count it as 1 ms younger.
+        at += int64_t(shared_.tcp[i].evict.load(std::memory_order_relaxed)) * 1000;
         if (at < bestAt) {
             best = i;
             bestAt = at;

@@ -25,7 +25,7 @@ namespace gslb::server {
 /// What a worker publishes of its TCP connections so that another can ask it to make room when the table
 /// is full (tcp_max_connections counts all workers together).
 struct TcpSlot {
-    std::atomic<int64_t> oldest{INT64_MAX};  // steady-clock ms of its least recently active connection
+    std::atomic<int64_t> oldest{INT64_MAX};  // steady-clock µs of its least recently active connection
     std::atomic<int> evict{0};               // connections other workers asked it to close
     event* wake = nullptr;                   // made active (from any thread) after `evict` is raised
 };
