@@ -552,6 +552,29 @@ def _kill_all():
 atexit.register(_kill_all)
 
 
+def unbound_server_conf(port, directory):
+    """The `server:` clause every test's Unbound shares: loopback only, in the foreground, logging to stderr, no
+    chroot or user change, one thread, allowed to query 127.0.0.1 (where the test's servers listen), and no QNAME
+    minimisation (so the queries gslbd sees are the client's). Callers append their own module-config and zones."""
+    return f"""server:
+    interface: 127.0.0.1
+    port: {port}
+    do-ip6: no
+    do-daemonize: no
+    use-syslog: no
+    logfile: ""
+    chroot: ""
+    username: ""
+    directory: "{directory}"
+    pidfile: ""
+    num-threads: 1
+    verbosity: 1
+    access-control: 127.0.0.0/8 allow
+    do-not-query-localhost: no
+    qname-minimisation: no
+"""
+
+
 class _Daemon:
     name = "daemon"
 

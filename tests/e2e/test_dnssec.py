@@ -12,7 +12,7 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import REPO, Gslbd, Knot, Nsd, _Daemon, build_query, decode_msg, free_port, run_tests, udp_query  # noqa: E402
+from harness import unbound_server_conf, REPO, Gslbd, Knot, Nsd, _Daemon, build_query, decode_msg, free_port, run_tests, udp_query  # noqa: E402
 
 GSLBCTL = os.path.abspath(os.environ.get("GSLBCTL") or os.path.join(REPO, "build", "tools", "gslbctl"))
 if os.environ.get("GSLBD"):
@@ -172,23 +172,7 @@ class Unbound(_Daemon):
 
     def start(self):
         anchors = "".join(f'    trust-anchor: "{a}"\n' for a in self.anchors)
-        conf = f"""server:
-    interface: 127.0.0.1
-    port: {self.port}
-    do-ip6: no
-    do-daemonize: no
-    use-syslog: no
-    logfile: ""
-    chroot: ""
-    username: ""
-    directory: "{self.dir}"
-    pidfile: ""
-    num-threads: 1
-    verbosity: 1
-    access-control: 127.0.0.0/8 allow
-    do-not-query-localhost: no
-    qname-minimisation: no
-    aggressive-nsec: no
+        conf = unbound_server_conf(self.port, self.dir) + f"""    aggressive-nsec: no
     module-config: "validator iterator"
 {anchors}"""
         for zone, port in self.stubs.items():

@@ -13,7 +13,7 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Gslbd, _Daemon, build_query, decode_msg, dig, free_port, run_tests, udp_query  # noqa: E402
+from harness import unbound_server_conf, Gslbd, _Daemon, build_query, decode_msg, dig, free_port, run_tests, udp_query  # noqa: E402
 from test_client import E, W, ORIGIN, ZONE, make_mmdb, topo_config  # noqa: E402
 
 
@@ -26,23 +26,7 @@ class Unbound(_Daemon):
         self.upstream = upstream_port
 
     def start(self):
-        conf = f"""server:
-    interface: 127.0.0.1
-    port: {self.port}
-    do-ip6: no
-    do-daemonize: no
-    use-syslog: no
-    logfile: ""
-    chroot: ""
-    username: ""
-    directory: "{self.dir}"
-    pidfile: ""
-    num-threads: 1
-    verbosity: 1
-    access-control: 127.0.0.0/8 allow
-    do-not-query-localhost: no
-    qname-minimisation: no
-    module-config: "subnetcache validator iterator"
+        conf = unbound_server_conf(self.port, self.dir) + f"""    module-config: "subnetcache validator iterator"
     send-client-subnet: 127.0.0.1
     max-client-subnet-ipv4: 24
     max-client-subnet-ipv6: 56
