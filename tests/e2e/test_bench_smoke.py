@@ -1,4 +1,4 @@
-"""Smoke run of tools/bench (issue 6): every stage runs and prints numbers, with tiny sizes and 1 s runs.
+"""Smoke run of tools/bench (issues 6, 16): every stage runs and prints numbers, with tiny sizes and 1 s runs.
 
 No timing is asserted (the machine may be busy); only that each stage produced positive numbers for gslbd,
 that every installed peer produced numbers, and that a peer that is not installed was skipped with a
@@ -51,7 +51,8 @@ class BenchSmoke(unittest.TestCase):
         self.assertIsNotNone(self.res, "no JSON written")
 
     def test_stages_printed(self):
-        for h in ("== QPS", "== Zone load time", "== Microbenchmark", "== QPS under load", "== Summary"):
+        for h in ("== QPS", "== Zone load time", "== Memory per GSLB service", "== Microbenchmark",
+                  "== QPS under load", "== Summary"):
             self.assertIn(h, self.out)
 
     def test_qps_numbers(self):
@@ -71,10 +72,47 @@ class BenchSmoke(unittest.TestCase):
             else:
                 self.assertTrue(any(s.startswith(peer) for s in self.res["skipped"]), peer)
 
+    def test_modes(self):
+        """Issue 16: UDP at a fixed load, TCP one query at a time and pipelined, each run labelled with what bound
+        it (client-bound only when the server had CPU to spare)."""
+        g = self.res["qps"]["gslbd"]
+        for key in ("static-fixed", "static-tcp1", "static-tcp"):
+            self.assertGreater(g[key]["qps"] or 0, 0, key)
+            self.assertGreater(g[key]["cpu_us_per_q"] or 0, 0, key)
+        for kind in self.res["qps"].values():
+            for key, r in kind.items():
+                for b, cli, srv in zip(r["bound"], r["runs"]["client_cpu_pct"], r["runs"]["cpu_pct"]):
+                    self.assertIn(b, ("server-bound", "client-bound", "contended", "fixed", "fixed-short"), key)
+                    if b == "client-bound":
+                        self.assertLess(srv, 90, key)
+                        self.assertGreaterEqual(cli, 90, key)
+        self.assertTrue(any(k.endswith("vs nsd") or k.endswith("vs gdnsd") for k in self.res.get("ratio_spread", {}))
+                        or not (shutil.which("nsd") or shutil.which("gdnsd")))
+
+    def test_answer_sizes(self):
+        """Like for like: every installed peer's GSLB answer is the size of gslbd's (one A, TTL 30)."""
+        sizes = self.res["sizes"]
+        self.assertEqual(sizes["gslbd"]["gslb"][2], 1)
+        for peer, binary in PEERS.items():
+            if shutil.which(binary):
+                self.assertTrue(sizes[peer]["gslb_same"], (peer, sizes[peer]["gslb"], sizes["gslbd"]["gslb"]))
+        if shutil.which("knotd"):
+            self.assertEqual(sizes["knot"]["static_differ"], 0, sizes["knot"]["differences"])
+
     def test_load_numbers(self):
         g = self.res["load"]["gslbd"]
         self.assertGreater(g["seconds"], 0)
         self.assertGreater(g["rss_mib"], 0)
+        if shutil.which("nsd"):
+            # NSD's main process, xfrd and its server child: all of them are summed
+            self.assertGreaterEqual(self.res["load"]["nsd"]["processes"], 2)
+
+    def test_services_stage(self):
+        sv = self.res["services"]
+        self.assertGreater(sv["gslbd"]["seconds"], 0)
+        self.assertGreater(sv["gslbd"]["bytes_per_service"], 0)
+        if shutil.which("gdnsd"):
+            self.assertGreater(sv["gdnsd"]["bytes_per_service"], 0)
 
     def test_microbench_numbers(self):
         rows = self.res["micro"]

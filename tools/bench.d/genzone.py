@@ -5,8 +5,8 @@ names written as DYNA records):
 
   apex       SOA, NS ns1 / ns2, MX 10 mail
   ns1, ns2, mail   A
-  www, www-default  A 192.0.2.1 .2 .3 — the GSLB hostnames (gslbd: services; NSD/Knot: plain RRset;
-                   gdnsd: `DYNA weighted!www`)
+  www, www-default  A 192.0.2.1 .2 .3 — the GSLB hostnames (gslbd: services; NSD/Knot: plain RRset, of one
+                   record with plain_records=1, the size of a one-answer GSLB reply; gdnsd: `DYNA weighted!www`)
   per name i (h<i>), by i % 10:
     0..6  A 10.x.y.z          (1 record)
     3     + AAAA 2001:db8::hi:lo  (i % 10 == 3)
@@ -38,8 +38,10 @@ def _a(i):
     return f"10.{(i >> 16) & 255}.{(i >> 8) & 255}.{i & 255}"
 
 
-def write_zone(path, names, gdnsd=False, gslb_names=("www", "www-default"), extra_lines=()):
-    """Writes the zone; returns (record count, name of the last owner written)."""
+def write_zone(path, names, gdnsd=False, gslb_names=("www", "www-default"), extra_lines=(), plain_records=None):
+    """Writes the zone; returns (record count, name of the last owner written). plain_records: write only the
+    first N addresses of each GSLB name (for NSD and Knot, which answer the whole RRset: one record is the size
+    of gslbd's and gdnsd's one-answer GSLB reply)."""
     count = 0
     with open(path, "w") as f:
         w = f.write
@@ -51,7 +53,7 @@ def write_zone(path, names, gdnsd=False, gslb_names=("www", "www-default"), extr
                 w(f"{g} 30 DYNA weighted!{g}\n")
                 count += 1
             else:
-                for a in GSLB_ADDRS:
+                for a in GSLB_ADDRS[:plain_records]:
                     w(f"{g} 30 A {a}\n")
                     count += 1
         for line in extra_lines:
