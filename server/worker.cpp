@@ -156,6 +156,20 @@ bool Worker::open(const std::vector<ListenAddr>& listen, std::string& error) {
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
         setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
         if (fam == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+        // Answers never fragment and never trust ICMP: PROBE sets DF (IPv6: no fragment header) and sends up
+        // to the interface MTU whatever "fragmentation needed" / "packet too big" messages say, so a spoofed
+        // ICMP cannot shrink our datagrams into fragments (the fragment-poisoning attacks RFC 9715 §1 cites;
+        // BIND sets DF since DNS Flag Day 2020 for the same reason). An answer that does not fit the link
+        // fails with EMSGSIZE and goes out as TC instead (RFC 9715 §3.1 R3): the resolver asks again over
+        // TCP. With DF set, Linux also gives IPv4 datagrams ID 0 (RFC 6864 §4.1: an atomic datagram's ID
+        // means nothing) instead of hashing the addresses into its shared ID table per datagram
+        // (__ip_select_ident, 4 % of a busy worker's samples). gdnsd and Knot use OMIT (no DF, fragments
+        // allowed), which still pays for the IDs.
+        int pmtu = fam == AF_INET ? IP_PMTUDISC_PROBE : IPV6_PMTUDISC_PROBE;
+        if (fam == AF_INET)
+            setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
+        else
+            setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &pmtu, sizeof pmtu);
         if (a.wildcard) {
             // On a wildcard address the reply must leave from the address the query came to.
             if (fam == AF_INET)
@@ -205,6 +219,7 @@ void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
     Worker* w = u->worker;
     const Snapshot& snap = w->snapshot();
     mmsghdr in[kBatch], out[kBatch];
+    int from[kBatch];  // out[m] answers in[from[m]]
     iovec iin[kBatch], iout[kBatch];
     sockaddr_storage peers[kBatch];
     alignas(cmsghdr) uint8_t cin[kBatch][kCmsgSpace];
@@ -290,6 +305,7 @@ void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
             }
             st.count(res.qtype, res.rcode);
             if (obuf[2] & 0x02) bump(st.truncated);
+            from[m] = i;
             iout[m] = {obuf, res.len};
             std::memset(&out[m].msg_hdr, 0, sizeof(msghdr));
             out[m].msg_hdr.msg_name = &peers[i];
@@ -329,6 +345,7 @@ void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
             int r = sendmmsg(fd, out + sent, unsigned(m - sent), MSG_DONTWAIT);
             if (r <= 0) {
                 if (r < 0 && errno == EINTR) continue;
+                if (r < 0 && errno == EMSGSIZE) w->resendTruncated(fd, out[sent], results[from[sent]]);
                 ++sent;  // drop the datagram that failed (a full socket buffer or an unreachable peer)
                 continue;
             }
@@ -336,6 +353,19 @@ void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
         }
         if (n < kBatch) return;
     }
+}
+
+void Worker::resendTruncated(int fd, mmsghdr& m, zones::AnswerResult& res) {
+    // The answer is larger than the link's MTU (IP_PMTUDISC_PROBE refuses to fragment it): send the header
+    // and question with TC instead, so the client retries over TCP rather than time out. A signed answer is
+    // dropped: its TSIG RR cannot be cut off and the short form would need signing again (the client's own
+    // retry over TCP is the same outcome, after its timeout).
+    if (res.tsigAt || m.msg_hdr.msg_iov[0].iov_len < 12) return;
+    auto* p = static_cast<uint8_t*>(m.msg_hdr.msg_iov[0].iov_base);
+    res.len = m.msg_hdr.msg_iov[0].iov_len;
+    m.msg_hdr.msg_iov[0].iov_len = zones::slip({p, kSendSize}, res, false);
+    WorkerStats& st = shared_.stats[id_];
+    if (sendmsg(fd, &m.msg_hdr, MSG_DONTWAIT) >= 0) bump(st.truncated);
 }
 
 void Worker::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* sa, int len, void* arg) {

@@ -6,6 +6,8 @@
 #include <event2/bufferevent.h>
 #include <event2/listener.h>
 
+#include <sys/socket.h>
+
 #include <atomic>
 #include <memory>
 #include <string>
@@ -67,6 +69,7 @@ class Worker {
     struct UdpSocket;
     struct TcpConn;
     static void onUdp(evutil_socket_t fd, short what, void* arg);
+    void resendTruncated(int fd, mmsghdr& m, zones::AnswerResult& res);
     static void onAccept(evconnlistener* l, evutil_socket_t fd, sockaddr* sa, int len, void* arg);
     static void onTcpRead(struct bufferevent* bev, void* arg);
     static void onTcpWrite(struct bufferevent* bev, void* arg);
