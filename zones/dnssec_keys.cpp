@@ -83,6 +83,35 @@ bool readFile(const std::string& path, std::string& out) {
     return true;
 }
 
+// ldns 1.8.3 (and its master) writes one NUL past its token buffer when a line ends inside parentheses
+// and the token has just filled it (ldns_fget_token_l_st: the newline becomes a space with no room left
+// for the terminator). The keyword buffer is 32 octets of heap, so a .private file such as "(" + 31
+// letters + newline + more overwrote the next heap block's header: silently in a release build, as an
+// AddressSanitizer CHECK failure ("deadly signal") thousands of inputs later in the fuzzer. BIND, ldns
+// and keymgr write a parenthesis only as "Algorithm: 13 (ECDSAP256SHA256)" and never a quote, backslash
+// or semicolon, so a .private text whose every line closes its parentheses, with none of those three
+// (they change how ldns counts parentheses), keeps ldns off that path; anything else is refused.
+bool ldnsCanReadPrivate(std::string_view text, std::string& error) {
+    int depth = 0, line = 1;
+    for (char c : text) {
+        if (c == '"' || c == '\\' || c == ';') {
+            error = fmt::format(".private line {}: '{}' is not part of the key file format", line, c);
+            return false;
+        }
+        if (c == '(') ++depth;
+        if (c == ')' && --depth < 0) break;
+        if (c == '\n') {
+            if (depth != 0) break;
+            ++line;
+        }
+    }
+    if (depth != 0) {
+        error = fmt::format(".private line {}: parentheses do not pair on the line", line);
+        return false;
+    }
+    return true;
+}
+
 struct EvpDeleter {
     void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
 };
@@ -303,6 +332,14 @@ bool parseKey(std::string_view keyText, std::string_view privText, const std::st
     }
     DnssecKey k;
     k.zone = nameToText(owner);
+    // ldns reads an owner of at most 254 characters of text (its token limit). A name whose octets need
+    // \DDD escapes fits in 255 wire octets but not always in that, and then the .key file gslbctl writes for
+    // it (keyFileText) would never load again: refuse it here, once, with the reason.
+    if (k.zone.size() >= LDNS_MAX_DOMAINLEN) {
+        error = fmt::format("the key's owner name is {} characters long as text; ldns reads at most {}",
+                            k.zone.size(), LDNS_MAX_DOMAINLEN - 1);
+        return false;
+    }
     k.dnskey = rd;
     k.flags = uint16_t(uint8_t(rd[0]) << 8 | uint8_t(rd[1]));
     k.algorithm = uint8_t(rd[3]);
@@ -317,6 +354,7 @@ bool parseKey(std::string_view keyText, std::string_view privText, const std::st
         return false;
     }
     // The .private file, read by ldns (it knows every version of the format BIND and ldns write).
+    if (!ldnsCanReadPrivate(privText, error)) return false;
     std::string priv(privText);
     FILE* f = fmemopen(priv.data(), priv.size(), "r");
     if (!f) {

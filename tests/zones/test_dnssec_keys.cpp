@@ -104,3 +104,50 @@ TEST_CASE("timing metadata decides published and active") {
     CHECK_FALSE(k.published(400));
     CHECK_FALSE(k.active(250));  // no private key: never signs
 }
+
+TEST_CASE("a .private text that would make ldns write past its buffer is refused (fuzz finding)") {
+    // The fuzz finding crash-eee88dea… of CI's dnssec_key run: an AddressSanitizer CHECK failure in an
+    // innocent input, long after an input like these had made ldns write a NUL one octet past its 32-octet
+    // keyword buffer (a line ending inside parentheses just as the buffer filled). Repeated, the write
+    // corrupts an ASan heap header within a few hundred parses, so the ASan suite fails without the check.
+    DnssecKey k, back;
+    std::string error;
+    REQUIRE(generateKey("example.com.", kAlgEcdsaP256Sha256, 257, 1, k, error));
+    const std::string key = keyFileText(k), good = privateFileText(k);
+    for (const std::string& priv :
+         {"(" + std::string(31, 'x') + "\ny: z\n", "(" + std::string(31, 'x') + "\n",
+          good + "Created: (\n1)\n", std::string("Algorithm: 13 (ECDSAP256SHA256\n"), good + ")(\n",
+          good + "; a comment\n", "\"" + good, good + "\\\n"}) {
+        CAPTURE(priv);
+        for (int i = 0; i < 2000; ++i) {
+            CHECK_FALSE(parseKey(key, priv, "", back, error));
+            if (i == 0) CHECK_MESSAGE(error.rfind(".private line ", 0) == 0, error);
+        }
+        CHECK((error.find("parentheses") != std::string::npos ||
+               error.find("not part of") != std::string::npos));
+    }
+    // What BIND, ldns and keymgr write still reads (its Algorithm line has the one pair of parentheses).
+    CHECK(good.find("(ECDSAP256SHA256)") != std::string::npos);
+    REQUIRE_MESSAGE(parseKey(key, good, "", back, error), error);
+    CHECK(back.dnskey == k.dnskey);
+}
+
+TEST_CASE("a key whose owner name is too long as text for ldns is refused (fuzz finding)") {
+    // 60 octets of 0xff are 240 characters as \255 escapes: the .key file gslbctl would write for such a
+    // key (keyFileText) has an owner ldns does not read back (it reads at most 254 characters).
+    DnssecKey k, back;
+    std::string error;
+    REQUIRE(generateKey("example.com.", kAlgEcdsaP256Sha256, 257, 1, k, error));
+    std::string key = keyFileText(k);
+    std::string line = key.substr(key.rfind('\n', key.size() - 2) + 1);
+    std::string odd = std::string(60, '\xff') + ".example.c" + std::string(40, 'v') + "om.";
+    std::string oddKey = odd + line.substr(line.find(' '));
+    CHECK_FALSE(parseKey(oddKey, privateFileText(k), "", back, error));
+    CHECK_MESSAGE(error.find("ldns reads at most 254") != std::string::npos, error);
+    // The same name in fewer octets reads, and round-trips through the files gslbctl writes.
+    std::string shortKey = std::string(20, '\xff') + ".example.com." + line.substr(line.find(' '));
+    REQUIRE_MESSAGE(parseKey(shortKey, privateFileText(k), "", back, error), error);
+    DnssecKey again;
+    REQUIRE_MESSAGE(parseKey(keyFileText(back), privateFileText(back), back.zone, again, error), error);
+    CHECK(again.dnskey == back.dnskey);
+}
