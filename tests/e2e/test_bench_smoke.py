@@ -133,5 +133,26 @@ class BenchSmoke(unittest.TestCase):
         self.assertTrue(any(v for v in self.res["ratios"].values()))
 
 
+@unittest.skipUnless(shutil.which("valgrind") and shutil.which("dnsperf"), "valgrind or dnsperf not installed")
+class BenchInstrSmoke(unittest.TestCase):
+    """The instr stage (issue 16, callgrind instructions per query) in quick mode: one short run of gslbd."""
+
+    def test_instr_stage(self):
+        with tempfile.TemporaryDirectory(prefix="bench-instr.") as tmp:
+            out = os.path.join(tmp, "instr.json")
+            env = dict(os.environ, GSLBD=gslbd_path())
+            r = subprocess.run([sys.executable, BENCH, "--quick", "--no-build", "--stages", "instr", "--servers",
+                                "gslbd", "--instr-queries", "300", "--json", out],
+                               capture_output=True, text=True, env=env, timeout=100)
+            print(r.stdout[-1500:])
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            with open(out) as f:
+                res = json.load(f)
+        st = res["instr"]["gslbd"]["static"]
+        self.assertGreater(st["answered"], 250)
+        self.assertGreater(st["parts"]["zones"], 0)
+        self.assertGreater(st["ir_per_q"], st["parts"]["zones"])
+
+
 if __name__ == "__main__":
     run_tests()
