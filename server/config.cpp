@@ -1,6 +1,7 @@
 #include "server/config.hpp"
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -194,10 +195,144 @@ void readControl(const toml::table& ct, const std::string& path, ControlConf& ou
     c.finish();
 }
 
+bool sameAddress(const sockaddr_storage& a, const sockaddr_storage& b, bool withPort) {
+    if (a.ss_family != b.ss_family) return false;
+    if (a.ss_family == AF_INET) {
+        const auto& x = reinterpret_cast<const sockaddr_in&>(a);
+        const auto& y = reinterpret_cast<const sockaddr_in&>(b);
+        return x.sin_addr.s_addr == y.sin_addr.s_addr && (!withPort || x.sin_port == y.sin_port);
+    }
+    const auto& x = reinterpret_cast<const sockaddr_in6&>(a);
+    const auto& y = reinterpret_cast<const sockaddr_in6&>(b);
+    return std::memcmp(&x.sin6_addr, &y.sin6_addr, 16) == 0 && (!withPort || x.sin6_port == y.sin6_port);
+}
+
+uint16_t portOf(const sockaddr_storage& a) {
+    return ntohs(a.ss_family == AF_INET ? reinterpret_cast<const sockaddr_in&>(a).sin_port
+                                        : reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
+}
+
+// Whether `a` (port ignored) is an address of one of this machine's interfaces.
+bool isLocalAddress(const sockaddr_storage& a) {
+    ifaddrs* list = nullptr;
+    if (getifaddrs(&list) != 0) return false;
+    bool found = false;
+    for (ifaddrs* i = list; i && !found; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != a.ss_family) continue;
+        sockaddr_storage s{};
+        std::memcpy(&s, i->ifa_addr, a.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+        found = sameAddress(s, a, false);
+    }
+    freeifaddrs(list);
+    return found;
+}
+
+// [cluster]. `full`: the server's reading (self, health_quorum, unknown keys); otherwise only `members`, as
+// gslbctl needs them to reach every member, so a slip elsewhere in [cluster] does not block a drain.
+void readCluster(const toml::table& ct, const std::string& path, const ControlConf& control, bool full,
+                 ClusterConf& out) {
+    TableReader c(ct, path, "[cluster]");
+    out = ClusterConf{};
+    out.enabled = true;
+    out.line = c.line();
+    const toml::node* mn = c.raw("members");
+    if (!mn)
+        c.fail(nullptr, "members", "is required: the control API URL of every member, this one included");
+    const toml::array* ma = mn->as_array();
+    if (!ma || ma->empty())
+        c.fail(mn, "members", "must be a non-empty array of \"http://ADDRESS:PORT\" strings");
+    for (const auto& e : *ma) {
+        if (!e.is_string()) c.fail(&e, "members", "must be an array of \"http://ADDRESS:PORT\" strings");
+        ClusterMember m;
+        std::string why;
+        if (!parseMemberUrl(*e.value<std::string>(), m, why)) c.fail(&e, "members", why);
+        for (const auto& other : out.members)
+            if (sameAddress(other.addr.addr, m.addr.addr, true))
+                c.fail(&e, "members", fmt::format("{} is listed twice", m.url));
+        out.members.push_back(std::move(m));
+    }
+    if (!full) return;
+    out.healthQuorum = int(c.getInt("health_quorum", 0, 1, int64_t(out.members.size())));
+    std::string self = c.getString("self", "");
+    c.finish();
+    if (!control.enabled)
+        c.fail(nullptr, "",
+               "needs [control]: members reach each other through the control API (its listen address is "
+               "how a member finds itself in `members`)");
+    const sockaddr_storage& listen = control.listen.addr;
+    if (!self.empty()) {
+        ClusterMember m;
+        std::string why;
+        if (!parseMemberUrl(self, m, why)) c.fail(c.raw("self"), "self", why);
+        for (size_t i = 0; i < out.members.size(); ++i)
+            if (sameAddress(out.members[i].addr.addr, m.addr.addr, true)) out.selfIndex = int(i);
+        if (out.selfIndex < 0)
+            c.fail(c.raw("self"), "self", fmt::format("{} is not one of `members`", m.url));
+        bool fits = control.listen.wildcard
+                        ? portOf(m.addr.addr) == portOf(listen) &&
+                              (m.addr.addr.ss_family == listen.ss_family || listen.ss_family == AF_INET6)
+                        : sameAddress(m.addr.addr, listen, true);
+        if (!fits)
+            c.fail(c.raw("self"), "self",
+                   fmt::format("{} is not where [control] listens ({})", m.url, control.listen.text));
+        return;
+    }
+    for (size_t i = 0; i < out.members.size(); ++i)
+        if (sameAddress(out.members[i].addr.addr, listen, true)) out.selfIndex = int(i);
+    if (out.selfIndex >= 0) return;
+    if (!control.listen.wildcard)
+        c.fail(mn, "members",
+               fmt::format("none is this instance: [control] listens on {} (list it, or set `self`)",
+                           control.listen.text));
+    // A wildcard listener (the same config on every member): the member on that port whose address is
+    // one of ours. A v6 wildcard takes IPv4 members too (Linux's default bindv6only = 0).
+    std::vector<size_t> local;
+    for (size_t i = 0; i < out.members.size(); ++i) {
+        const auto& a = out.members[i].addr.addr;
+        if (portOf(a) != portOf(listen)) continue;
+        if (a.ss_family != listen.ss_family && listen.ss_family != AF_INET6) continue;
+        if (isLocalAddress(a)) local.push_back(i);
+    }
+    if (local.size() == 1) {
+        out.selfIndex = int(local[0]);
+        return;
+    }
+    c.fail(mn, "members",
+           local.empty() ? fmt::format("none is this instance: [control] listens on {} and no member on port "
+                                       "{} has an address of this machine (set `self`)",
+                                       control.listen.text, portOf(listen))
+                         : fmt::format("{} members on port {} have an address of this machine: set `self` "
+                                       "to the one this instance is",
+                                       local.size(), portOf(listen)));
+}
+
 }  // namespace
 
-bool loadControlConfig(const std::string& path, ControlConf& out, std::string& error) {
+bool parseMemberUrl(const std::string& text, ClusterMember& out, std::string& why) {
+    const std::string scheme = "http://";
+    if (text.rfind(scheme, 0) != 0) {
+        why = fmt::format("\"{}\" must be http://ADDRESS:PORT (the member's control API{})", text,
+                          text.rfind("https://", 0) == 0 ? "; it speaks plain HTTP" : "");
+        return false;
+    }
+    std::string hostport = text.substr(scheme.size());
+    if (!hostport.empty() && hostport.back() == '/') hostport.pop_back();
+    if (hostport.find('/') != std::string::npos || !parseListen(hostport, out.addr)) {
+        why = fmt::format("\"{}\" is not http://ADDRESS:PORT (an IPv4 address or [IPv6] and a port, no path)",
+                          text);
+        return false;
+    }
+    if (out.addr.wildcard || portOf(out.addr.addr) == 0) {
+        why = fmt::format("\"{}\": a member needs an address it can be reached at and a port", text);
+        return false;
+    }
+    out.url = scheme + hostport;
+    return true;
+}
+
+bool loadControlConfig(const std::string& path, ControlConf& out, std::string& error, ClusterConf* cluster) {
     out = ControlConf{};
+    if (cluster) *cluster = ClusterConf{};
     toml::table root;
     try {
         root = toml::parse_file(path);
@@ -215,6 +350,13 @@ bool loadControlConfig(const std::string& path, ControlConf& out, std::string& e
                 return false;
             }
             readControl(*n->as_table(), path, out);
+        }
+        if (const toml::node* n = root.get("cluster"); n && cluster) {
+            if (!n->is_table()) {
+                error = fmt::format("{}:{}: cluster: must be a table", path, n->source().begin.line);
+                return false;
+            }
+            readCluster(*n->as_table(), path, out, false, *cluster);
         }
     } catch (const ConfigError& e) {
         error = e.what();
@@ -426,6 +568,8 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
 
         // [control]
         if (const toml::table* ct = top.getTable("control")) readControl(*ct, path, out.control);
+        if (const toml::table* ct = top.getTable("cluster"))
+            readCluster(*ct, path, out.control, true, out.cluster);
 
         // [[zone]]
         if (const toml::node* zn = top.raw("zone")) {

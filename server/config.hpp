@@ -88,6 +88,30 @@ struct ControlConf {
     std::string tokenFile;  // absolute path; required when [control] is present
 };
 
+/// One member of [cluster]: the control API of a gslbd of this NS set, "http://192.0.2.53:8053" or
+/// "http://[2001:db8::53]:8053" (an address literal and a port: the control loop never waits on a name
+/// lookup).
+struct ClusterMember {
+    std::string url;  // "http://ADDRESS:PORT", as written without a trailing "/"
+    ListenAddr addr;  // ADDRESS:PORT (addr.text is "ADDRESS:PORT" / "[ADDRESS]:PORT")
+};
+
+/// [cluster] (DESIGN.md "Several instances as one NS set"): every gslbd serving the same zones, this one
+/// included, each with the same config (README "Several instances as one NS set").
+struct ClusterConf {
+    bool enabled = false;  // only when a [cluster] table is present
+    std::vector<ClusterMember> members;
+    /// Index in `members` of this instance, or -1 (gslbctl, which reads [cluster] from anywhere). Found, in
+    /// order: `self = "URL"`; the member whose ADDRESS:PORT is [control] listen; when [control] listens on a
+    /// wildcard address, the member on that port whose address is one of this machine's (getifaddrs). A
+    /// running gslbd with a [cluster] always has one (loadConfig fails otherwise).
+    int selfIndex = -1;
+    /// health_quorum: a service counts as down when at least this many members see it down (1..members);
+    /// 0: not set (each member decides on its own view).
+    int healthQuorum = 0;
+    int line = 0;
+};
+
 struct ZoneConf {
     std::string name;  // presentation form, absolute ("gslb.example.com.")
     std::string file;  // path, resolved against the config file's directory
@@ -234,6 +258,7 @@ struct Config {
     ServerConf server;
     RrlConf rrl;
     ControlConf control;
+    ClusterConf cluster;
     std::vector<ZoneConf> zones;
     PolicyConf defaults;
     std::map<std::string, CheckConf> checks;
@@ -251,7 +276,13 @@ bool loadConfig(const std::string& path, Config& out, std::string& error);
 /// Reads only the [control] table of `path` (what gslbctl needs to reach a running server), so an emergency
 /// drain works while another section has a mistake. `out.enabled` is false when there is no [control].
 /// Errors as loadConfig's (a file that is not TOML at all still fails).
-bool loadControlConfig(const std::string& path, ControlConf& out, std::string& error);
+/// With `cluster`, also the `members` of [cluster] (their URLs checked, duplicates refused; nothing else of
+/// [cluster], selfIndex -1): gslbctl's live commands reach every member.
+bool loadControlConfig(const std::string& path, ControlConf& out, std::string& error,
+                       ClusterConf* cluster = nullptr);
+
+/// Parses a [cluster] member URL, "http://ADDRESS:PORT" (a trailing "/" allowed, no path); false with `why`.
+bool parseMemberUrl(const std::string& text, ClusterMember& out, std::string& why);
 
 /// Reads only the name and file of each [[zone]] of `path` (files resolved against its directory), for
 /// gslbctl's zone commands given -c: like loadControlConfig, nothing else of the config is checked.
