@@ -17,6 +17,9 @@ constexpr const char* kDefaultUrl = "http://127.0.0.1:8053";
 
 struct Endpoint {
     std::string url, token, tokenSource;
+    // [cluster] members to reach (drain, enable, report, reload, status): empty without a [cluster], or with
+    // --server; then `url` alone, as before.
+    std::vector<std::string> members;
 };
 
 std::string trim(const std::string& s) {
@@ -24,33 +27,67 @@ std::string trim(const std::string& s) {
     return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
 }
 
-// The URL and token: --server / --token-file win; otherwise [control] of the config.
-bool endpoint(const LiveArgs& a, bool needToken, Endpoint& ep) {
+// The URL(s) and token: --server / --token-file win; otherwise [control] (and [cluster]) of the config.
+// `fanOut`: the command goes to every [cluster] member (or to --member).
+bool endpoint(const LiveArgs& a, bool needToken, bool fanOut, Endpoint& ep) {
     std::string tokenFile = a.tokenFile;
     ep.url = a.server;
+    if (!a.member.empty() && !a.server.empty()) {
+        fmt::print(stderr, "give --server or --member, not both\n");
+        return false;
+    }
+    if (!a.member.empty() && a.config.empty()) {
+        fmt::print(stderr, "--member names one of the [cluster] members of the config: give -c CONFIG\n");
+        return false;
+    }
     if (!a.config.empty()) {
-        // Only [control]: a mistake elsewhere in the config must not block an emergency drain.
+        // Only [control] and [cluster] members: a mistake elsewhere in the config must not block an emergency
+        // drain.
         server::Config cfg;
         std::string error;
-        if (!server::loadControlConfig(a.config, cfg.control, error)) {
+        if (!server::loadControlConfig(a.config, cfg.control, error, &cfg.cluster)) {
             fmt::print(stderr,
                        "{}\n(give --server URL and --token-file F to reach the server without the config)\n",
                        error);
             return false;
         }
+        if (ep.url.empty() && fanOut && cfg.cluster.enabled) {
+            for (const auto& m : cfg.cluster.members) ep.members.push_back(m.url);
+            if (!a.member.empty()) {
+                server::ClusterMember want;
+                std::string why;
+                if (!server::parseMemberUrl(a.member, want, why)) {
+                    fmt::print(stderr, "--member: {}\n", why);
+                    return false;
+                }
+                ep.members.clear();
+                for (const auto& m : cfg.cluster.members)
+                    if (m.addr.text == want.addr.text) ep.members.push_back(m.url);
+                if (ep.members.empty()) {
+                    std::string list;
+                    for (const auto& m : cfg.cluster.members) list += (list.empty() ? "" : ", ") + m.url;
+                    fmt::print(stderr, "--member {} is not one of the [cluster] members of {} ({})\n",
+                               a.member, a.config, list);
+                    return false;
+                }
+            }
+        } else if (!a.member.empty()) {
+            fmt::print(stderr, "--member: {} has no [cluster] table\n", a.config);
+            return false;
+        }
         if (ep.url.empty()) {
-            if (!cfg.control.enabled) {
+            if (!cfg.control.enabled && ep.members.empty()) {
                 fmt::print(stderr,
                            "{}: no [control] table: the control API is off (add [control] listen and "
                            "token_file, reload, or give --server)\n",
                            a.config);
                 return false;
             }
-            ep.url = "http://" + cfg.control.listen.text;
+            if (cfg.control.enabled) ep.url = "http://" + cfg.control.listen.text;
         }
         if (tokenFile.empty()) tokenFile = cfg.control.tokenFile;
     }
-    if (ep.url.empty()) ep.url = kDefaultUrl;
+    if (ep.url.empty() && ep.members.empty()) ep.url = kDefaultUrl;
     while (!ep.url.empty() && ep.url.back() == '/') ep.url.pop_back();
     if (!tokenFile.empty()) {
         std::string text, error;
@@ -67,74 +104,126 @@ bool endpoint(const LiveArgs& a, bool needToken, Endpoint& ep) {
     return true;
 }
 
-// Common handling of the answer; `onOk` gets the parsed JSON of a 2xx answer.
+// What one server did: `out` for stdout, `err` for stderr (each a line or more, ending in "\n").
+struct Outcome {
+    bool ok = false;
+    std::string out, err;
+};
+
+// Common judgement of an answer from `url`; `onOk` gets the parsed JSON of a 2xx answer and fills the
+// outcome.
 template <typename F>
-int handle(const Endpoint& ep, const HttpResult& r, F&& onOk) {
+Outcome judge(const Endpoint& ep, const std::string& url, const HttpResult& r, F&& onOk) {
+    Outcome o;
     if (!r.reached) {
-        fmt::print(stderr, "cannot reach gslbd control API at {}: {}\n", ep.url, r.error);
-        return kFailed;
+        o.err = fmt::format("cannot reach gslbd control API at {}: {}\n", url, r.error);
+        return o;
     }
     nlohmann::json j = nlohmann::json::parse(r.body, nullptr, false);
     std::string serverError;
     if (j.is_object() && j.contains("error") && j["error"].is_string())
         serverError = j["error"].get<std::string>();
     if (r.status == 401) {
-        fmt::print(stderr, "the server refused the token (401): check token_file{}{}\n",
-                   ep.tokenSource.empty() ? " (no token was sent)" : " (" + ep.tokenSource + ")",
-                   serverError.empty() ? "" : ": " + serverError);
-        return kFailed;
+        o.err = fmt::format("the server refused the token (401): check token_file{}{}\n",
+                            ep.tokenSource.empty() ? " (no token was sent)" : " (" + ep.tokenSource + ")",
+                            serverError.empty() ? "" : ": " + serverError);
+        return o;
     }
     if (r.status < 200 || r.status >= 300) {
         std::string msg = serverError;
         if (msg.empty()) msg = r.body.size() > 200 ? r.body.substr(0, 200) + "…" : r.body;
-        fmt::print(stderr, "gslbd answered {}: {}\n", r.status, msg.empty() ? "(no message)" : msg);
-        return kFailed;
+        o.err = fmt::format("gslbd answered {}: {}\n", r.status, msg.empty() ? "(no message)" : msg);
+        return o;
     }
     if (j.is_discarded()) {
-        fmt::print(stderr, "gslbd answered {} with something that is not JSON\n", r.status);
+        o.err = fmt::format("gslbd answered {} with something that is not JSON\n", r.status);
+        return o;
+    }
+    o.ok = true;
+    onOk(j, o);
+    return o;
+}
+
+// "URL: ok: first line" and the other lines indented below it.
+void printMember(const std::string& url, const Outcome& o) {
+    std::string text = o.ok ? o.out : o.err;
+    if (!o.ok && !o.out.empty()) text = o.out + text;
+    std::string prefix = "cannot reach gslbd control API at " + url + ": ";
+    if (text.rfind(prefix, 0) == 0) text = "unreachable: " + text.substr(prefix.size());
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    std::string indented;
+    for (char c : text) indented += c == '\n' ? std::string("\n    ") : std::string(1, c);
+    fmt::print("{}: {}: {}\n", url, o.ok ? "ok" : "FAILED", indented);
+}
+
+// Sends one request to the server, or to every member at once (a dead member costs its timeout, not the
+// sum of them); prints each member's outcome. Exit 1 when any failed, after trying them all.
+template <typename F>
+int send(const LiveArgs& a, const Endpoint& ep, const std::string& method, const std::string& path,
+         const std::string& body, F&& onOk) {
+    if (ep.members.empty()) {
+        auto r = httpRequest(ep.url, method, path, ep.token, body);
+        Outcome o = judge(ep, ep.url, r, onOk);
+        fmt::print("{}", o.out);
+        fmt::print(stderr, "{}", o.err);
+        return o.ok ? kOk : kFailed;
+    }
+    std::vector<HttpCall> calls;
+    // gslbctl reaches every member itself: the members must not forward this report again (README "Several
+    // instances as one NS set"); with --member, only that one is meant.
+    for (const auto& m : ep.members)
+        calls.push_back(HttpCall{m, method, path, ep.token, body, {{"X-Gslbd-Forwarded", "gslbctl"}}});
+    auto results = httpRequests(calls, int(a.timeout * 1000));
+    size_t failed = 0;
+    for (size_t i = 0; i < calls.size(); ++i) {
+        Outcome o = judge(ep, ep.members[i], results[i], onOk);
+        failed += !o.ok;
+        printMember(ep.members[i], o);
+    }
+    if (failed) {
+        fmt::print(stderr, "{} of {} member(s) failed\n", failed, calls.size());
         return kFailed;
     }
-    return onOk(j);
+    return kOk;
 }
 
 }  // namespace
 
 int status(const LiveArgs& a) {
     Endpoint ep;
-    if (!endpoint(a, false, ep)) return kFailed;
+    if (!endpoint(a, false, false, ep)) return kFailed;
     auto r = httpRequest(ep.url, "GET", "/v1/status", ep.token, "");
-    return handle(ep, r, [&](const nlohmann::json& j) {
+    Outcome o = judge(ep, ep.url, r, [&](const nlohmann::json& j, Outcome& o) {
         if (a.json)
-            fmt::print("{}\n", r.body.empty() || r.body.back() != '\n' ? r.body
-                                                                       : r.body.substr(0, r.body.size() - 1));
+            o.out = r.body.empty() || r.body.back() != '\n' ? r.body + "\n" : r.body;
         else
-            fmt::print("{}", renderStatus(j));
-        return kOk;
+            o.out = renderStatus(j);
     });
+    fmt::print("{}", o.out);
+    fmt::print(stderr, "{}", o.err);
+    return o.ok ? kOk : kFailed;
 }
 
 int admin(const LiveArgs& a, const std::string& action, const std::string& site, const std::string& address) {
     Endpoint ep;
-    if (!endpoint(a, true, ep)) return kFailed;
+    if (!endpoint(a, true, true, ep)) return kFailed;
     std::string path = "/v1/sites/" + pathSegment(site);
     if (!address.empty()) path += "/services/" + pathSegment(address);
     path += "/" + action;
-    auto r = httpRequest(ep.url, "POST", path, ep.token, "{}");
-    return handle(ep, r, [&](const nlohmann::json& j) {
-        fmt::print("{}: {}{}\n", action == "drain" ? "drained" : "enabled", site,
-                   address.empty() ? " (every service of the site)" : " " + address);
+    return send(a, ep, "POST", path, "{}", [&](const nlohmann::json& j, Outcome& o) {
+        o.out = fmt::format("{}: {}{}\n", action == "drain" ? "drained" : "enabled", site,
+                            address.empty() ? " (every service of the site)" : " " + address);
         // A service drained on its own stays drained when its site is enabled.
         if (action == "enable" && address.empty() && j.is_object() && j.contains("services_drained") &&
             j["services_drained"].is_array() && !j["services_drained"].empty()) {
             std::string list;
             for (const auto& a : j["services_drained"])
                 if (a.is_string()) list += (list.empty() ? "" : ", ") + a.get<std::string>();
-            fmt::print(
+            o.out += fmt::format(
                 "note: {} service(s) of {} stay drained on their own: {} (gslbctl enable {} ADDRESS "
                 "answers with one again)\n",
                 j["services_drained"].size(), site, list, site);
         }
-        return kOk;
     });
 }
 
@@ -145,32 +234,29 @@ int report(const LiveArgs& a, const std::string& site, const std::vector<std::st
         return kUsage;
     }
     Endpoint ep;
-    if (!endpoint(a, true, ep)) return kFailed;
-    auto r = httpRequest(ep.url, "POST", "/v1/sites/" + pathSegment(site) + "/report", ep.token, body);
-    return handle(ep, r, [&](const nlohmann::json&) {
-        fmt::print("reported for {}: {}\n", site, body);
-        return kOk;
-    });
+    if (!endpoint(a, true, true, ep)) return kFailed;
+    return send(
+        a, ep, "POST", "/v1/sites/" + pathSegment(site) + "/report", body,
+        [&](const nlohmann::json&, Outcome& o) { o.out = fmt::format("reported for {}: {}\n", site, body); });
 }
 
 int reload(const LiveArgs& a) {
     Endpoint ep;
-    if (!endpoint(a, true, ep)) return kFailed;
-    auto r = httpRequest(ep.url, "POST", "/v1/reload", ep.token, "{}");
-    return handle(ep, r, [&](const nlohmann::json& j) {
+    if (!endpoint(a, true, true, ep)) return kFailed;
+    return send(a, ep, "POST", "/v1/reload", "{}", [&](const nlohmann::json& j, Outcome& o) {
         if (j.is_object() && j.contains("ok") && j["ok"].is_boolean() && !j["ok"].get<bool>()) {
-            fmt::print(stderr, "reload failed: {}\n", cell(j, "error"));
-            return kFailed;
+            o.ok = false;
+            o.err = fmt::format("reload failed: {}\n", cell(j, "error"));
+            return;
         }
         std::string msg = cell(j, "message");
-        fmt::print("ok{}\n", msg == "-" ? "" : ": " + msg);
-        return kOk;
+        o.out = fmt::format("ok{}\n", msg == "-" ? "" : ": " + msg);
     });
 }
 
 int explain(const LiveArgs& a, const ExplainArgs& e) {
     Endpoint ep;
-    if (!endpoint(a, false, ep)) return kFailed;
+    if (!endpoint(a, false, false, ep)) return kFailed;
     std::string path = "/v1/explain?name=" + pathSegment(e.name) + "&type=" + pathSegment(e.type);
     if (!e.client.empty()) path += "&client=" + pathSegment(e.client);
     if (!e.ecs.empty()) path += "&ecs=" + pathSegment(e.ecs);
@@ -180,10 +266,10 @@ int explain(const LiveArgs& a, const ExplainArgs& e) {
         fmt::print("{}", r.body);
         return kOk;
     }
-    return handle(ep, r, [&](const nlohmann::json&) {
-        fmt::print("{}", r.body);
-        return kOk;
-    });
+    Outcome o = judge(ep, ep.url, r, [&](const nlohmann::json&, Outcome& o) { o.out = r.body; });
+    fmt::print("{}", o.out);
+    fmt::print(stderr, "{}", o.err);
+    return o.ok ? kOk : kFailed;
 }
 
 }  // namespace gslb::ctl

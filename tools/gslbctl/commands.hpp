@@ -38,6 +38,8 @@ int check(const std::string& config);
 
 struct LiveArgs {
     std::string config, server, tokenFile;
+    std::string member;  // --member URL: only this one of the [cluster] members
+    double timeout = 2;  // s, per member when a command goes to every [cluster] member
     bool json = false;
 };
 int status(const LiveArgs& a);

@@ -21,9 +21,13 @@ namespace {
 struct Call {
     HttpResult* out;
     event_base* base;
+    int* pending;
     int sockErr = 0;
     bool errorCb = false;
     evhttp_request_error reqErr = EVREQ_HTTP_TIMEOUT;
+    evhttp_connection* conn = nullptr;
+    std::string connectHost;
+    int port = 80;
 };
 
 void onDone(evhttp_request* req, void* arg) {
@@ -38,7 +42,7 @@ void onDone(evhttp_request* req, void* arg) {
     } else if (!c->sockErr) {
         c->sockErr = EVUTIL_SOCKET_ERROR();
     }
-    event_base_loopexit(c->base, nullptr);
+    if (--*c->pending == 0) event_base_loopexit(c->base, nullptr);
 }
 
 void onError(evhttp_request_error err, void* arg) {
@@ -90,68 +94,92 @@ std::string pathSegment(const std::string& s) {
 
 HttpResult httpRequest(const std::string& url, const std::string& method, const std::string& path,
                        const std::string& token, const std::string& body, int timeoutS) {
-    HttpResult r;
-    evhttp_uri* uri = evhttp_uri_parse(url.c_str());
-    if (!uri || !evhttp_uri_get_host(uri) || !evhttp_uri_get_scheme(uri) ||
-        strcmp(evhttp_uri_get_scheme(uri), "http") != 0) {
-        if (uri) evhttp_uri_free(uri);
-        r.error = fmt::format("\"{}\" is not an http://HOST:PORT URL", url);
-        return r;
-    }
-    std::string host = evhttp_uri_get_host(uri);
-    int port = evhttp_uri_get_port(uri);
-    if (port < 0) port = 80;
-    std::string prefix = evhttp_uri_get_path(uri) ? evhttp_uri_get_path(uri) : "";
-    while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-    evhttp_uri_free(uri);
-    std::string connectHost = host;
-    if (connectHost.size() > 2 && connectHost.front() == '[')
-        connectHost = connectHost.substr(1, connectHost.size() - 2);
+    return httpRequests({HttpCall{url, method, path, token, body}}, timeoutS * 1000)[0];
+}
 
+std::vector<HttpResult> httpRequests(const std::vector<HttpCall>& calls, int timeoutMs) {
+    std::vector<HttpResult> results(calls.size());
+    std::vector<Call> state(calls.size());
     event_base* base = event_base_new();
-    evhttp_connection* conn = evhttp_connection_base_new(base, nullptr, connectHost.c_str(), uint16_t(port));
-    if (!base || !conn) {
-        r.error = "cannot set up the HTTP client";
-        if (conn) evhttp_connection_free(conn);
-        if (base) event_base_free(base);
-        return r;
+    if (!base) {
+        for (auto& r : results) r.error = "cannot set up the HTTP client";
+        return results;
     }
-    evhttp_connection_set_timeout(conn, timeoutS);
-    evhttp_connection_set_retries(conn, 0);
-    Call call{&r, base};
-    evhttp_request* req = evhttp_request_new(onDone, &call);
-    evhttp_request_set_error_cb(req, onError);
-    evkeyvalq* h = evhttp_request_get_output_headers(req);
-    std::string hostHeader = port == 80 ? host : fmt::format("{}:{}", host, port);
-    evhttp_add_header(h, "Host", hostHeader.c_str());
-    evhttp_add_header(h, "Accept", "application/json");
-    evhttp_add_header(h, "Connection", "close");
-    if (!token.empty()) evhttp_add_header(h, "Authorization", ("Bearer " + token).c_str());
-    evhttp_cmd_type cmd = EVHTTP_REQ_GET;
-    if (method == "POST") {
-        cmd = EVHTTP_REQ_POST;
-        evhttp_add_header(h, "Content-Type", "application/json");
-        evbuffer_add(evhttp_request_get_output_buffer(req), body.data(), body.size());
+    int pending = 0;
+    for (size_t i = 0; i < calls.size(); ++i) {
+        const HttpCall& hc = calls[i];
+        HttpResult& r = results[i];
+        Call& call = state[i];
+        call.out = &r;
+        call.base = base;
+        call.pending = &pending;
+        evhttp_uri* uri = evhttp_uri_parse(hc.url.c_str());
+        if (!uri || !evhttp_uri_get_host(uri) || !evhttp_uri_get_scheme(uri) ||
+            strcmp(evhttp_uri_get_scheme(uri), "http") != 0) {
+            if (uri) evhttp_uri_free(uri);
+            r.error = fmt::format("\"{}\" is not an http://HOST:PORT URL", hc.url);
+            continue;
+        }
+        std::string host = evhttp_uri_get_host(uri);
+        int port = evhttp_uri_get_port(uri);
+        if (port < 0) port = 80;
+        std::string prefix = evhttp_uri_get_path(uri) ? evhttp_uri_get_path(uri) : "";
+        while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+        evhttp_uri_free(uri);
+        call.connectHost = host;
+        if (call.connectHost.size() > 2 && call.connectHost.front() == '[')
+            call.connectHost = call.connectHost.substr(1, call.connectHost.size() - 2);
+        call.port = port;
+        call.conn = evhttp_connection_base_new(base, nullptr, call.connectHost.c_str(), uint16_t(port));
+        if (!call.conn) {
+            r.error = "cannot set up the HTTP client";
+            continue;
+        }
+        timeval tv{timeoutMs / 1000, (timeoutMs % 1000) * 1000};
+        evhttp_connection_set_timeout_tv(call.conn, &tv);
+        evhttp_connection_set_retries(call.conn, 0);
+        evhttp_request* req = evhttp_request_new(onDone, &call);
+        evhttp_request_set_error_cb(req, onError);
+        evkeyvalq* h = evhttp_request_get_output_headers(req);
+        std::string hostHeader = port == 80 ? host : fmt::format("{}:{}", host, port);
+        evhttp_add_header(h, "Host", hostHeader.c_str());
+        evhttp_add_header(h, "Accept", "application/json");
+        evhttp_add_header(h, "Connection", "close");
+        if (!hc.token.empty()) evhttp_add_header(h, "Authorization", ("Bearer " + hc.token).c_str());
+        for (const auto& [k, v] : hc.headers) evhttp_add_header(h, k.c_str(), v.c_str());
+        evhttp_cmd_type cmd = EVHTTP_REQ_GET;
+        if (hc.method == "POST") {
+            cmd = EVHTTP_REQ_POST;
+            evhttp_add_header(h, "Content-Type", "application/json");
+            evbuffer_add(evhttp_request_get_output_buffer(req), hc.body.data(), hc.body.size());
+        }
+        std::string target = prefix + hc.path;
+        ++pending;
+        if (evhttp_make_request(call.conn, req, cmd, target.c_str()) != 0) {
+            --pending;
+            r.error = "cannot send the request";
+        }
     }
-    std::string target = prefix + path;
-    if (evhttp_make_request(conn, req, cmd, target.c_str()) != 0) {
-        r.error = "cannot send the request";
-    } else {
-        event_base_dispatch(base);
-        if (!r.reached) {
+    if (pending > 0) event_base_dispatch(base);
+    for (size_t i = 0; i < calls.size(); ++i) {
+        HttpResult& r = results[i];
+        Call& call = state[i];
+        if (!call.conn) continue;
+        if (!r.reached && r.error.empty()) {
             if (call.errorCb && call.reqErr == EVREQ_HTTP_TIMEOUT)
-                r.error = fmt::format("no answer within {} s", timeoutS);
-            else if (int e = probeConnect(connectHost, port); e != 0)
+                r.error = timeoutMs % 1000 == 0 ? fmt::format("no answer within {} s", timeoutMs / 1000)
+                                                : fmt::format("no answer within {} ms", timeoutMs);
+            else if (int e = probeConnect(call.connectHost, call.port); e != 0)
                 r.error = lowerFirst(std::strerror(e));
             else if (call.sockErr)
                 r.error = lowerFirst(evutil_socket_error_to_string(call.sockErr));
             else
                 r.error = "the connection was closed without an answer";
         }
+        evhttp_connection_free(call.conn);
     }
-    evhttp_connection_free(conn);
     event_base_free(base);
-    return r;
+    return results;
 }
 
 }  // namespace gslb::ctl

@@ -157,12 +157,16 @@ int main(int argc, char** argv) {
     auto liveOpts = [&](CLI::App* c) {
         c->add_option(
             "-c,--config", live.config,
-            "gslbd config: [control] listen and token_file come from it (only [control] is read, so "
-            "a mistake elsewhere in the file does not stop an emergency drain)");
+            "gslbd config: [control] listen and token_file, and [cluster] members, come from it (only those "
+            "are read, so a mistake elsewhere in the file does not stop an emergency drain)");
         c->add_option("--server", live.server,
                       "control API URL (default: from the config, else http://127.0.0.1:8053)");
         c->add_option("--token-file", live.tokenFile,
                       "file holding the bearer token (default: the config's token_file)");
+        c->add_option("--member", live.member,
+                      "with a [cluster] in the config: only this member (http://ADDRESS:PORT), not all");
+        c->add_option("--timeout", live.timeout, "s to wait for each [cluster] member (default 2)")
+            ->check(CLI::Range(0.05, 60.0));
     };
     auto* st = app.add_subcommand("status", "the running server's zones, sites, services and metrics");
     liveOpts(st);

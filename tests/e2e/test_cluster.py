@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""Several gslbd instances as one NS set (issue 18, README "Several instances as one NS set"): three members on
+127.0.0.2, .3 and .4, all on the same ports, so each member's config is the same file but for the address it
+listens on (loopback answers on all of 127.0.0.0/8). gslbctl's fan-out, report forwarding, status differences,
+a dead member."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (REPO, DaemonError, Gslbd, build_query, decode_msg, free_port, run_tests,  # noqa: E402
+                     udp_query)
+
+GSLBCTL = os.path.abspath(os.environ.get("GSLBCTL") or os.path.join(REPO, "build", "tools", "gslbctl"))
+if os.environ.get("GSLBD"):
+    os.environ["GSLBD"] = os.path.abspath(os.environ["GSLBD"])
+TOKEN = "cluster-e2e-token-0123"
+ADDRS = ["127.0.0.2", "127.0.0.3", "127.0.0.4"]
+ZONE = "gslb.example.com."
+ZONE_TEXT = """$ORIGIN gslb.example.com.
+$TTL 300
+@   IN SOA ns1 hostmaster 2026120101 3600 600 604800 60
+    IN NS  ns1
+    IN NS  ns2
+    IN NS  ns3
+ns1 IN A 127.0.0.2
+ns2 IN A 127.0.0.3
+ns3 IN A 127.0.0.4
+www IN A 192.0.2.10
+www IN A 198.51.100.10
+"""
+
+
+def ports_free_on_all(port):
+    held = []
+    try:
+        for a in ADDRS:
+            for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+                s = socket.socket(socket.AF_INET, kind)
+                held.append(s)
+                s.bind((a, port))
+        return True
+    except OSError:
+        return False
+    finally:
+        for s in held:
+            s.close()
+
+
+def shared_port(avoid=()):
+    for _ in range(100):
+        p = free_port()
+        if p not in avoid and ports_free_on_all(p):
+            return p
+    raise RuntimeError("no port free on every member address")
+
+
+def config(addr, dns_port, control_port, members):
+    """The config every member runs: only `addr` differs."""
+    m = ", ".join(f'"http://{a}:{control_port}"' for a in members)
+    return f"""[server]
+listen = ["{addr}:{dns_port}"]
+workers = 1
+
+[control]
+listen = "{addr}:{control_port}"
+token_file = "token"
+
+[cluster]
+members = [{m}]
+
+[[zone]]
+name = "{ZONE}"
+file = "zone.db"
+
+[defaults]
+max_age = 60
+
+[site.east]
+[site.west]
+
+[hostname."www.{ZONE}"]
+answers = 2
+fallback = "none"
+[[hostname."www.{ZONE}".service]]
+address = "192.0.2.10"
+site = "east"
+[[hostname."www.{ZONE}".service]]
+address = "198.51.100.10"
+site = "west"
+"""
+
+
+def ctl(*args, timeout=30):
+    p = subprocess.run([GSLBCTL, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=timeout)
+    p.out = p.stdout + p.stderr
+    return p
+
+
+def api(addr, port, path, body=None, headers=None, timeout=2.0):
+    h = {"Authorization": f"Bearer {TOKEN}"}
+    h.update(headers or {})
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        h["Content-Type"] = "application/json"
+    req = urllib.request.Request(f"http://{addr}:{port}{path}", data=data, headers=h,
+                                 method="POST" if body is not None else "GET")
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        text = r.read().decode()
+        return json.loads(text) if text.startswith("{") else text
+
+
+def wait_for(pred, seconds, what):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.01)
+    raise AssertionError(f"not within {seconds:.1f} s: {what}")
+
+
+class Member(Gslbd):
+    def __init__(self, addr, dns_port, control_port, members):
+        super().__init__(raw_config=config(addr, dns_port, control_port, members), expect_start=False,
+                         files={"zone.db": ZONE_TEXT, "token": TOKEN + "\n"})
+        self.addr, self.port, self.cport = addr, dns_port, control_port
+        self.url = f"http://{addr}:{control_port}"
+
+    def wait_up(self, timeout=10.0):
+        q = build_query(ZONE, "SOA")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise DaemonError(f"gslbd {self.addr} exited {self.proc.returncode}:\n{self.stderr()}")
+            try:
+                r = udp_query(self.port, q, addr=self.addr, timeout=0.3)
+                if r and decode_msg(r).rcode == "NOERROR":
+                    api(self.addr, self.cport, "/v1/status")
+                    return
+            except (OSError, urllib.error.URLError):
+                pass
+            time.sleep(0.05)
+        raise DaemonError(f"gslbd {self.addr} not up within {timeout} s:\n{self.stderr()}")
+
+    def status(self):
+        return api(self.addr, self.cport, "/v1/status")
+
+    def service(self, address):
+        return [s for s in self.status()["services"] if s["address"] == address][0]
+
+    def site(self, name):
+        return [s for s in self.status()["sites"] if s["name"] == name][0]
+
+
+class Cluster(unittest.TestCase):
+    """One cluster for the class; the tests run in name order and the last one kills a member."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not ports_free_on_all(free_port()):
+            raise unittest.SkipTest("cannot bind 127.0.0.2-4 (loopback is not the whole 127.0.0.0/8 here)")
+        cls.dns_port = shared_port()
+        cls.cport = shared_port(avoid={cls.dns_port})
+        cls.members = [Member(a, cls.dns_port, cls.cport, ADDRS) for a in ADDRS]
+        try:
+            for m in cls.members:
+                m.write_config()
+                m._spawn([os.environ.get("GSLBD") or os.path.join(REPO, "build", "server", "gslbd"),
+                          "--config", m.config_path])
+            for m in cls.members:
+                m.wait_up()
+        except BaseException:
+            for m in cls.members:
+                m.close()
+            raise
+        cls.cfg = cls.members[0].config_path
+
+    @classmethod
+    def tearDownClass(cls):
+        for m in cls.members:
+            m.close()
+
+    def live(self):
+        return [m for m in self.members if m.proc.poll() is None]
+
+    # ---- gslbctl fan-out
+    def test_1_drain_reaches_every_member(self):
+        t0 = time.monotonic()
+        p = ctl("drain", "east", "-c", self.cfg)
+        self.assertEqual(p.returncode, 0, p.out)
+        for m in self.members:
+            self.assertIn(f"{m.url}: ok: drained: east (every service of the site)", p.stdout)
+        # Every member answers without east's address: the drain is in effect everywhere.
+        q = build_query("www." + ZONE, "A")
+
+        def answers(m):
+            return {rr[4] for rr in decode_msg(udp_query(m.port, q, addr=m.addr)).answer}
+        for m in self.members:
+            wait_for(lambda: answers(m) == {"198.51.100.10"}, 2, f"{m.addr} stops answering east")
+        took = time.monotonic() - t0
+        print(f"MEASURED: gslbctl drain east -c CONFIG: every one of {len(self.members)} members answers "
+              f"without east {took * 1000:.0f} ms after the command started")
+        for m in self.members:
+            self.assertFalse(m.site("east")["enabled"], m.addr)
+        p = ctl("enable", "east", "-c", self.cfg)
+        self.assertEqual(p.returncode, 0, p.out)
+        self.assertEqual(p.stdout.count(": ok: enabled: east"), 3, p.out)
+        for m in self.members:
+            self.assertTrue(m.site("east")["enabled"], m.addr)
+
+    def test_2_member_option_reaches_one(self):
+        m2 = self.members[1]
+        p = ctl("drain", "west", "198.51.100.10", "-c", self.cfg, "--member", m2.url + "/")
+        self.assertEqual(p.returncode, 0, p.out)
+        self.assertEqual(p.stdout.strip(), f"{m2.url}: ok: drained: west 198.51.100.10")
+        try:
+            self.assertFalse(m2.service("198.51.100.10")["enabled"])
+            for m in (self.members[0], self.members[2]):
+                self.assertTrue(m.service("198.51.100.10")["enabled"], m.addr)
+        finally:
+            p = ctl("enable", "west", "198.51.100.10", "-c", self.cfg, "--member", m2.url)
+            self.assertEqual(p.returncode, 0, p.out)
+        p = ctl("drain", "west", "-c", self.cfg, "--member", "http://127.0.0.9:1")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("--member http://127.0.0.9:1 is not one of the [cluster] members", p.stderr)
+
+    def test_3_reload_and_report_reach_every_member(self):
+        p = ctl("reload", "-c", self.cfg)
+        self.assertEqual(p.returncode, 0, p.out)
+        self.assertEqual(p.stdout.count(": ok: ok"), 3, p.out)
+        p = ctl("report", "east", "cpu=42", "-c", self.cfg)
+        self.assertEqual(p.returncode, 0, p.out)
+        for m in self.members:
+            self.assertEqual(m.site("east")["cpu"], 42, m.addr)
+
+    def test_4_an_unanswering_member_costs_its_timeout_once(self):
+        # A peer that accepts connections and never answers (a hung gslbd): with two of them, the drain
+        # still ends in about one timeout, since every member is asked at once.
+        hung = [socket.socket(), socket.socket()]
+        try:
+            for s, a in zip(hung, ("127.0.0.5", "127.0.0.6")):
+                s.bind((a, self.cport))
+                s.listen(8)
+            d = tempfile.mkdtemp(prefix="e2e-cluster-ctl-")
+            cfg = os.path.join(d, "ctl.toml")
+            with open(cfg, "w") as f:
+                # gslbctl reads only [control] and [cluster] members: this is all it needs.
+                members = [m.url for m in self.members[:2]] + [f"http://127.0.0.5:{self.cport}",
+                                                               f"http://127.0.0.6:{self.cport}"]
+                f.write(f'[control]\ntoken_file = "{self.members[0].path("token")}"\n'
+                        f'[cluster]\nmembers = {json.dumps(members)}\n')
+            t0 = time.monotonic()
+            p = ctl("drain", "east", "-c", cfg, "--timeout", "0.5")
+            took = time.monotonic() - t0
+            self.assertEqual(p.returncode, 1, p.out)
+            for m in self.members[:2]:
+                self.assertIn(f"{m.url}: ok: drained: east", p.stdout)
+            self.assertIn(f"http://127.0.0.5:{self.cport}: FAILED: unreachable: no answer within 500 ms", p.stdout)
+            self.assertIn(f"http://127.0.0.6:{self.cport}: FAILED: unreachable: no answer within 500 ms", p.stdout)
+            self.assertIn("2 of 4 member(s) failed", p.stderr)
+            self.assertLess(took, 0.95, f"two hung members cost one timeout, not two: {took:.2f} s")
+            print(f"MEASURED: drain with 2 of 4 members hung (--timeout 0.5): {took * 1000:.0f} ms")
+        finally:
+            for s in hung:
+                s.close()
+            p = ctl("enable", "east", "-c", self.cfg)
+            self.assertEqual(p.returncode, 0, p.out)
+
+    def test_9_killed_member_is_unreachable_and_the_others_drain(self):
+        dead = self.members[2]
+        dead.kill()
+        try:
+            p = ctl("drain", "east", "-c", self.cfg)
+            self.assertEqual(p.returncode, 1, p.out)
+            for m in self.members[:2]:
+                self.assertIn(f"{m.url}: ok: drained: east", p.stdout)
+                self.assertFalse(m.site("east")["enabled"], m.addr)
+            self.assertIn(f"{dead.url}: FAILED: unreachable: connection refused", p.stdout)
+            self.assertIn("1 of 3 member(s) failed", p.stderr)
+        finally:
+            ctl("enable", "east", "-c", self.cfg)
+
+
+if __name__ == "__main__":
+    run_tests()
