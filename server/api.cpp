@@ -26,7 +26,11 @@ ApiResponse apiError(int status, const std::string& message) {
 }
 
 ControlApi::ControlApi(event_base* base, Shared& shared, ReloadFn reload, CheckStatusFn checkStatus)
-    : base_(base), shared_(shared), reload_(std::move(reload)), checkStatus_(std::move(checkStatus)) {}
+    : base_(base),
+      shared_(shared),
+      reload_(std::move(reload)),
+      checkStatus_(std::move(checkStatus)),
+      forwarder_(std::make_unique<PeerForwarder>(base)) {}
 
 ControlApi::~ControlApi() {
     if (historyTimer_) event_free(historyTimer_);
@@ -332,8 +336,20 @@ std::vector<std::pair<std::string, std::string>> queryParams(const std::string& 
     return out;
 }
 
+void ControlApi::forwardReport(const Snapshot& s, const std::string& path, const std::string& body) {
+    const ClusterConf& c = s.config.cluster;
+    if (!c.enabled || c.selfIndex < 0) return;
+    std::string target = path.substr(0, path.find('?'));
+    for (size_t i = 0; i < c.members.size(); ++i) {
+        if (int(i) == c.selfIndex) continue;
+        forwarder_->forward(
+            PeerRequest{c.members[i].url, target, body, token_, c.members[size_t(c.selfIndex)].url});
+    }
+}
+
 ApiResponse ControlApi::handle(const std::string& method, const std::string& path,
-                               const std::string& authorization, const std::string& body) {
+                               const std::string& authorization, const std::string& body,
+                               const std::string& forwarded) {
     // A NUL byte has no place in a request line or a header (RFC 9110 §5.5): what reads the string up to it
     // (a C API, a proxy) would see another request than what we check.
     if (path.find('\0') != std::string::npos || authorization.find('\0') != std::string::npos)
@@ -387,7 +403,12 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
     }
     const std::string& site = parts[2];
     if (parts.size() == 4) {
-        if (parts[3] == "report") return report(*snap, site, body);
+        if (parts[3] == "report") {
+            ApiResponse r = report(*snap, site, body);
+            // Only what this member accepted: the peers run the same config and would refuse it too.
+            if (r.status == 200 && forwarded.empty()) forwardReport(*snap, path, body);
+            return r;
+        }
         if (parts[3] == "drain" || parts[3] == "enable") return admin(*snap, site, "", parts[3] == "enable");
         return apiError(404, fmt::format("no such endpoint: {} {}", method, path));
     }
@@ -415,6 +436,7 @@ void ControlApi::onRequest(evhttp_request* req, void* arg) {
     }
     const char* uri = evhttp_request_get_uri(req);
     const char* auth = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
+    const char* fwd = evhttp_find_header(evhttp_request_get_input_headers(req), kForwardedHeader);
     evbuffer* in = evhttp_request_get_input_buffer(req);
     std::string body(evbuffer_get_length(in), '\0');
     evbuffer_copyout(in, body.data(), body.size());
@@ -429,7 +451,7 @@ void ControlApi::onRequest(evhttp_request* req, void* arg) {
                      fmt::format("the request head is longer than {} octets", RequestHeadScanner::kMaxHead));
     } else {
         try {
-            r = api->handle(method, uri ? uri : "/", auth ? auth : "", body);
+            r = api->handle(method, uri ? uri : "/", auth ? auth : "", body, fwd ? fwd : "");
         } catch (const std::exception& e) {
             r = apiError(500, e.what());
         }

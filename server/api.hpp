@@ -16,6 +16,9 @@
 //   POST /v1/sites/{site}/services/{address}/drain | enable
 //   POST /v1/reload                               reload config and zones (as SIGHUP), answer ok or the error
 //
+// With a [cluster], an accepted report without an X-Gslbd-Forwarded header is forwarded once to every other
+// member (server/cluster/forwarder.hpp), after the answer is decided and without waiting for the peers.
+//
 // Errors are JSON {"error": "..."} with 400 (bad body or value), 401 (token), 404 (unknown site, service or
 // path), 405 (method), 500 (reload failed). A refused request changes nothing: bodies are validated whole
 // before anything is written. Each handler lives in its own file: api_report.cpp, api_admin.cpp,
@@ -38,6 +41,7 @@
 #include <vector>
 
 #include "metrics/load_factor.hpp"
+#include "server/cluster/forwarder.hpp"
 #include "server/history.hpp"
 #include "server/probes/health.hpp"
 #include "server/probes/sources.hpp"
@@ -80,9 +84,13 @@ class ControlApi {
     /// `error` ("FILE: why") otherwise. Shared with the config check.
     static bool loadToken(const std::string& path, std::string& token, std::string& error);
 
-    /// Socket-free entry point (STYLE.md 1), used by the evhttp callback and by the unit tests.
+    /// Socket-free entry point (STYLE.md 1), used by the evhttp callback and by the unit tests. `forwarded`:
+    /// the X-Gslbd-Forwarded header (empty when absent): such a report is not forwarded again.
     ApiResponse handle(const std::string& method, const std::string& path, const std::string& authorization,
-                       const std::string& body);
+                       const std::string& body, const std::string& forwarded = "");
+    /// Replaces the report forwarder (unit tests give one with their own sender).
+    void setForwarder(std::unique_ptr<PeerForwarder> f) { forwarder_ = std::move(f); }
+    const PeerForwarder& forwarder() const { return *forwarder_; }
 
     ApiResponse report(const Snapshot& s, const std::string& site, const std::string& body);
     ApiResponse admin(const Snapshot& s, const std::string& site, const std::string& address, bool enable);
@@ -126,6 +134,8 @@ class ControlApi {
     std::map<std::string, metrics::LoadHistory> loadHistory_;  // per site, across reloads
     std::set<std::string> unreadLogged_;                       // "site\0key" reported but read by no stage
     uint64_t reports_ = 0, refused_ = 0;
+    std::unique_ptr<PeerForwarder> forwarder_;
+    void forwardReport(const Snapshot& s, const std::string& path, const std::string& body);
 };
 
 /// Finds the end of an HTTP request head (request line and header fields, RFC 9112 §2.1) in bytes fed to it

@@ -283,6 +283,28 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
     o.sample("gslbd_control_reports_total", "", double(reports_));
     o.head("gslbd_control_unauthorized_total", "counter", "Control API changes refused for a bad token.");
     o.sample("gslbd_control_unauthorized_total", "", double(refused_));
+    // Report forwarding to [cluster] peers (server/cluster/forwarder.hpp): every peer of the config, at 0
+    // before its first report.
+    std::map<std::string, PeerCounters> fwd = forwarder_->counters();
+    const ClusterConf& cl = s.config.cluster;
+    for (size_t i = 0; i < cl.members.size(); ++i)
+        if (int(i) != cl.selfIndex) fwd.try_emplace(cl.members[i].url);
+    o.head("gslbd_cluster_forwards_total", "counter",
+           "Site reports forwarded to a [cluster] peer, by result (ok, failed: no 2xx answer, dropped: its "
+           "queue was full).");
+    for (const auto& [peer, c] : fwd) {
+        o.sample("gslbd_cluster_forwards_total", fmt::format("peer=\"{}\",result=\"ok\"", esc(peer)),
+                 double(c.ok));
+        o.sample("gslbd_cluster_forwards_total", fmt::format("peer=\"{}\",result=\"failed\"", esc(peer)),
+                 double(c.failed));
+        o.sample("gslbd_cluster_forwards_total", fmt::format("peer=\"{}\",result=\"dropped\"", esc(peer)),
+                 double(c.dropped));
+    }
+    o.head("gslbd_cluster_forward_pending", "gauge",
+           "Reports waiting for, or in flight to, a [cluster] peer.");
+    for (const auto& [peer, c] : fwd)
+        o.sample("gslbd_cluster_forward_pending", fmt::format("peer=\"{}\"", esc(peer)),
+                 double(forwarder_->pending(peer)));
     o.head("gslbd_reloads_total", "counter",
            "Reloads of the config and zones, by trigger (sighup, api) and result (ok, failed: the previous "
            "configuration kept serving).");

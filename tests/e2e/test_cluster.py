@@ -158,6 +158,15 @@ class Member(Gslbd):
     def service(self, address):
         return [s for s in self.status()["services"] if s["address"] == address][0]
 
+    def metric(self, name, **labels):
+        """The value of one sample of /metrics (0 when absent)."""
+        want = ",".join(f'{k}="{v}"' for k, v in labels.items())
+        key = f"{name}{{{want}}}" if want else name
+        for line in api(self.addr, self.cport, "/metrics").splitlines():
+            if line.startswith(key + " "):
+                return float(line.split()[-1])
+        return 0.0
+
     def site(self, name):
         return [s for s in self.status()["sites"] if s["name"] == name][0]
 
@@ -276,6 +285,38 @@ class Cluster(unittest.TestCase):
             p = ctl("enable", "east", "-c", self.cfg)
             self.assertEqual(p.returncode, 0, p.out)
 
+    # ---- report forwarding
+    def reports(self):
+        return [m.metric("gslbd_control_reports_total") for m in self.members]
+
+    def forwards(self, m, result="ok"):
+        return {p.url: m.metric("gslbd_cluster_forwards_total", peer=p.url, result=result)
+                for p in self.members if p is not m}
+
+    def test_5_a_report_to_one_member_reaches_the_others_once(self):
+        m1, m2, m3 = self.members
+        before, fw_before = self.reports(), [self.forwards(m) for m in self.members]
+        t0 = time.monotonic()
+        r = api(m1.addr, m1.cport, "/v1/sites/west/report", {"cpu": 17})  # an agent: one address
+        self.assertEqual(r["ok"], True)
+        for m in self.members:
+            wait_for(lambda: m.site("west")["cpu"] == 17, 3, f"{m.addr} has the report")
+        print(f"MEASURED: a report to one member is on every member {(time.monotonic() - t0) * 1000:.0f} ms later")
+        wait_for(lambda: self.forwards(m1) == {u: v + 1 for u, v in fw_before[0].items()}, 3,
+                 "m1 counts one forward ok per peer")
+        time.sleep(0.3)  # a loop or a storm would show up as more reports by now
+        self.assertEqual([a - b for a, b in zip(self.reports(), before)], [1, 1, 1])
+        # The peers took it as forwarded: they did not send it on.
+        for i in (1, 2):
+            self.assertEqual(self.forwards(self.members[i]), fw_before[i], self.members[i].addr)
+        self.assertEqual(m1.metric("gslbd_cluster_forward_pending", peer=m2.url), 0)
+        # gslbctl report reaches each member itself, marked: no forwarding on top of it.
+        before = self.reports()
+        p = ctl("report", "west", "cpu=18", "-c", self.cfg)
+        self.assertEqual(p.returncode, 0, p.out)
+        time.sleep(0.3)
+        self.assertEqual([a - b for a, b in zip(self.reports(), before)], [1, 1, 1])
+
     def test_9_killed_member_is_unreachable_and_the_others_drain(self):
         dead = self.members[2]
         dead.kill()
@@ -287,6 +328,17 @@ class Cluster(unittest.TestCase):
                 self.assertFalse(m.site("east")["enabled"], m.addr)
             self.assertIn(f"{dead.url}: FAILED: unreachable: connection refused", p.stdout)
             self.assertIn("1 of 3 member(s) failed", p.stderr)
+            # A report to a member whose peer is dead is still answered at once, and reaches the live peer;
+            # the dead one counts as failed.
+            m1, m2 = self.members[:2]
+            failed = m1.metric("gslbd_cluster_forwards_total", peer=dead.url, result="failed")
+            t0 = time.monotonic()
+            api(m1.addr, m1.cport, "/v1/sites/west/report", {"cpu": 33})
+            self.assertLess(time.monotonic() - t0, 0.5)
+            wait_for(lambda: m2.site("west")["cpu"] == 33, 3, "the live peer has the report")
+            wait_for(lambda: m1.metric("gslbd_cluster_forwards_total", peer=dead.url, result="failed") == failed + 1,
+                     3, "the dead peer's forward counts as failed")
+            self.assertIn(f"cluster: forwarding a report to {dead.url} failed", m1.stderr())
         finally:
             ctl("enable", "east", "-c", self.cfg)
 
