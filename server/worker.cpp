@@ -1,10 +1,10 @@
 #include "server/worker.hpp"
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <fcntl.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -26,6 +26,10 @@ constexpr int kBatch = 32;          // datagrams per recvmmsg/sendmmsg
 constexpr size_t kRecvSize = 4096;  // a query larger than this is truncated by the kernel, then FORMERR
 constexpr size_t kSendSize = 65536;
 constexpr size_t kTcpOutHigh = 1 << 20;  // stop reading a TCP client that does not read its answers
+constexpr size_t kTcpIn = 4096;          // a connection's input buffer, unless one message needs more
+constexpr size_t kTcpMsgMax = 65535;     // an answer over TCP (RFC 1035 §4.2.2: a two-octet length)
+// Staged answers of one read: flushed before a next answer could not fit whole (prefix included).
+constexpr size_t kTcpOut = 4 * (kTcpMsgMax + 2);
 // An AXFR is written as the client drains it: messages are generated while less than kAxfrHigh octets wait
 // in the connection's output, and again when the output falls to kAxfrLow. A client that stops reading so
 // costs at most kAxfrHigh plus one message, whatever the size of the zone (the kernel's socket buffer aside).
@@ -98,17 +102,28 @@ struct AxfrJob {
     zones::TsigSession tsig;  // a signed transfer: every message signed, each MAC chained (RFC 8945 §5.3.1)
 };
 
+// One TCP connection. Its read event stays in the loop for the connection's life (no epoll_ctl per query);
+// write interest is added only while `out` holds octets the kernel did not take.
 struct Worker::TcpConn {
     Worker* worker = nullptr;
-    ::bufferevent* bev = nullptr;
+    int fd = -1;
+    event* rev = nullptr;     // EV_READ | EV_PERSIST, its timeout the idle one or the message's time left
+    event* wev = nullptr;     // EV_WRITE | EV_PERSIST, added while `out` is not empty, idle timeout
+    evbuffer* out = nullptr;  // answers the kernel has not taken yet, in order
+    bool reading = false;     // rev is in the loop
+    bool writing = false;     // wev is in the loop
+    // Octets read and not yet answered: in[0, inLen) of inCap. kTcpIn at first, grown to hold one message
+    // whole when its length prefix asks for more (at most 2 + 65535), back to kTcpIn once it is answered.
+    std::unique_ptr<uint8_t[]> in;
+    size_t inLen = 0, inCap = 0;
     sockaddr_storage peer{};
     ClientCounter::Key client;  // its unit in shared_.tcpPerClient, given back by closeConn
     bool axfrCounted = false;   // the transfer holds a unit in shared_.axfrPerClient, given back by endAxfr
-    bool closing = false;
+    bool closing = false;       // nothing more is read; closed once `out` is written
     std::unique_ptr<AxfrJob> axfr;  // while set, reading is off: later queries wait for the transfer's end
     int64_t lastActive = 0;         // steady µs: accepted, a whole message read, or a transfer progressed
     int64_t messageStart = 0;       // steady ms when the message being read began; 0: none under way
-    bool shortTimeout = false;      // the read timeout is the message's remaining time, not the idle one
+    bool shortTimeout = false;      // rev's timeout is the message's remaining time, not the idle one
     TcpConn* older = nullptr;       // the worker's list, least recently active first
     TcpConn* newer = nullptr;
 };
@@ -118,7 +133,7 @@ Worker::Worker(int id, Shared& shared)
     base_ = event_base_new();
     recvBuf_.resize(size_t(kBatch) * kRecvSize);
     sendBuf_.resize(size_t(kBatch) * kSendSize);
-    tcpBuf_.resize(65536);
+    tcpOut_.resize(kTcpOut);
     wake_ = event_new(base_, -1, 0, onWake, this);
     shared_.tcp[id_].wake = wake_;
     for (int n = shared_.workers.load(); n < id_ + 1 && !shared_.workers.compare_exchange_weak(n, id_ + 1);) {
@@ -396,11 +411,17 @@ void Worker::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* sa, int len
     c->worker = w;
     c->client = client;
     std::memcpy(&c->peer, sa, std::min<size_t>(size_t(len), sizeof c->peer));
-    c->bev = bufferevent_socket_new(w->base_, fd, BEV_OPT_CLOSE_ON_FREE);
-    timeval idle{snap.config.server.tcpIdleTimeout, 0};
-    bufferevent_set_timeouts(c->bev, &idle, &idle);
-    bufferevent_setcb(c->bev, onTcpRead, onTcpWrite, onTcpEvent, c);
-    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    c->fd = fd;
+    // Answers go out as soon as they are made, one send() per read: Nagle would hold the second of two
+    // answers until the client acknowledged the first (its delayed ACK: up to 40 ms per pipelined batch).
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    c->in.reset(new uint8_t[kTcpIn]);
+    c->inCap = kTcpIn;
+    c->out = evbuffer_new();
+    c->rev = event_new(w->base_, fd, EV_READ | EV_PERSIST, onTcpReadable, c);
+    c->wev = event_new(w->base_, fd, EV_WRITE | EV_PERSIST, onTcpWritable, c);
+    w->resumeReading(c);
     w->touch(c);
 }
 
@@ -461,128 +482,229 @@ void Worker::closeConn(TcpConn* c) {
     if (c->axfr) endAxfr(c);
     unlink(c);
     publishOldest();
-    bufferevent_free(c->bev);
+    event_free(c->rev);  // event_free takes the events out of the loop first
+    event_free(c->wev);
+    evbuffer_free(c->out);
+    close(c->fd);
     shared_.tcpConnections.fetch_sub(1);
     shared_.tcpPerClient.release(c->client);
     delete c;
 }
 
-void Worker::onTcpRead(bufferevent* bev, void* arg) {
-    auto* c = static_cast<TcpConn*>(arg);
-    Worker* w = c->worker;
-    const Snapshot& snap = w->snapshot();
-    evbuffer* in = bufferevent_get_input(bev);
-    evbuffer* outb = bufferevent_get_output(bev);
-    uint8_t query[65535];
-    if (c->axfr) return;  // resumed by onTcpWrite once the transfer has been written
-    // RFC 1035 §4.2.2 / RFC 7766 §6.2.1: two-octet length, then the message; any number of messages may be
-    // pipelined in one segment, and one message may arrive in many.
-    while (evbuffer_get_length(in) >= 2) {
-        uint8_t lb[2];
-        evbuffer_copyout(in, lb, 2);
-        size_t len = size_t(lb[0]) << 8 | lb[1];
-        if (len == 0) {
-            // A zero-length message is no DNS message: answer what came before it, then close (as NSD).
-            evbuffer_drain(in, evbuffer_get_length(in));
-            bufferevent_disable(bev, EV_READ);
-            c->closing = true;
-            if (evbuffer_get_length(outb) == 0) w->closeConn(c);
-            return;
-        }
-        if (evbuffer_get_length(in) - 2 < len) break;  // the space left after the prefix, never `2 + len`
-        evbuffer_drain(in, 2);
-        evbuffer_remove(in, query, len);
-        c->messageStart = 0;
-        w->touch(c);
-        WorkerStats& st = w->shared_.stats[w->id_];
-        bump(st.tcp);
-        auto res = zones::answer(
-            snap.db, snap.answer, {query, len}, true, {w->tcpBuf_.data(), w->tcpBuf_.size()}, &w->selector_,
-            zones::ClientInfo{reinterpret_cast<const sockaddr*>(&c->peer), uint32_t(time(nullptr))});
-        size_t outLen = res.len;
-        const auto* peer = reinterpret_cast<const sockaddr*>(&c->peer);
-        std::span<uint8_t> out{w->tcpBuf_.data(), w->tcpBuf_.size()};
-        std::span<const uint8_t> q{query, len};
-        zones::TsigSession ts;
-        bool signedOk = false;  // the query's TSIG verified: whatever goes back is signed
-        uint8_t rcode = res.rcode;
-        if (res.action != zones::Action::Drop && res.tsigAt) {
-            signedOk = w->verifyTsig(snap, q, res.tsigAt, out, ts, outLen, rcode, peer);
-            if (!signedOk) res.action = zones::Action::Send;  // the TSIG error goes back instead
-        }
-        if (res.action == zones::Action::Axfr) {
-            const auto& acl = xfr::axfrAcl(snap.config, res.zone->name());
-            std::string why = xfr::axfrRefusal(snap.config, acl, peer, signedOk ? ts.key : nullptr);
-            int per = snap.config.server.axfrMaxConcurrentPerClient;
-            if (!why.empty()) {
-                w->logRefusal(
-                    fmt::format("AXFR of {} from {} refused: {}", res.zone->name(), peerText(peer), why));
-                rcode = 5;
-                outLen = zones::refuse(snap.answer, q, out);
-            } else if (per > 0 && !w->shared_.axfrPerClient.acquire(c->client, per)) {
-                // This client already has its share of transfers in flight: SERVFAIL as below, try later.
-                bump(st.axfrRefusedPerClient);
-                rcode = 2;
-                outLen = zones::refuse(snap.answer, q, out, 2);
-            } else if (w->shared_.axfrActive.fetch_add(1) >= snap.config.server.axfrMaxConcurrent) {
-                // Over the cap: SERVFAIL, not REFUSED. The cap is a passing condition of this server, not a
-                // policy about the client: a secondary retries after the SOA's retry interval (RFC 1034
-                // §4.3.5), where REFUSED reads as "you may not" and is logged as a configuration error.
-                w->shared_.axfrActive.fetch_sub(1);
-                if (per > 0) w->shared_.axfrPerClient.release(c->client);
-                rcode = 2;
-                outLen = zones::refuse(snap.answer, q, out, 2);
-            } else {
-                c->axfrCounted = per > 0;
-                w->startAxfr(c, *res.zone, q, ts);
-                st.count(res.qtype, res.rcode);
-                return;  // nothing after the transfer is read before it is written
-            }
-        } else if (res.action == zones::Action::Drop) {
-            outLen = 0;
-            bump(st.dropped);
-        }
-        if (signedOk && outLen) outLen = w->signAnswer(snap.answer, q, out, outLen, rcode, ts);
-        if (res.action != zones::Action::Drop) st.count(res.qtype, rcode);
-        if (outLen) {
-            uint8_t l2[2] = {uint8_t(outLen >> 8), uint8_t(outLen)};
-            evbuffer_add(outb, l2, 2);
-            evbuffer_add(outb, w->tcpBuf_.data(), outLen);
-        }
-        if (evbuffer_get_length(outb) > kTcpOutHigh) {
-            bufferevent_disable(bev, EV_READ);  // resumed in onTcpWrite once the client has read
-            return;
-        }
-    }
-    w->messageDeadline(c, snap.config.server);
+void Worker::pauseReading(TcpConn* c) {
+    if (!c->reading) return;
+    event_del(c->rev);
+    c->reading = false;
 }
 
-void Worker::messageDeadline(TcpConn* c, const ServerConf& conf) {
+void Worker::resumeReading(TcpConn* c) {
+    if (c->reading || c->closing) return;
+    // snap_ as it is: a refresh here could free the snapshot a caller up the stack still reads.
+    timeval idle{snap_->config.server.tcpIdleTimeout, 0};
+    event_add(c->rev, &idle);
+    c->reading = true;
+    c->shortTimeout = false;
+}
+
+void Worker::startWriting(TcpConn* c) {
+    if (c->writing) return;
+    // A client that takes nothing of what waits for it for the idle timeout is closed.
+    timeval idle{snap_->config.server.tcpIdleTimeout, 0};
+    event_add(c->wev, &idle);
+    c->writing = true;
+}
+
+void Worker::onTcpReadable(evutil_socket_t fd, short what, void* arg) {
+    auto* c = static_cast<TcpConn*>(arg);
+    Worker* w = c->worker;
+    if (what & EV_TIMEOUT) {  // idle, or the message under way did not arrive whole in time
+        w->closeConn(c);
+        return;
+    }
+    // One read per readiness, into the connection's own buffer: no FIONREAD, no copy out of an evbuffer.
+    ssize_t n = recv(fd, c->in.get() + c->inLen, c->inCap - c->inLen, MSG_DONTWAIT);
+    if (n == 0) {
+        // The client closed its side after its last query: finish writing the answers, then close.
+        if (evbuffer_get_length(c->out) > 0 || c->axfr) {
+            c->closing = true;
+            w->pauseReading(c);
+            return;
+        }
+        w->closeConn(c);
+        return;
+    }
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) w->closeConn(c);
+        return;
+    }
+    c->inLen += size_t(n);
+    w->processInput(c);
+}
+
+bool Worker::processInput(TcpConn* c) {
+    const Snapshot& snap = snapshot();
+    const uint8_t* in = c->in.get();
+    size_t pos = 0;
+    bool zeroLength = false;
+    // RFC 1035 §4.2.2 / RFC 7766 §6.2.1: two-octet length, then the message; any number of messages may be
+    // pipelined in one segment, and one message may arrive in many.
+    while (!c->axfr && c->inLen - pos >= 2) {
+        size_t len = size_t(in[pos]) << 8 | in[pos + 1];
+        if (len == 0) {
+            zeroLength = true;
+            break;
+        }
+        if (c->inLen - pos - 2 < len) break;  // the space left after the prefix, never `pos + 2 + len`
+        std::span<const uint8_t> q{in + pos + 2, len};
+        pos += 2 + len;
+        if (handleMessage(c, snap, q) == Handled::Axfr)
+            break;  // nothing after it is read before it is written
+        if (evbuffer_get_length(c->out) + staged_ > kTcpOutHigh) {
+            pauseReading(c);  // resumed in onTcpWritable once the client has read
+            break;
+        }
+    }
+    flush(c);
+    if (zeroLength) {
+        // A zero-length message is no DNS message: answer what came before it, then close (as NSD).
+        c->inLen = 0;
+        c->closing = true;
+        pauseReading(c);
+        if (evbuffer_get_length(c->out) == 0 && !c->axfr) {
+            closeConn(c);
+            return false;
+        }
+        return true;
+    }
+    // Keep the start of the next message; a buffer grown for a large one goes back to kTcpIn once empty.
+    if (pos) {
+        std::memmove(c->in.get(), in + pos, c->inLen - pos);
+        c->inLen -= pos;
+    }
+    if (c->inLen >= 2) {
+        size_t need = 2 + (size_t(c->in[0]) << 8 | c->in[1]);
+        if (need > c->inCap) {
+            std::unique_ptr<uint8_t[]> grown(new uint8_t[need]);
+            std::memcpy(grown.get(), c->in.get(), c->inLen);
+            c->in = std::move(grown);
+            c->inCap = need;
+        }
+    } else if (c->inCap > kTcpIn) {
+        std::unique_ptr<uint8_t[]> small(new uint8_t[kTcpIn]);
+        std::memcpy(small.get(), c->in.get(), c->inLen);
+        c->in = std::move(small);
+        c->inCap = kTcpIn;
+    }
+    return messageDeadline(c, snap.config.server);
+}
+
+void Worker::flush(TcpConn* c) {
+    if (staged_ == 0) return;
+    size_t sent = 0;
+    if (evbuffer_get_length(c->out) == 0) {
+        // Nothing of this client waits: the answers go to the kernel now, on this loop turn.
+        ssize_t n = send(c->fd, tcpOut_.data(), staged_, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            staged_ = 0;  // a reset connection: its read event reports it and closes
+            return;
+        }
+        sent = n > 0 ? size_t(n) : 0;
+    }
+    if (sent < staged_) {
+        evbuffer_add(c->out, tcpOut_.data() + sent, staged_ - sent);
+        startWriting(c);
+    }
+    staged_ = 0;
+}
+
+Worker::Handled Worker::handleMessage(TcpConn* c, const Snapshot& snap, std::span<const uint8_t> q) {
+    if (tcpOut_.size() - staged_ < kTcpMsgMax + 2) flush(c);  // the next answer must fit whole
+    uint8_t* prefix = tcpOut_.data() + staged_;
+    std::span<uint8_t> out{prefix + 2, kTcpMsgMax};
+    touch(c);
+    c->messageStart = 0;
+    WorkerStats& st = shared_.stats[id_];
+    bump(st.tcp);
+    const auto* peer = reinterpret_cast<const sockaddr*>(&c->peer);
+    auto res = zones::answer(snap.db, snap.answer, q, true, out, &selector_,
+                             zones::ClientInfo{peer, uint32_t(time(nullptr))});
+    size_t outLen = res.len;
+    zones::TsigSession ts;
+    bool signedOk = false;  // the query's TSIG verified: whatever goes back is signed
+    uint8_t rcode = res.rcode;
+    if (res.action != zones::Action::Drop && res.tsigAt) {
+        signedOk = verifyTsig(snap, q, res.tsigAt, out, ts, outLen, rcode, peer);
+        if (!signedOk) res.action = zones::Action::Send;  // the TSIG error goes back instead
+    }
+    if (res.action == zones::Action::Axfr) {
+        const auto& acl = xfr::axfrAcl(snap.config, res.zone->name());
+        std::string why = xfr::axfrRefusal(snap.config, acl, peer, signedOk ? ts.key : nullptr);
+        int per = snap.config.server.axfrMaxConcurrentPerClient;
+        if (!why.empty()) {
+            logRefusal(fmt::format("AXFR of {} from {} refused: {}", res.zone->name(), peerText(peer), why));
+            rcode = 5;
+            outLen = zones::refuse(snap.answer, q, out);
+        } else if (per > 0 && !shared_.axfrPerClient.acquire(c->client, per)) {
+            // This client already has its share of transfers in flight: SERVFAIL as below, try later.
+            bump(st.axfrRefusedPerClient);
+            rcode = 2;
+            outLen = zones::refuse(snap.answer, q, out, 2);
+        } else if (shared_.axfrActive.fetch_add(1) >= snap.config.server.axfrMaxConcurrent) {
+            // Over the cap: SERVFAIL, not REFUSED. The cap is a passing condition of this server, not a
+            // policy about the client: a secondary retries after the SOA's retry interval (RFC 1034
+            // §4.3.5), where REFUSED reads as "you may not" and is logged as a configuration error.
+            shared_.axfrActive.fetch_sub(1);
+            if (per > 0) shared_.axfrPerClient.release(c->client);
+            rcode = 2;
+            outLen = zones::refuse(snap.answer, q, out, 2);
+        } else {
+            c->axfrCounted = per > 0;
+            st.count(res.qtype, res.rcode);
+            startAxfr(c, *res.zone, q, ts);
+            return Handled::Axfr;
+        }
+    } else if (res.action == zones::Action::Drop) {
+        outLen = 0;
+        bump(st.dropped);
+    }
+    if (signedOk && outLen) outLen = signAnswer(snap.answer, q, out, outLen, rcode, ts);
+    if (res.action != zones::Action::Drop) st.count(res.qtype, rcode);
+    if (outLen) {
+        prefix[0] = uint8_t(outLen >> 8);
+        prefix[1] = uint8_t(outLen);
+        staged_ += 2 + outLen;
+    }
+    return Handled::Next;
+}
+
+bool Worker::messageDeadline(TcpConn* c, const ServerConf& conf) {
     // A message must arrive whole within tcp_message_timeout of its first octet. The idle timeout alone
     // restarts at every octet, so a client trickling a byte a second would hold its slot for ever
     // (slowloris). The read timeout is shortened to the time left, and restored once nothing is pending.
-    evbuffer* in = bufferevent_get_input(c->bev);
-    if (evbuffer_get_length(in) == 0) {
+    // Changing an added event's timeout moves it in libevent's timer heap only: no system call.
+    if (!c->reading) return true;  // paused: checked again when reading resumes
+    if (c->inLen == 0) {
         c->messageStart = 0;
         if (c->shortTimeout) {
             timeval idle{conf.tcpIdleTimeout, 0};
-            bufferevent_set_timeouts(c->bev, &idle, &idle);
+            event_add(c->rev, &idle);
             c->shortTimeout = false;
         }
-        return;
+        return true;
     }
     int64_t now = nowMs();
     if (c->messageStart == 0) c->messageStart = now;
     int64_t left = c->messageStart + int64_t(conf.tcpMessageTimeout) * 1000 - now;
     if (left <= 0) {
         closeConn(c);
-        return;
+        return false;
     }
     if (left < int64_t(conf.tcpIdleTimeout) * 1000) {
-        timeval t = toTimeval(left), idle{conf.tcpIdleTimeout, 0};
-        bufferevent_set_timeouts(c->bev, &t, &idle);
+        timeval t = toTimeval(left);
+        event_add(c->rev, &t);
         c->shortTimeout = true;
     }
+    return true;
 }
 
 bool Worker::verifyTsig(const Snapshot& snap, std::span<const uint8_t> query, size_t tsigAt,
@@ -634,17 +756,17 @@ void Worker::logRefusal(const std::string& message) {
 
 void Worker::startAxfr(TcpConn* c, const zones::Zone& zone, std::span<const uint8_t> query,
                        const zones::TsigSession& tsig) {
+    flush(c);  // the answers to the queries before it go first
     // A signed transfer's messages leave room for their TSIG RR.
     size_t msgMax = tsig.key ? kAxfrMsg - zones::tsigRecordSize(*tsig.key) : kAxfrMsg;
     c->axfr = std::make_unique<AxfrJob>(AxfrJob{snap_, zones::AxfrWriter(zone, query, msgMax), tsig});
-    bufferevent_disable(c->bev, EV_READ);
-    // The write callback now runs whenever the output drains to kAxfrLow, not only when it is empty.
-    bufferevent_setwatermark(c->bev, EV_WRITE, kAxfrLow, 0);
+    pauseReading(c);
     pumpAxfr(c);
+    startWriting(c);
 }
 
 void Worker::pumpAxfr(TcpConn* c) {
-    evbuffer* outb = bufferevent_get_output(c->bev);
+    evbuffer* outb = c->out;
     zones::AxfrWriter& wr = c->axfr->writer;
     if (wr.messages() > 0) touch(c);  // the client has read: it is active, not idle
     while (!wr.done() && evbuffer_get_length(outb) < kAxfrHigh) {
@@ -667,36 +789,32 @@ void Worker::endAxfr(TcpConn* c) {
     shared_.axfrActive.fetch_sub(1);
     if (c->axfrCounted) shared_.axfrPerClient.release(c->client);
     c->axfrCounted = false;
-    bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
 }
 
-void Worker::onTcpWrite(bufferevent* bev, void* arg) {
+void Worker::onTcpWritable(evutil_socket_t fd, short what, void* arg) {
     auto* c = static_cast<TcpConn*>(arg);
-    if (c->axfr) {
-        c->worker->pumpAxfr(c);
-        if (c->axfr) return;
+    Worker* w = c->worker;
+    if (what & EV_TIMEOUT) {  // the client took nothing for the idle timeout
+        w->closeConn(c);
+        return;
     }
-    if (evbuffer_get_length(bufferevent_get_output(bev)) != 0) return;
+    // A transfer is generated as the client drains it: at most kAxfrHigh octets (plus one message) wait.
+    if (c->axfr && evbuffer_get_length(c->out) < kAxfrLow) w->pumpAxfr(c);
+    if (evbuffer_write(c->out, fd) < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        w->closeConn(c);
+        return;
+    }
+    if (evbuffer_get_length(c->out) != 0 || c->axfr) return;  // write interest stays on
+    event_del(c->wev);
+    c->writing = false;
     if (c->closing) {
-        c->worker->closeConn(c);
+        w->closeConn(c);
         return;
     }
-    if (!(bufferevent_get_enabled(bev) & EV_READ)) {
-        bufferevent_enable(bev, EV_READ);
-        onTcpRead(bev, arg);  // messages already buffered
+    if (!c->reading) {
+        w->resumeReading(c);
+        w->processInput(c);  // messages that came while reading was paused
     }
-}
-
-void Worker::onTcpEvent(bufferevent* bev, short what, void* arg) {
-    auto* c = static_cast<TcpConn*>(arg);
-    if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) &&
-        (evbuffer_get_length(bufferevent_get_output(bev)) > 0 || c->axfr)) {
-        // The client closed its side after its last query: finish writing the answers, then close.
-        c->closing = true;
-        bufferevent_disable(bev, EV_READ);
-        return;
-    }
-    c->worker->closeConn(c);
 }
 
 }  // namespace gslb::server

@@ -3,7 +3,6 @@
 // on the query path but the snapshot holder's generation counter and the TCP connection count.
 #pragma once
 #include <event2/event.h>
-#include <event2/bufferevent.h>
 #include <event2/listener.h>
 
 #include <sys/socket.h>
@@ -71,11 +70,22 @@ class Worker {
     static void onUdp(evutil_socket_t fd, short what, void* arg);
     void resendTruncated(int fd, mmsghdr& m, zones::AnswerResult& res);
     static void onAccept(evconnlistener* l, evutil_socket_t fd, sockaddr* sa, int len, void* arg);
-    static void onTcpRead(struct bufferevent* bev, void* arg);
-    static void onTcpWrite(struct bufferevent* bev, void* arg);
-    static void onTcpEvent(struct bufferevent* bev, short what, void* arg);
+    static void onTcpReadable(evutil_socket_t fd, short what, void* arg);
+    static void onTcpWritable(evutil_socket_t fd, short what, void* arg);
+    // Answers every whole message in c's input, in order, then sends the answers (see flush). False when c
+    // was closed meanwhile (it is freed: the caller must not touch it).
+    bool processInput(TcpConn* c);
+    // What a message handler did with the connection.
+    enum class Handled { Next, Axfr };
+    Handled handleMessage(TcpConn* c, const Snapshot& snap, std::span<const uint8_t> q);
+    // Sends the answers staged in tcpOut_ for c: straight to the socket when nothing of c's waits, else (or
+    // whatever the kernel did not take) into c's output, with write interest on.
+    void flush(TcpConn* c);
+    void pauseReading(TcpConn* c);
+    void resumeReading(TcpConn* c);
+    void startWriting(TcpConn* c);
     void closeConn(TcpConn* c);
-    void messageDeadline(TcpConn* c, const ServerConf& conf);
+    bool messageDeadline(TcpConn* c, const ServerConf& conf);  // false: c timed out and was closed
     void touch(TcpConn* c);  // c was active now: it moves to the young end of the connection list
     void unlink(TcpConn* c);
     void publishOldest();
@@ -108,7 +118,10 @@ class Worker {
     std::shared_ptr<const Snapshot> snap_;
     uint64_t gen_ = 0;
     Selector selector_;
-    std::vector<uint8_t> recvBuf_, sendBuf_, tcpBuf_;
+    std::vector<uint8_t> recvBuf_, sendBuf_;
+    // TCP answers of one read, each with its length prefix, sent in one send() (see flush).
+    std::vector<uint8_t> tcpOut_;
+    size_t staged_ = 0;
     TcpConn* oldest_ = nullptr;  // this worker's TCP connections, least recently active first
     TcpConn* newest_ = nullptr;
     event* wake_ = nullptr;
