@@ -369,6 +369,10 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
         if (!get) return apiError(405, "use GET for /v1/explain");
         return explainQuery(*snap, path);
     }
+    if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "verdicts") {
+        if (!get) return apiError(405, "use GET for /v1/verdicts");
+        return verdicts();
+    }
     if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "history") {
         if (!get) return apiError(405, "use GET for /v1/history");
         return history();

@@ -7,6 +7,8 @@
 //   GET  /v1/explain?name=N&type=A&client=ADDR[&ecs=PREFIX][&format=text]
 //                                                 one simulated query, stage by stage (explain.hpp)
 //   GET  /v1/history                              answers per (hostname, site, address) per sample interval
+//   GET  /v1/verdicts                             this member's own health verdicts, for its [cluster] peers'
+//                                                 health_quorum (api_verdicts.cpp)
 //   GET  /  and /ui/page.css, /ui/page.js         the status page (api_page.hpp)
 //   GET  /?name=N[&type=A][&client=ADDR][&ecs=PREFIX]
 //                                                 the page with its explain form's answer (api_page.hpp)
@@ -60,6 +62,8 @@ class ControlApi {
     using ReloadFn = std::function<bool(std::string& message)>;
     using CheckStatusFn = std::function<CheckStatus(uint32_t slot)>;
     using SourceStatusFn = std::function<std::vector<SourceStatus>()>;
+    using VerdictsFn = std::function<std::vector<OwnVerdict>()>;
+    using QuorumStatusFn = std::function<QuorumStatus()>;
 
     struct Conn;  // one connection's filter state (api.cpp)
     using Conns = std::unordered_map<bufferevent*, Conn*>;
@@ -67,6 +71,11 @@ class ControlApi {
     ControlApi(event_base* base, Shared& shared, ReloadFn reload, CheckStatusFn checkStatus);
     /// What GET /v1/status and /metrics show of the metric sources (issue 12); none when unset.
     void setSourceStatus(SourceStatusFn fn) { sourceStatus_ = std::move(fn); }
+    /// GET /v1/verdicts and the health quorum's state in /v1/status and /metrics (issue 18); none when unset.
+    void setQuorum(VerdictsFn verdicts, QuorumStatusFn status) {
+        verdicts_ = std::move(verdicts);
+        quorumStatus_ = std::move(status);
+    }
     ~ControlApi();
 
     /// Binds the HTTP listener and reads the token. False and `error` when either fails.
@@ -105,6 +114,9 @@ class ControlApi {
     ApiResponse page(const Snapshot& s, const std::string& file, const std::string& path);
     /// GET /v1/history: the answer history's samples and series (history.hpp).
     ApiResponse history();
+    /// GET /v1/verdicts: {"services": [{"site", "address", "health" (up|down|unknown), "age_ms" (null: no
+    /// result yet), "observed" (ISO time)}]}, this member's checks alone (api_verdicts.cpp).
+    ApiResponse verdicts();
     /// Takes one sample of the answer counters into the history (the control loop's timer calls it every
     /// AnswerHistory::intervalSec(); tests call it directly).
     void sampleHistory(int64_t unixMs);
@@ -124,6 +136,8 @@ class ControlApi {
     ReloadFn reload_;
     CheckStatusFn checkStatus_;
     SourceStatusFn sourceStatus_;
+    VerdictsFn verdicts_;
+    QuorumStatusFn quorumStatus_;
     evhttp* http_ = nullptr;
     int fd_ = -1;  // bound, not yet served
     std::function<void()> adminChanged_;

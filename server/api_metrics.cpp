@@ -279,6 +279,31 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
             o.sample("gslbd_source_scrapes_total", sl(x) + ",result=\"failed\"", double(x.failures));
         }
     }
+    if (quorumStatus_) {
+        // [cluster] health_quorum (issue 18): only while it is set.
+        const QuorumStatus q = quorumStatus_();
+        if (q.quorum > 0) {
+            o.head(
+                "gslbd_health_quorum_own_view", "gauge",
+                "1 when some checked service is decided on this member's own verdict alone (too few peers' "
+                "fresh verdicts to reach health_quorum).");
+            o.sample("gslbd_health_quorum_own_view", "", q.ownView ? 1 : 0);
+            o.head("gslbd_health_quorum_own_view_services", "gauge",
+                   "Checked services decided on this member's own verdict alone.");
+            o.sample("gslbd_health_quorum_own_view_services", "", double(q.ownViewServices));
+            auto ml = [](const PeerStatus& p) { return fmt::format("member=\"{}\"", esc(p.url)); };
+            o.head("gslbd_cluster_peer_up", "gauge",
+                   "1 when the peer's last GET /v1/verdicts succeeded (absent before the first).");
+            for (const auto& p : q.peers)
+                if (p.state != "unknown") o.sample("gslbd_cluster_peer_up", ml(p), p.state == "ok");
+            o.head("gslbd_cluster_peer_last_success_age_seconds", "gauge",
+                   "Age of the peer's last successful verdicts poll.");
+            for (const auto& p : q.peers)
+                if (p.lastSuccessMonoMs)
+                    o.sample("gslbd_cluster_peer_last_success_age_seconds", ml(p),
+                             double(now - p.lastSuccessMonoMs) / 1000.0);
+        }
+    }
     o.head("gslbd_control_reports_total", "counter", "Site reports accepted by the control API.");
     o.sample("gslbd_control_reports_total", "", double(reports_));
     o.head("gslbd_control_unauthorized_total", "counter", "Control API changes refused for a bad token.");

@@ -133,6 +133,16 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                      {"last_latency_ms", cs.lastLatencyMs < 0 ? json(nullptr) : json(cs.lastLatencyMs)},
                      {"l4_ms", cs.l4Ms < 0 ? json(nullptr) : json(cs.l4Ms)},
                      {"l7_ms", cs.l7Ms < 0 ? json(nullptr) : json(cs.l7Ms)}};
+        if (cs.checked) {
+            // Issue 18: what this member's checks alone say, beside the health the selector uses; with
+            // health_quorum, the votes behind it.
+            check["own_state"] = cs.ownState;
+            if (cs.quorum)
+                check["quorum"] = {{"voters", cs.votes.voters},
+                                   {"down_votes", cs.votes.downVotes},
+                                   {"own_view", cs.votes.ownView},
+                                   {"max_age_ms", cs.quorumMaxAgeMs}};
+        }
         if (cs.checked && cs.certNotAfterUnix) {
             // https: when the certificate expires, and in how long (negative: expired), for an alert.
             check["cert_not_after"] = isoTime(cs.certNotAfterUnix * 1000);
@@ -177,6 +187,33 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                  {"failures", src.failures},
                  {"feeds", src.feeds}});
         }
+    // [cluster] health_quorum (issue 18): null when not set.
+    j["health_quorum"] = nullptr;
+    if (quorumStatus_) {
+        QuorumStatus q = quorumStatus_();
+        if (q.quorum > 0) {
+            json peers = json::array();
+            for (const auto& p : q.peers)
+                peers.push_back(
+                    {{"url", p.url},
+                     {"state", p.state},
+                     {"last_success_age_s",
+                      p.lastSuccessMonoMs ? json(double(now - p.lastSuccessMonoMs) / 1000.0) : json(nullptr)},
+                     {"last_error", p.lastError.empty() ? json(nullptr) : json(p.lastError)},
+                     {"polls", p.polls},
+                     {"failures", p.failures},
+                     {"verdicts", p.verdicts}});
+            j["health_quorum"] = {
+                {"quorum", q.quorum},
+                {"members", q.members},
+                {"own_view", q.ownView},
+                {"own_view_services", q.ownViewServices},
+                {"own_view_since", q.sinceUnixMs ? json(isoTime(q.sinceUnixMs)) : json(nullptr)},
+                {"poll_interval_s", q.pollIntervalSec},
+                {"poll_timeout_s", q.pollTimeoutSec},
+                {"peers", peers}};
+        }
+    }
     auto reloads = [&](int trig) {
         return json{{"ok", shared_.reloads[trig][0].load(std::memory_order_relaxed)},
                     {"failed", shared_.reloads[trig][1].load(std::memory_order_relaxed)}};

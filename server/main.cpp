@@ -19,6 +19,7 @@
 #include "server/check.hpp"
 #include "server/events.hpp"
 #include "server/probes/health.hpp"
+#include "server/probes/peers.hpp"
 #include "server/probes/sources.hpp"
 #include "server/log.hpp"
 #include "server/service/admin_state.hpp"
@@ -44,6 +45,7 @@ struct Daemon {
     std::unique_ptr<ControlApi> api;
     std::unique_ptr<HealthMonitor> health;   // its events live on `base`: destroyed before the base
     std::unique_ptr<SourceMonitor> sources;  // metric scrapes (issue 12), on `base` too
+    std::unique_ptr<PeerMonitor> peers;      // [cluster] peers' verdicts for health_quorum (issue 18)
     std::string stateDir;                    // [server] state_dir at start; empty: drains are not kept
     std::unique_ptr<xfr::Notifier> notifier;
 
@@ -116,7 +118,10 @@ struct Daemon {
         for (const auto& z : s->db.zones()) records += z->recordCount();
         size_t zones = s->db.zones().size();
         shared.holder.publish(std::move(s));
+        // Peers first: the health monitor combines with the new quorum when it rewrites the slots.
+        if (peers) peers->apply(*shared.holder.get());
         if (health) health->apply(*shared.holder.get());  // new checks start, unchanged ones keep their state
+        if (health) health->refreshQuorum();
         saveAdminState();  // drains of services that left the config are gone from the table: forget them
         notifyChanged(old.get(), *shared.holder.get());
         if (sources) sources->apply(*shared.holder.get());
@@ -280,6 +285,9 @@ int main(int argc, char** argv) {
     d.base = event_base_new();
     d.health = std::make_unique<HealthMonitor>(d.base);
     d.sources = std::make_unique<SourceMonitor>(d.base);
+    d.peers = std::make_unique<PeerMonitor>(d.base);
+    d.health->setPeers(d.peers.get());
+    d.peers->setOnRound([&d] { d.health->refreshQuorum(); });
 
     // Bind everything while we may (ports below 1024 need root or CAP_NET_BIND_SERVICE), then drop
     // privileges before any network input is read: the sockets only queue until the workers start.
@@ -306,6 +314,7 @@ int main(int argc, char** argv) {
             [&d](uint32_t slot) { return d.health->status(slot); });
         d.api->setAdminChanged([&d] { d.saveAdminState(); });
         d.api->setSourceStatus([&d] { return d.sources->status(); });
+        d.api->setQuorum([&d] { return d.health->verdicts(); }, [&d] { return d.health->quorumStatus(); });
         if (!d.api->bind(sc_control, error)) {
             log::error("{}", error);
             return 1;
@@ -334,6 +343,9 @@ int main(int argc, char** argv) {
     // answer, so no first answer is a guess.
     d.health->apply(*d.shared.holder.get());
     d.health->runInitialRound();
+    // Health quorum: the peers' verdicts come from now on; until the first poll this member's own view
+    // decides, as the start-up round did.
+    d.peers->apply(*d.shared.holder.get());
     // Scrapes start now and land as they come: a metric is unknown until then, which every stage handles.
     d.sources->apply(*d.shared.holder.get());
 
@@ -382,6 +394,7 @@ int main(int argc, char** argv) {
     d.workers.clear();
     d.api.reset();
     d.notifier.reset();
+    d.peers.reset();  // its round callback reaches the health monitor
     d.health.reset();
     d.sources.reset();
     for (auto* e : sigs) event_free(e);

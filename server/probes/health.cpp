@@ -16,6 +16,7 @@
 
 #include "metrics/health/aggregate.hpp"
 #include "metrics/health/hysteresis.hpp"
+#include "metrics/health/quorum.hpp"
 #include "metrics/health/smoothing.hpp"
 #include "server/events.hpp"
 #include "server/probes/health_check.hpp"
@@ -75,6 +76,7 @@ struct HealthMonitor::Impl {
         int64_t certNotAfterUnix = 0;  // https: the last certificate seen
         double lastLatencyMs = -1;
         int64_t lastResultAt = 0;
+        int64_t lastResultMono = 0;  // monotonicMs() of the same result (0: none yet)
         uint64_t durationBuckets[kCheckDurationBucketCount] = {};  // the bucket of each run's time
         uint64_t durationCount = 0;
         double durationSumSec = 0;
@@ -82,7 +84,11 @@ struct HealthMonitor::Impl {
         int64_t lastChangeAt = -1;
     };
     struct Slot {
-        Health health = Health::Unknown;
+        Health health = Health::Unknown;     // own verdict: this member's checks
+        Health effective = Health::Unknown;  // what the StateTable gets: `health`, or the quorum's outcome
+        mh::QuorumOutcome votes;
+        int64_t maxAgeMs = 0;    // peers' verdicts on this slot older than this are stale
+        bool overruled = false;  // the quorum's outcome differs from the own verdict
         int64_t lastChangeUnixMs = 0;
         uint64_t flaps = 0;
         double l4 = NAN, l7 = NAN;
@@ -95,6 +101,10 @@ struct HealthMonitor::Impl {
     std::map<std::string, Slot> slots;                      // by site '\0' address
     std::map<std::string, bool> siteDown;                   // by site name
     size_t pending = 0;                                     // initial round: runs not finished yet
+    const PeerMonitor* peers = nullptr;
+    bool ownView = false;  // member level: some slot falls back on the own verdict
+    size_t ownViewSlots = 0;
+    int64_t ownViewSinceUnixMs = 0;
 
     explicit Impl(event_base* b) : base(b) {}
     ~Impl() {
@@ -134,6 +144,7 @@ struct HealthMonitor::Impl {
     void onResult(Entry& e, const health::CheckResult& r) {
         e.lastLatencyMs = r.elapsedMs;
         e.lastResultAt = wallMs();
+        e.lastResultMono = monotonicMs();
         double sec = r.elapsedMs / 1000.0;
         for (size_t i = 0; i < kCheckDurationBucketCount; ++i)
             if (sec <= kCheckDurationBuckets[i]) {
@@ -205,13 +216,84 @@ struct HealthMonitor::Impl {
         }
         s.l4 = mh::slowest(l4s);
         s.l7 = mh::slowest(l7s);
-        if (!table || s.entries.empty()) return;
+        if (s.entries.empty()) return;
         const Entry* e0 = s.entries.front();
+        const Health before = s.effective;
+        combine(s, e0->site, e0->address);
+        if (!table) return;
         auto slot = table->findService(e0->site, e0->address);
         if (!slot) return;
-        table->setHealth(*slot, s.health);
+        table->setHealth(*slot, s.effective);
         table->setFlashback(*slot, s.l4, s.l7);
-        if (h) updateSite(e0->site);
+        if (h || s.effective != before) updateSite(e0->site);
+    }
+
+    // The slot's effective health: its own verdict, or with a quorum the combination with the peers'.
+    void combine(Slot& s, const std::string& site, const std::string& address) {
+        const int quorum = peers ? peers->quorum() : 0;
+        if (quorum <= 0) {
+            s.effective = s.health;
+            s.votes = {};
+            s.overruled = false;
+            return;
+        }
+        double longest = 0;
+        for (const Entry* e : s.entries) longest = std::max(longest, e->interval + e->timeout);
+        s.maxAgeMs = int64_t(2000 * (longest + peers->pollIntervalSec()));
+        std::vector<mh::PeerVerdict> pv;
+        peers->verdicts(site, address, monotonicMs(), pv);
+        s.votes = mh::combineQuorum(s.health, pv, quorum, s.maxAgeMs);
+        // An Unknown outcome is "no news": the slot keeps what it had (as combineChecks' nullopt).
+        if (s.votes.health != Health::Unknown || s.health == Health::Unknown) s.effective = s.votes.health;
+        // Logged once when the quorum starts and stops overruling this member's own verdict: the
+        // operator sees why a service this member checks as down is still answered (or the reverse).
+        const bool overruled =
+            s.health != Health::Unknown && s.effective != Health::Unknown && s.effective != s.health;
+        if (overruled != s.overruled) {
+            s.overruled = overruled;
+            const std::string label = s.entries.front()->label;
+            std::string why =
+                overruled ? fmt::format(
+                                "own check says {}, the quorum keeps it {} ({} of {} votes down, quorum {})",
+                                healthName(s.health), healthName(s.effective), s.votes.downVotes,
+                                s.votes.voters, quorum)
+                          : fmt::format("quorum and own check agree again: {}", healthName(s.effective));
+            log::info("{} {}", label, why);
+            recordEvent(log::Level::Info, "health", label, why);
+        }
+    }
+
+    void refreshQuorum() {
+        for (auto& [key, s] : slots) updateSlot(key);
+        size_t own = 0;
+        const int quorum = peers ? peers->quorum() : 0;
+        if (quorum > 0)
+            for (const auto& [key, s] : slots)
+                if (s.votes.ownView) ++own;
+        ownViewSlots = own;
+        const bool now = own > 0;
+        if (now == ownView) return;
+        ownView = now;
+        ownViewSinceUnixMs = wallMs();
+        size_t ok = 0, total = 0;
+        if (peers)
+            for (const auto& p : peers->status()) {
+                ++total;
+                ok += p.state == "ok";
+            }
+        if (now) {
+            std::string why = fmt::format(
+                "{} service(s) decided on this member's own view: {} of {} peer(s) answer, quorum {} not "
+                "reached",
+                own, ok, total, quorum);
+            log::warn("health quorum: {}", why);
+            recordEvent(log::Level::Warn, "cluster", "health quorum", why);
+        } else {
+            std::string why = fmt::format(
+                "quorum {} reached again for every service ({} of {} peer(s) answer)", quorum, ok, total);
+            log::info("health quorum: {}", why);
+            recordEvent(log::Level::Info, "cluster", "health quorum", why);
+        }
     }
 
     void updateSite(const std::string& site) {
@@ -227,7 +309,7 @@ struct HealthMonitor::Impl {
             mh::SiteService ss;
             if (it != slots.end()) {
                 ss.checked = true;
-                ss.health = it->second.health;
+                ss.health = it->second.effective;
                 ++checked;
             }
             svcs.push_back(ss);
@@ -426,8 +508,8 @@ struct HealthMonitor::Impl {
             }
         size_t up = 0, down = 0;
         for (auto& [key, s] : slots) {
-            if (s.health == Health::Up) ++up;
-            if (s.health == Health::Down) ++down;
+            if (s.effective == Health::Up) ++up;
+            if (s.effective == Health::Down) ++down;
         }
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         log::info("health: initial round of {} check(s) in {:.0f} ms: {} service(s) up, {} down, {} unknown",
@@ -442,7 +524,11 @@ struct HealthMonitor::Impl {
         if (it == slots.end()) return st;
         const Slot& s = it->second;
         st.checked = true;
-        st.state = healthName(s.health);
+        st.state = healthName(s.effective);
+        st.ownState = healthName(s.health);
+        st.quorum = peers && peers->quorum() > 0;
+        st.votes = s.votes;
+        st.quorumMaxAgeMs = s.maxAgeMs;
         st.lastChangeUnixMs = s.lastChangeUnixMs;
         st.flaps = s.flaps;
         st.l4Ms = std::isnan(s.l4) ? -1 : s.l4;
@@ -488,6 +574,51 @@ struct HealthMonitor::Impl {
         }
         return st;
     }
+
+    std::vector<OwnVerdict> verdicts() const {
+        std::vector<OwnVerdict> out;
+        const int64_t now = monotonicMs();
+        for (const auto& [key, s] : slots) {
+            if (s.entries.empty()) continue;
+            OwnVerdict v;
+            v.site = s.entries.front()->site;
+            v.address = s.entries.front()->address;
+            v.health = s.health;
+            // The verdict is as old as the oldest of the checks it combines.
+            int64_t oldest = 0, oldestWall = 0;
+            bool all = true;
+            for (const Entry* e : s.entries) {
+                if (!e->lastResultMono) {
+                    all = false;
+                    continue;
+                }
+                if (!oldest || e->lastResultMono < oldest) {
+                    oldest = e->lastResultMono;
+                    oldestWall = e->lastResultAt;
+                }
+            }
+            if (oldest && (all || s.health != Health::Unknown)) {
+                v.ageMs = std::max<int64_t>(0, now - oldest);
+                v.observedUnixMs = oldestWall;
+            }
+            out.push_back(std::move(v));
+        }
+        return out;
+    }
+
+    QuorumStatus quorumStatus() const {
+        QuorumStatus q;
+        if (!peers) return q;
+        q.quorum = peers->quorum();
+        q.members = peers->members();
+        q.ownView = ownView && q.quorum > 0;
+        q.ownViewServices = q.quorum > 0 ? ownViewSlots : 0;
+        q.sinceUnixMs = ownViewSinceUnixMs;
+        q.pollIntervalSec = peers->pollIntervalSec();
+        q.pollTimeoutSec = peers->pollTimeoutSec();
+        q.peers = peers->status();
+        return q;
+    }
 };
 
 double firstPeriodicDelay(double intervalSec, double stagger) {
@@ -504,6 +635,18 @@ void HealthMonitor::runInitialRound() {
 }
 CheckStatus HealthMonitor::status(uint32_t serviceSlot) const {
     return impl_->status(serviceSlot);
+}
+void HealthMonitor::setPeers(const PeerMonitor* peers) {
+    impl_->peers = peers;
+}
+void HealthMonitor::refreshQuorum() {
+    impl_->refreshQuorum();
+}
+std::vector<OwnVerdict> HealthMonitor::verdicts() const {
+    return impl_->verdicts();
+}
+QuorumStatus HealthMonitor::quorumStatus() const {
+    return impl_->quorumStatus();
 }
 
 }  // namespace gslb::server

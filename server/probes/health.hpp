@@ -11,6 +11,14 @@
 // all
 //   finished or timed out (bounded by the largest timeout), so the first answer is not a guess;
 // - status(slot): what GET /v1/status and GET /metrics show for one service slot.
+//
+// Health quorum ([cluster] health_quorum, issue 18): the checks give this member's own verdict per slot
+// (published by verdicts() on GET /v1/verdicts); with setPeers() and a quorum, the health written into the
+// StateTable, and used for the site flag, is metrics/health/quorum.hpp's combination of that verdict with
+// the peers' fresh ones. A peer's verdict is fresh while its age is at most
+// 2 x (the slot's check interval + timeout + the peer poll interval): one missed poll or a late check is
+// not enough to fall back on the own view. refreshQuorum() re-combines every slot (the PeerMonitor calls it
+// after each poll); the switch to and from the own view is logged once and recorded as an event.
 #pragma once
 #include <event2/event.h>
 
@@ -19,6 +27,9 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "metrics/health/quorum.hpp"
+#include "server/probes/peers.hpp"
 
 namespace gslb::server {
 
@@ -32,12 +43,16 @@ inline constexpr size_t kCheckDurationBucketCount = std::size(kCheckDurationBuck
 
 /// What one service slot's checks look like now (control thread only).
 struct CheckStatus {
-    bool checked = false;           // a check is configured for this slot
-    std::string check;              // check name(s), comma-separated when several hostnames check the slot
-    std::string type;               // tcp | http | https
-    std::string target;             // "addr:port" actually checked
-    std::string state = "unknown";  // up | down | unknown
-    std::string lastError;  // last failure reason ("http 503", "connect: Connection refused", "timeout")
+    bool checked = false;              // a check is configured for this slot
+    std::string check;                 // check name(s), comma-separated when several hostnames check the slot
+    std::string type;                  // tcp | http | https
+    std::string target;                // "addr:port" actually checked
+    std::string state = "unknown";     // up | down | unknown: what the selector uses (quorum applied)
+    std::string ownState = "unknown";  // up | down | unknown: this member's checks alone
+    bool quorum = false;               // health_quorum is on: the three below mean something
+    metrics::health::QuorumOutcome votes;
+    int64_t quorumMaxAgeMs = 0;  // peers' verdicts older than this do not count
+    std::string lastError;       // last failure reason ("http 503", "connect: Connection refused", "timeout")
     int64_t lastChangeUnixMs = 0;  // wall clock of the last up/down change (0: never)
     std::string
         lastChangeReason;  // why it changed last: "down: http 503 after 3 failures", "up after 2 successes"
@@ -60,6 +75,25 @@ struct CheckStatus {
 /// and none runs again sooner than half an interval after its start-up run.
 double firstPeriodicDelay(double intervalSec, double stagger);
 
+/// This member's own verdict on one service slot (GET /v1/verdicts), from its checks alone.
+struct OwnVerdict {
+    std::string site, address;
+    metrics::Health health = metrics::Health::Unknown;
+    int64_t ageMs = -1;          // since the oldest of the slot's checks' latest results; -1: no result yet
+    int64_t observedUnixMs = 0;  // wall clock of that result (0: none)
+};
+
+/// The member-level quorum state (GET /v1/status "health_quorum", /metrics).
+struct QuorumStatus {
+    int quorum = 0;        // 0: health_quorum not set
+    size_t members = 0;    // [cluster] members, this one included
+    bool ownView = false;  // at least one checked service is decided on this member's view alone
+    size_t ownViewServices = 0;
+    int64_t sinceUnixMs = 0;  // when ownView last changed (0: never)
+    double pollIntervalSec = 0, pollTimeoutSec = 0;
+    std::vector<PeerStatus> peers;
+};
+
 class HealthMonitor {
   public:
     explicit HealthMonitor(event_base* base);
@@ -70,6 +104,13 @@ class HealthMonitor {
     void apply(const Snapshot& snap);
     void runInitialRound();
     CheckStatus status(uint32_t serviceSlot) const;
+
+    /// The peers' verdicts (may be null: none). Not owned; must outlive this monitor's use of it.
+    void setPeers(const PeerMonitor* peers);
+    /// Re-combines every slot with the peers' verdicts as they are now (after each peer poll).
+    void refreshQuorum();
+    std::vector<OwnVerdict> verdicts() const;
+    QuorumStatus quorumStatus() const;
 
   private:
     struct Impl;

@@ -43,7 +43,8 @@ CLONE_NEWNET = 0x40000000
 
 
 def gslbctl_path():
-    return os.environ.get("GSLBCTL") or os.path.join(os.path.dirname(gslbd_path()), "gslbctl")
+    return os.environ.get("GSLBCTL") or os.path.join(os.path.dirname(os.path.dirname(gslbd_path())), "tools",
+                                                     "gslbctl")
 
 
 def sh(*argv, check=True, timeout=20):
@@ -217,6 +218,7 @@ fall = {FALL}
 [site.b]
 
 [hostname."www.{ZONE}"]
+policy = ["health", "random"]  # only health decides which of the two is answered (no FlashBack ranking)
 ttl = 1
 answers = 2
 fallback = "none"
@@ -373,6 +375,16 @@ class ClusterLab(unittest.TestCase):
         cls.ns = {k: lab.ns(k) for k in ("infra", "m1", "m2", "sec", "be")}
         for addr in (BE1, BE2):
             cls._start(backend(cls.ns["be"], addr, cls.tmp))
+
+        def backend_up(addr):
+            try:
+                with netns(cls.ns["infra"]):
+                    urllib.request.urlopen(f"http://{addr}/", timeout=0.5).read()
+                return True
+            except OSError:
+                return False
+        for addr in (BE1, BE2):
+            wait_for(lambda: backend_up(addr), 10, f"back end {addr} answers")
         cls.token_file = os.path.join(cls.tmp, "token")
         with open(cls.token_file, "w") as f:
             f.write(TOKEN + "\n")
@@ -478,6 +490,7 @@ class ClusterLab(unittest.TestCase):
         p = self.ctl("drain", "b", BE2)
         self.assertEqual(p.returncode, 0, p.stdout)
         if not (M1 in p.stdout and M2 in p.stdout):
+            self.ctl("enable", "b", BE2)  # it reached m1 alone: undo it there
             self.skipTest(f"gslbctl does not fan out to [cluster] members yet:\n{p.stdout}")
         for short in ("m1", "m2"):
             wait_for(lambda: self.member_answers(short) == {BE1}, 2, f"{short} stops answering {BE2}")
@@ -513,6 +526,9 @@ class ClusterLab(unittest.TestCase):
             st = api_get(self.ns["infra"], M1, "/v1/status")
             svc = [s for s in st["services"] if s["address"] == BE1][0]
             self.assertEqual(svc["health"], "up", svc)
+            self.assertEqual(svc["check"]["own_state"], "down", svc)
+            self.assertEqual((svc["check"]["quorum"]["voters"], svc["check"]["quorum"]["down_votes"]), (2, 1), svc)
+            self.assertIn("the quorum keeps it up", m1.stderr())
             # Control case: without the quorum, m1 decides on its own view and drains the back end it cannot
             # reach, while m2 keeps answering it.
             t0 = time.monotonic()
@@ -571,9 +587,14 @@ class ClusterLab(unittest.TestCase):
             # m2 cannot reach its peer any more: with quorum 2 it falls back on its own view and says so.
             def own_view():
                 st = api_get(self.ns["infra"], M2, "/v1/status")
-                return st.get("health_quorum", {}).get("own_view")
+                return (st.get("health_quorum") or {}).get("own_view")
             wait_for(own_view, 5, "m2 reports it decides on its own view")
             self.assertIn("own view", self.members["m2"].stderr())
+            with netns(self.ns["infra"]):
+                with urllib.request.urlopen(f"http://{M2}:8053/metrics", timeout=2) as r:
+                    metrics = r.read().decode()
+            self.assertIn("gslbd_health_quorum_own_view 1\n", metrics)
+            self.assertIn(f'gslbd_cluster_peer_up{{member="http://{M1}:8053"}} 0\n', metrics)
             self.assertEqual(self.member_answers("m2"), {BE1, BE2})
 
 

@@ -539,3 +539,57 @@ TEST_CASE("the request head scanner: the end of the head, a NUL before it, fed i
         CHECK(s.pos == 22);
     }
 }
+
+TEST_CASE("GET /v1/verdicts: own verdicts with their ages, no token; health_quorum in status and metrics") {
+    Api a;
+    // Without the health monitor wired: an empty list, and no health_quorum.
+    auto r = a.get("/v1/verdicts");
+    CHECK(r.status == 200);
+    CHECK(nlohmann::json::parse(r.body) == nlohmann::json{{"services", nlohmann::json::array()}});
+    CHECK(nlohmann::json::parse(a.get("/v1/status").body)["health_quorum"].is_null());
+    CHECK(a.get("/metrics").body.find("gslbd_health_quorum_own_view") == std::string::npos);
+
+    a.api->setQuorum(
+        [] {
+            return std::vector<OwnVerdict>{
+                {"east", "192.0.2.1", gslb::metrics::Health::Down, 130, 1796138376906},
+                {"west", "192.0.2.2", gslb::metrics::Health::Unknown, -1, 0}};
+        },
+        [] {
+            QuorumStatus q;
+            q.quorum = 2;
+            q.members = 2;
+            q.ownView = true;
+            q.ownViewServices = 1;
+            PeerStatus p;
+            p.url = "http://192.0.2.54:8053";
+            p.state = "failing";
+            p.lastError = "timeout";
+            q.peers.push_back(p);
+            return q;
+        });
+    r = a.get("/v1/verdicts");
+    REQUIRE(r.status == 200);
+    auto j = nlohmann::json::parse(r.body);
+    REQUIRE(j["services"].size() == 2);
+    CHECK(j["services"][0]["site"] == "east");
+    CHECK(j["services"][0]["address"] == "192.0.2.1");
+    CHECK(j["services"][0]["health"] == "down");
+    CHECK(j["services"][0]["age_ms"] == 130);
+    CHECK(j["services"][0]["observed"] == "2026-12-01T15:19:36.906Z");
+    CHECK(j["services"][1]["health"] == "unknown");
+    CHECK(j["services"][1]["age_ms"].is_null());
+    CHECK_FALSE(j["services"][1].contains("observed"));
+    CHECK(a.api->handle("POST", "/v1/verdicts", "", "").status == 405);
+
+    auto q = nlohmann::json::parse(a.get("/v1/status").body)["health_quorum"];
+    CHECK(q["quorum"] == 2);
+    CHECK(q["own_view"] == true);
+    CHECK(q["own_view_services"] == 1);
+    CHECK(q["peers"][0]["state"] == "failing");
+    CHECK(q["peers"][0]["last_error"] == "timeout");
+    CHECK(q["peers"][0]["last_success_age_s"].is_null());
+    std::string m = a.get("/metrics").body;
+    CHECK(m.find("gslbd_health_quorum_own_view 1\n") != std::string::npos);
+    CHECK(m.find("gslbd_cluster_peer_up{member=\"http://192.0.2.54:8053\"} 0\n") != std::string::npos);
+}
