@@ -273,6 +273,11 @@ struct HealthMonitor::Impl {
         ownViewSlots = own;
         const bool now = own > 0;
         if (now == ownView) return;
+        if (quorum <= 0) {  // health_quorum was removed: nothing falls back any more, nothing to say
+            ownView = false;
+            ownViewSinceUnixMs = wallMs();
+            return;
+        }
         ownView = now;
         ownViewSinceUnixMs = wallMs();
         size_t ok = 0, total = 0;
