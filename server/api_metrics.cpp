@@ -291,7 +291,7 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
             o.head("gslbd_health_quorum_own_view_services", "gauge",
                    "Checked services decided on this member's own verdict alone.");
             o.sample("gslbd_health_quorum_own_view_services", "", double(q.ownViewServices));
-            auto ml = [](const PeerStatus& p) { return fmt::format("member=\"{}\"", esc(p.url)); };
+            auto ml = [](const PeerStatus& p) { return fmt::format("peer=\"{}\"", esc(p.url)); };
             o.head("gslbd_cluster_peer_up", "gauge",
                    "1 when the peer's last GET /v1/verdicts succeeded (absent before the first).");
             for (const auto& p : q.peers)

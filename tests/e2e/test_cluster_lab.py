@@ -610,7 +610,7 @@ class ClusterLab(unittest.TestCase):
                 with urllib.request.urlopen(f"http://{M2}:8053/metrics", timeout=2) as r:
                     metrics = r.read().decode()
             self.assertIn("gslbd_health_quorum_own_view 1\n", metrics)
-            self.assertIn(f'gslbd_cluster_peer_up{{member="http://{M1}:8053"}} 0\n', metrics)
+            self.assertIn(f'gslbd_cluster_peer_up{{peer="http://{M1}:8053"}} 0\n', metrics)
             self.assertEqual(self.member_answers("m2"), {BE1, BE2})
 
 

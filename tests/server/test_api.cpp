@@ -591,5 +591,5 @@ TEST_CASE("GET /v1/verdicts: own verdicts with their ages, no token; health_quor
     CHECK(q["peers"][0]["last_success_age_s"].is_null());
     std::string m = a.get("/metrics").body;
     CHECK(m.find("gslbd_health_quorum_own_view 1\n") != std::string::npos);
-    CHECK(m.find("gslbd_cluster_peer_up{member=\"http://192.0.2.54:8053\"} 0\n") != std::string::npos);
+    CHECK(m.find("gslbd_cluster_peer_up{peer=\"http://192.0.2.54:8053\"} 0\n") != std::string::npos);
 }
