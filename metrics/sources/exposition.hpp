@@ -47,8 +47,9 @@ struct Sample {
 };
 
 struct ParseStats {
-    std::size_t series = 0;  // sample lines seen (kept or not)
-    std::size_t kept = 0;    // samples stored in `out`
+    std::size_t series = 0;  // sample lines seen (kept or not); after a failure, the failing line included
+                             // (so maxSeries + 1 after "more than ... series")
+    std::size_t kept = 0;    // samples stored in `out` (never more than maxSeries)
 };
 
 /// Parses `text`. `wanted` (may be empty: keep all) says which metric names to store; the others are

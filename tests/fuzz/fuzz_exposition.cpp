@@ -3,9 +3,10 @@
 // bounds themselves are exercised; the invariants checked are the header's promises.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
+#include <string>
 #include <string_view>
 
+#include "fuzz_util.hpp"
 #include "metrics/sources/exposition.hpp"
 #include "metrics/sources/mapping.hpp"
 
@@ -22,11 +23,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ParseStats stats;
     std::string error;
     const bool ok = parseExposition(text, limits, {}, out, stats, error);
-    if (ok != error.empty()) std::abort();
-    if (out.size() != stats.kept || stats.kept > stats.series || stats.series > limits.maxSeries)
-        std::abort();
-    for (const auto& s : out)
-        if (s.labels.size() > limits.maxLabels) std::abort();
+    FUZZ_CHECK(ok == error.empty(), error);
+    FUZZ_CHECK(out.size() == stats.kept && stats.kept <= stats.series && stats.kept <= limits.maxSeries,
+               std::to_string(stats.kept) + " kept of " + std::to_string(stats.series));
+    // The count includes the line that failed: one over the limit exactly when the limit is the failure.
+    const bool overLimit = !ok && error == "more than " + std::to_string(limits.maxSeries) + " series";
+    FUZZ_CHECK(stats.series <= limits.maxSeries || (overLimit && stats.series == limits.maxSeries + 1),
+               std::to_string(stats.series) + " series: " + error);
+    for (const auto& s : out) FUZZ_CHECK(s.labels.size() <= limits.maxLabels, s.name);
     // The selector parser sees the same bytes, and every preset reads the samples.
     bool rate = false;
     (void)parseSelector(text.substr(0, 256), rate);

@@ -102,6 +102,19 @@ TEST_CASE("exposition: bounded in size, line length, series and labels") {
     l = Limits{};
     l.maxSeries = 2;
     CHECK(parse("a 1\nb 2\nc 3\n", l).error == "more than 2 series");
+    {
+        // The fuzz finding (exposition target, crash-f10ee220…, 262 sample lines under its limit of 256): the
+        // target wrongly required series <= maxSeries after a failed parse. The count includes the line
+        // that failed, so it is maxSeries + 1 after "more than N series"; what was stored stays within it.
+        l.maxSeries = 256;
+        std::string body;
+        for (int i = 0; i < 262; ++i) body += "hacme_percent 48\n";
+        auto p = parse(body, l);
+        CHECK(p.error == "more than 256 series");
+        CHECK(p.stats.series == 257);
+        CHECK(p.stats.kept == 256);
+        CHECK(p.samples.size() == 256);
+    }
     l = Limits{};
     l.maxLabels = 2;
     CHECK(parse("a{x=\"1\",y=\"2\",z=\"3\"} 1\n", l).error == "line 1: more than 2 labels");
