@@ -18,20 +18,9 @@
 #include "server/api.hpp"
 #include "server/log.hpp"
 #include "server/snapshot.hpp"
+#include "tests/server/world.hpp"
 
 namespace {
-
-const char* kZone =
-    "$ORIGIN t.test.\n"
-    "$TTL 300\n"
-    "@ IN SOA ns1 hostmaster 2024010101 3600 900 604800 120\n"
-    "@ IN NS ns1\n"
-    "ns1 IN A 192.0.2.53\n"
-    "www IN A 192.0.2.1\n"
-    "www IN A 192.0.2.2\n"
-    "www IN A 192.0.2.3\n"
-    "dual IN A 192.0.2.1\n"
-    "dual IN AAAA 2001:db8::1\n";
 
 const char* kConfig =
     "[server]\nlisten = [\"127.0.0.1:5353\"]\n"
@@ -118,7 +107,7 @@ Request parseRequest(std::string_view text) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const std::string configPath = [] {
         gslb::log::threshold = gslb::log::Level::Error;  // no line per accepted drain on the fuzzer's stderr
-        fuzzutil::writeFile("t.zone", kZone);
+        fuzzutil::writeFile("t.zone", st::kZone);
         fuzzutil::writeFile("control.token", "s3cret-token-0123\n");
         return fuzzutil::writeFile("gslbd.toml", kConfig);
     }();

@@ -13,24 +13,9 @@
 #include "fuzz_util.hpp"
 #include "server/config.hpp"
 #include "server/snapshot.hpp"
+#include "tests/server/world.hpp"
 
 namespace {
-
-const char* kZoneT =
-    "$ORIGIN t.test.\n"
-    "$TTL 300\n"
-    "@ IN SOA ns1 hostmaster 2024010101 3600 900 604800 120\n"
-    "@ IN NS ns1\n"
-    "ns1 IN A 192.0.2.53\n"
-    "www IN A 192.0.2.1\n"
-    "www IN A 192.0.2.2\n"
-    "www IN A 192.0.2.3\n"
-    "dual IN A 192.0.2.1\n"
-    "dual IN AAAA 2001:db8::1\n"
-    "txt IN TXT \"no address here\"\n"
-    "alias IN CNAME www\n"
-    "sub IN NS ns.sub\n"
-    "ns.sub IN A 192.0.2.54\n";
 
 const char* kZoneU =
     "$ORIGIN u.test.\n"
@@ -72,7 +57,7 @@ bool namesAFile(const std::string& error, const std::string& config, const gslb:
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const bool init = [] {
-        fuzzutil::writeFile("t.zone", kZoneT);
+        fuzzutil::writeFile("t.zone", st::kZone);
         fuzzutil::writeFile("u.zone", kZoneU);
         fuzzutil::writeFile("control.token", "s3cret-token-0123\n");
         return true;

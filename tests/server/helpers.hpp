@@ -16,6 +16,7 @@
 #include "metrics/state_table.hpp"
 #include "server/config.hpp"
 #include "server/snapshot.hpp"
+#include "tests/server/world.hpp"
 
 namespace st {
 
@@ -53,22 +54,7 @@ inline int lineOf(const std::string& text, const std::string& needle) {
     return line;
 }
 
-/// The zone every test serves: www (3 A), a v4+v6 name, a TXT-only name, a CNAME, a delegation.
-inline const std::string kZone =
-    "$ORIGIN t.test.\n"
-    "$TTL 300\n"
-    "@ IN SOA ns1 hostmaster 2024010101 3600 900 604800 120\n"
-    "@ IN NS ns1\n"
-    "ns1 IN A 192.0.2.53\n"
-    "www IN A 192.0.2.1\n"
-    "www IN A 192.0.2.2\n"
-    "www IN A 192.0.2.3\n"
-    "dual IN A 192.0.2.1\n"
-    "dual IN AAAA 2001:db8::1\n"
-    "txt IN TXT \"no address here\"\n"
-    "alias IN CNAME www\n"
-    "sub IN NS ns.sub\n"
-    "ns.sub IN A 192.0.2.54\n";
+// kZone, the zone every test serves, is in world.hpp (the fuzz targets share it).
 
 /// [server], [[zone]] t.test. and three sites, then `rest`.
 inline std::string baseConfig(const std::string& rest) {
