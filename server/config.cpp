@@ -182,6 +182,20 @@ PolicyConf readPolicy(TableReader& t, const PolicyConf& base) {
     return p;
 }
 
+// The TOML file at `path` into `root`; false with "path:line: why" (or "path: why") when it does not parse.
+bool parseTomlFile(const std::string& path, toml::table& root, std::string& error) {
+    try {
+        root = toml::parse_file(path);
+    } catch (const toml::parse_error& e) {
+        error = fmt::format("{}:{}: {}", path, e.source().begin.line, e.description());
+        return false;
+    } catch (const std::exception& e) {
+        error = fmt::format("{}: {}", path, e.what());
+        return false;
+    }
+    return true;
+}
+
 // [control]: shared by loadConfig and loadControlConfig.
 void readControl(const toml::table& ct, const std::string& path, ControlConf& out) {
     TableReader c(ct, path, "[control]");
@@ -334,15 +348,7 @@ bool loadControlConfig(const std::string& path, ControlConf& out, std::string& e
     out = ControlConf{};
     if (cluster) *cluster = ClusterConf{};
     toml::table root;
-    try {
-        root = toml::parse_file(path);
-    } catch (const toml::parse_error& e) {
-        error = fmt::format("{}:{}: {}", path, e.source().begin.line, e.description());
-        return false;
-    } catch (const std::exception& e) {
-        error = fmt::format("{}: {}", path, e.what());
-        return false;
-    }
+    if (!parseTomlFile(path, root, error)) return false;
     try {
         if (const toml::node* n = root.get("control")) {
             if (!n->is_table()) {
@@ -368,15 +374,7 @@ bool loadControlConfig(const std::string& path, ControlConf& out, std::string& e
 bool loadZoneFiles(const std::string& path, std::vector<ZoneConf>& out, std::string& error) {
     out.clear();
     toml::table root;
-    try {
-        root = toml::parse_file(path);
-    } catch (const toml::parse_error& e) {
-        error = fmt::format("{}:{}: {}", path, e.source().begin.line, e.description());
-        return false;
-    } catch (const std::exception& e) {
-        error = fmt::format("{}: {}", path, e.what());
-        return false;
-    }
+    if (!parseTomlFile(path, root, error)) return false;
     const toml::array* za = root.get("zone") ? root.get("zone")->as_array() : nullptr;
     if (!za) return true;
     for (const auto& e : *za) {
@@ -453,57 +451,43 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
         error = fmt::format("{}: cannot open: {}", path, strerror(errno));
         return false;
     }
-    try {
-        root = toml::parse_file(path);
-    } catch (const toml::parse_error& e) {
-        error = fmt::format("{}:{}: {}", path, e.source().begin.line, e.description());
-        return false;
-    } catch (const std::exception& e) {
-        error = fmt::format("{}: {}", path, e.what());
-        return false;
-    }
+    if (!parseTomlFile(path, root, error)) return false;
     try {
         TableReader top(root, path, "");
         // [key.NAME] first: axfr_allow and notify entries name keys.
-        if (const toml::table* kts = top.getTable("key")) {
-            for (const auto& [k, v] : *kts) {
-                std::string name(k.str());
-                const toml::table* kt = v.as_table();
-                if (!kt) top.fail(&v, "key", fmt::format("key.{} must be a table", name));
-                TableReader kr(*kt, path, fmt::format("[key.{}]", name));
-                zones::TsigKey key;
-                key.label = name;
-                if (!zones::textToName(name, std::string_view("\0", 1), key.name))
-                    kr.fail(nullptr, "", fmt::format("\"{}\" is not a valid key name (a domain name)", name));
-                std::string alg = kr.getString("algorithm", "hmac-sha256");
-                if (!zones::tsigAlgorithmFromName(alg, key.algorithm))
-                    kr.fail(kr.raw("algorithm"), "algorithm",
-                            fmt::format("\"{}\" is not hmac-md5, hmac-sha1, hmac-sha224, hmac-sha256, "
-                                        "hmac-sha384 or hmac-sha512",
-                                        alg));
-                std::string sf = kr.getString("secret_file", "");
-                if (sf.empty()) kr.fail(nullptr, "secret_file", "is required (the base64 secret, in a file)");
-                sf = resolvePath(path, sf);
-                std::string text, why;
-                if (FILE* f = fopen(sf.c_str(), "r")) {
-                    char buf[4096];
-                    size_t n;
-                    while ((n = fread(buf, 1, sizeof buf, f)) > 0 && text.size() < (1u << 16))
-                        text.append(buf, n);
-                    fclose(f);
-                } else {
-                    kr.fail(kr.raw("secret_file"), "secret_file",
-                            fmt::format("cannot read {}: {}", sf, strerror(errno)));
-                }
-                if (!zones::parseSecretText(text, key.secret, why))
-                    kr.fail(kr.raw("secret_file"), "secret_file", fmt::format("{}: {}", sf, why));
-                for (const auto& other : out.keys)
-                    if (other.name == key.name)
-                        kr.fail(nullptr, "", fmt::format("key name {} is configured twice", name));
-                kr.finish();
-                out.keys.push_back(std::move(key));
+        top.forEachTable("key", "key", [&](const std::string& name, TableReader& kr) {
+            zones::TsigKey key;
+            key.label = name;
+            if (!zones::textToName(name, std::string_view("\0", 1), key.name))
+                kr.fail(nullptr, "", fmt::format("\"{}\" is not a valid key name (a domain name)", name));
+            std::string alg = kr.getString("algorithm", "hmac-sha256");
+            if (!zones::tsigAlgorithmFromName(alg, key.algorithm))
+                kr.fail(kr.raw("algorithm"), "algorithm",
+                        fmt::format("\"{}\" is not hmac-md5, hmac-sha1, hmac-sha224, hmac-sha256, "
+                                    "hmac-sha384 or hmac-sha512",
+                                    alg));
+            std::string sf = kr.getString("secret_file", "");
+            if (sf.empty()) kr.fail(nullptr, "secret_file", "is required (the base64 secret, in a file)");
+            sf = resolvePath(path, sf);
+            std::string text, why;
+            if (FILE* f = fopen(sf.c_str(), "r")) {
+                char buf[4096];
+                size_t n;
+                while ((n = fread(buf, 1, sizeof buf, f)) > 0 && text.size() < (1u << 16))
+                    text.append(buf, n);
+                fclose(f);
+            } else {
+                kr.fail(kr.raw("secret_file"), "secret_file",
+                        fmt::format("cannot read {}: {}", sf, strerror(errno)));
             }
-        }
+            if (!zones::parseSecretText(text, key.secret, why))
+                kr.fail(kr.raw("secret_file"), "secret_file", fmt::format("{}: {}", sf, why));
+            for (const auto& other : out.keys)
+                if (other.name == key.name)
+                    kr.fail(nullptr, "", fmt::format("key name {} is configured twice", name));
+            kr.finish();
+            out.keys.push_back(std::move(key));
+        });
 
         // [server]
         const toml::table* st = top.getTable("server");
@@ -651,53 +635,46 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
         }
 
         // [check.NAME]
-        if (const toml::table* cts = top.getTable("check")) {
-            for (const auto& [k, v] : *cts) {
-                std::string name(k.str());
-                const toml::table* ct = v.as_table();
-                if (!ct) top.fail(&v, "check", fmt::format("check.{} must be a table", name));
-                TableReader c(*ct, path, fmt::format("[check.{}]", name));
-                CheckConf cc;
-                cc.name = name;
-                cc.line = c.line();
-                cc.type = c.getString("type", "tcp");
-                if (cc.type != "tcp" && cc.type != "http" && cc.type != "https" && cc.type != "none")
-                    c.fail(c.raw("type"), "type",
-                           fmt::format("\"{}\" is not tcp, http, https or none", cc.type));
-                cc.port = int(c.getInt("port", cc.type == "https" ? 443 : 80, 1, 65535));
-                cc.sni = c.getString("sni", "");
-                cc.caFile = c.getString("ca_file", "");
-                if (!cc.caFile.empty()) cc.caFile = resolvePath(path, cc.caFile);
-                cc.insecure = c.getBool("insecure", false);
-                cc.path = c.getString("path", "/");
-                if (cc.path.empty() || cc.path[0] != '/') c.fail(c.raw("path"), "path", "must start with /");
-                cc.host = c.getString("host", "");
-                cc.expectStatus.clear();
-                if (const toml::node* es = c.raw("expect_status")) {
-                    const toml::array* a = es->as_array();
-                    if (!a || a->empty())
-                        c.fail(es, "expect_status", "must be a non-empty array of HTTP status codes");
-                    for (const auto& e : *a) {
-                        auto v2 = e.is_integer() ? e.value<int64_t>() : std::nullopt;  // a float: no cast
-                        if (!v2 || *v2 < 100 || *v2 > 599)
-                            c.fail(&e, "expect_status", "must hold HTTP status codes (100..599)");
-                        cc.expectStatus.push_back(int(*v2));
-                    }
-                } else {
-                    cc.expectStatus = {200};
+        top.forEachTable("check", "check", [&](const std::string& name, TableReader& c) {
+            CheckConf cc;
+            cc.name = name;
+            cc.line = c.line();
+            cc.type = c.getString("type", "tcp");
+            if (cc.type != "tcp" && cc.type != "http" && cc.type != "https" && cc.type != "none")
+                c.fail(c.raw("type"), "type", fmt::format("\"{}\" is not tcp, http, https or none", cc.type));
+            cc.port = int(c.getInt("port", cc.type == "https" ? 443 : 80, 1, 65535));
+            cc.sni = c.getString("sni", "");
+            cc.caFile = c.getString("ca_file", "");
+            if (!cc.caFile.empty()) cc.caFile = resolvePath(path, cc.caFile);
+            cc.insecure = c.getBool("insecure", false);
+            cc.path = c.getString("path", "/");
+            if (cc.path.empty() || cc.path[0] != '/') c.fail(c.raw("path"), "path", "must start with /");
+            cc.host = c.getString("host", "");
+            cc.expectStatus.clear();
+            if (const toml::node* es = c.raw("expect_status")) {
+                const toml::array* a = es->as_array();
+                if (!a || a->empty())
+                    c.fail(es, "expect_status", "must be a non-empty array of HTTP status codes");
+                for (const auto& e : *a) {
+                    auto v2 = e.is_integer() ? e.value<int64_t>() : std::nullopt;  // a float: no cast
+                    if (!v2 || *v2 < 100 || *v2 > 599)
+                        c.fail(&e, "expect_status", "must hold HTTP status codes (100..599)");
+                    cc.expectStatus.push_back(int(*v2));
                 }
-                cc.expectBody = c.getString("expect_body", "");
-                cc.interval = c.getNumber("interval", 5, 0.05, 86400);
-                cc.timeout = c.getNumber("timeout", 2, 0.01, 3600);
-                if (cc.timeout > cc.interval)
-                    c.fail(c.raw("timeout"), "timeout",
-                           fmt::format("{} s is longer than the interval ({} s)", cc.timeout, cc.interval));
-                cc.rise = int(c.getInt("rise", 2, 1, 100));
-                cc.fall = int(c.getInt("fall", 3, 1, 100));
-                c.finish();
-                out.checks.emplace(name, cc);
+            } else {
+                cc.expectStatus = {200};
             }
-        }
+            cc.expectBody = c.getString("expect_body", "");
+            cc.interval = c.getNumber("interval", 5, 0.05, 86400);
+            cc.timeout = c.getNumber("timeout", 2, 0.01, 3600);
+            if (cc.timeout > cc.interval)
+                c.fail(c.raw("timeout"), "timeout",
+                       fmt::format("{} s is longer than the interval ({} s)", cc.timeout, cc.interval));
+            cc.rise = int(c.getInt("rise", 2, 1, 100));
+            cc.fall = int(c.getInt("fall", 3, 1, 100));
+            c.finish();
+            out.checks.emplace(name, cc);
+        });
 
         // [load] first: a site's `loads` mappings name its metrics. Then [source.NAME]: sites and services
         // name them.
@@ -705,59 +682,41 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
             TableReader l(*lt, path, "[load]");
             out.load.decay = l.getNumber("decay", 2, 1, 1000);
             out.load.history = int(l.getInt("history", 9, 0, 64));
-            if (const toml::table* mt = l.getTable("metric")) {
-                for (const auto& [k, v] : *mt) {
-                    const toml::table* m = v.as_table();
-                    if (!m) l.fail(&v, "metric", fmt::format("metric.{} must be a table", k.str()));
-                    TableReader mr(*m, path, fmt::format("[load.metric.{}]", k.str()));
-                    LoadMetricConf lm;
-                    lm.name = std::string(k.str());
-                    lm.weight = mr.getNumber("weight", 1, 0, 1e6);
-                    lm.capacity = mr.getNumber("capacity", 1, 1e-9, 1e18);
-                    mr.finish();
-                    out.load.metrics.push_back(lm);
-                }
-            }
+            l.forEachTable("metric", "load.metric", [&](const std::string& name, TableReader& mr) {
+                LoadMetricConf lm;
+                lm.name = name;
+                lm.weight = mr.getNumber("weight", 1, 0, 1e6);
+                lm.capacity = mr.getNumber("capacity", 1, 1e-9, 1e18);
+                mr.finish();
+                out.load.metrics.push_back(lm);
+            });
             l.finish();
         }
-        if (const toml::table* srcs = top.getTable("source")) {
-            for (const auto& [k, v] : *srcs) {
-                std::string name(k.str());
-                const toml::table* st2 = v.as_table();
-                if (!st2) top.fail(&v, "source", fmt::format("source.{} must be a table", name));
-                TableReader sr(*st2, path, fmt::format("[source.{}]", name));
-                out.sources.emplace(name, readSource(sr, name));
-            }
-        }
+        top.forEachTable("source", "source", [&](const std::string& name, TableReader& sr) {
+            out.sources.emplace(name, readSource(sr, name));
+        });
 
         // [site.NAME]
-        if (const toml::table* sts = top.getTable("site")) {
-            for (const auto& [k, v] : *sts) {
-                std::string name(k.str());
-                const toml::table* stt = v.as_table();
-                if (!stt) top.fail(&v, "site", fmt::format("site.{} must be a table", name));
-                TableReader si(*stt, path, fmt::format("[site.{}]", name));
-                SiteConf sc;
-                sc.name = name;
-                sc.line = si.line();
-                sc.preference = int(si.getInt("preference", 128, 0, 255));
-                sc.region = si.getString("region", "");
-                if (const toml::node* ln = si.raw("location")) {
-                    const toml::array* a = ln->as_array();
-                    if (!a || a->size() != 2 || !(*a)[0].is_number() || !(*a)[1].is_number())
-                        si.fail(ln, "location", "must be [latitude, longitude] in degrees");
-                    sc.latitude = (*a)[0].value<double>().value_or(0);
-                    sc.longitude = (*a)[1].value<double>().value_or(0);
-                    if (!(sc.latitude >= -90 && sc.latitude <= 90 && sc.longitude >= -180 &&
-                          sc.longitude <= 180))
-                        si.fail(ln, "location", "latitude must be in [-90, 90] and longitude in [-180, 180]");
-                    sc.hasLocation = true;
-                }
-                readSiteSources(si, sc, out);
-                si.finish();
-                out.sites.push_back(sc);
+        top.forEachTable("site", "site", [&](const std::string& name, TableReader& si) {
+            SiteConf sc;
+            sc.name = name;
+            sc.line = si.line();
+            sc.preference = int(si.getInt("preference", 128, 0, 255));
+            sc.region = si.getString("region", "");
+            if (const toml::node* ln = si.raw("location")) {
+                const toml::array* a = ln->as_array();
+                if (!a || a->size() != 2 || !(*a)[0].is_number() || !(*a)[1].is_number())
+                    si.fail(ln, "location", "must be [latitude, longitude] in degrees");
+                sc.latitude = (*a)[0].value<double>().value_or(0);
+                sc.longitude = (*a)[1].value<double>().value_or(0);
+                if (!(sc.latitude >= -90 && sc.latitude <= 90 && sc.longitude >= -180 && sc.longitude <= 180))
+                    si.fail(ln, "location", "latitude must be in [-90, 90] and longitude in [-180, 180]");
+                sc.hasLocation = true;
             }
-        }
+            readSiteSources(si, sc, out);
+            si.finish();
+            out.sites.push_back(sc);
+        });
 
         // [topology]
         if (const toml::table* tt = top.getTable("topology")) {

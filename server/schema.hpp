@@ -92,6 +92,22 @@ class TableReader {
         return n->as_table();
     }
 
+    /// The tables [SECTION.NAME] under the key `key` (SECTION is "load.metric" for the key metric of [load]):
+    /// fn(name, reader) for each, the reader's path "[SECTION.NAME]"; an entry that is not a table fails
+    /// with "KEY.NAME must be a table".
+    template <class F>
+    void forEachTable(const std::string& key, const std::string& section, F&& fn) {
+        const toml::table* all = getTable(key);
+        if (!all) return;
+        for (const auto& [k, v] : *all) {
+            std::string name(k.str());
+            const toml::table* t = v.as_table();
+            if (!t) fail(&v, key, fmt::format("{}.{} must be a table", key, name));
+            TableReader r(*t, file_, fmt::format("[{}.{}]", section, name));
+            fn(name, r);
+        }
+    }
+
     /// Every key not declared by a get* call is an error naming it.
     void finish() const {
         for (const auto& [k, v] : t_)

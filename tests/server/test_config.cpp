@@ -57,6 +57,30 @@ TEST_CASE("unknown key in [defaults]") {
     CHECK(err == at(path, text, "bogus_key", "[defaults]: unknown key \"bogus_key\""));
 }
 
+TEST_CASE(
+    "[key.NAME], [check.NAME], [load.metric.NAME], [source.NAME], [site.NAME]: not a table, unknown key") {
+    struct Case {
+        const char* rest;
+        const char* needle;
+        const char* message;
+    };
+    const Case cases[] = {
+        {"[key]\nk = 1\n", "k = 1", "key: key.k must be a table"},
+        {"[check]\nc = 1\n", "c = 1", "check: check.c must be a table"},
+        {"[check.c]\nbogus = 1\n", "bogus", "[check.c]: unknown key \"bogus\""},
+        {"[load.metric]\nm = 1\n", "m = 1", "[load] metric: metric.m must be a table"},
+        {"[load.metric.m]\nbogus = 1\n", "bogus", "[load.metric.m]: unknown key \"bogus\""},
+        {"[source]\ns = 1\n", "s = 1", "source: source.s must be a table"},
+        {"[site.north]\nbogus = 1\n", "bogus", "[site.north]: unknown key \"bogus\""},
+    };
+    for (const auto& c : cases) {
+        std::string path, text = st::baseConfig(c.rest);
+        CAPTURE(text);
+        std::string err = st::configError(text, &path);
+        CHECK(err == at(path, text, c.needle, c.message));
+    }
+}
+
 TEST_CASE("unknown key in [hostname.\"x\"]") {
     std::string path;
     std::string text = st::baseConfig(kWww + "ttll = 5\n" + st::threeServices("www.t.test."));
