@@ -152,3 +152,15 @@ TEST_CASE("zone text: an SOA whose rdata ldns reads short is refused, not read p
     CHECK_FALSE(z.parse("z.zone", "$ORIGIN t.\n@ 300 IN SOA ns1 h 1 2\n", "", err));
     CHECK(err.rfind("z.zone:2: ", 0) == 0);
 }
+
+TEST_CASE("zone text: RDATA with line breaks is refused before ldns reads it past its buffer") {
+    // ldns_rr_new_frm_str writes a space per newline inside parentheses with no bound: this RDATA crashed
+    // gslbctl (`gslbctl zone del` with such an argument) with heap corruption.
+    ZoneText z = parsed(kZone);
+    std::vector<size_t> out;
+    std::string err;
+    CHECK_FALSE(z.match("www", "TXT", "(" + std::string(5000, '\n') + ")", out, err));
+    CHECK(err.find("line break") != std::string::npos);
+    CHECK_FALSE(z.match("www", "A", "192.0.2.1\n", out, err));
+    CHECK(z.match("www", "A", "192.0.2.1", out, err));
+}

@@ -284,6 +284,13 @@ bool ZoneText::match(const std::string& owner, const std::string& type, const st
     }
     std::string rdKey;
     if (!rdata.empty()) {
+        // ldns_rr_new_frm_str (ldns 1.8.3's ldns_bget_token) turns each line break inside parentheses into a
+        // space with no bound check: "(" and a few hundred newlines in an argument overran its 256-octet
+        // owner buffer (glibc: "double free or corruption"). The RDATA of a command line is one line.
+        if (rdata.find('\n') != std::string::npos) {
+            error = "the RDATA holds a line break: give it on one line";
+            return false;
+        }
         ldns_rr* rr = nullptr;
         std::string line = fmt::format("{} 0 IN {} {}", rdfText(want.p), type, rdata);
         ldns_status s = ldns_rr_new_frm_str(&rr, line.c_str(), 0, org.p, nullptr);
