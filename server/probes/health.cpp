@@ -239,7 +239,7 @@ struct HealthMonitor::Impl {
         }
         double longest = 0;
         for (const Entry* e : s.entries) longest = std::max(longest, e->interval + e->timeout);
-        s.maxAgeMs = int64_t(2000 * (longest + peers->pollIntervalSec()));
+        s.maxAgeMs = int64_t(2000 * (longest + peers->pollIntervalSec() + peers->pollTimeoutSec()));
         std::vector<mh::PeerVerdict> pv;
         peers->verdicts(site, address, monotonicMs(), pv);
         s.votes = mh::combineQuorum(s.health, pv, quorum, s.maxAgeMs);

@@ -16,9 +16,10 @@
 // (published by verdicts() on GET /v1/verdicts); with setPeers() and a quorum, the health written into the
 // StateTable, and used for the site flag, is metrics/health/quorum.hpp's combination of that verdict with
 // the peers' fresh ones. A peer's verdict is fresh while its age is at most
-// 2 x (the slot's check interval + timeout + the peer poll interval): one missed poll or a late check is
-// not enough to fall back on the own view. refreshQuorum() re-combines every slot (the PeerMonitor calls it
-// after each poll); the switch to and from the own view is logged once and recorded as an event.
+// 2 x (the slot's check interval + timeout + the peer poll interval + poll timeout): one missed poll or a
+// late check is not enough to fall back on the own view. refreshQuorum() re-combines every slot (the
+// PeerMonitor calls it after each poll); the switch to and from the own view is logged once and recorded as
+// an event.
 #pragma once
 #include <event2/event.h>
 

@@ -116,7 +116,9 @@ struct PeerMonitor::Impl {
             if (cc.type == "tcp" || cc.type == "http" || cc.type == "https")
                 shortest = shortest == 0 ? cc.interval : std::min(shortest, cc.interval);
         interval = std::clamp(shortest == 0 ? 5.0 : shortest, 0.1, 10.0);
-        timeout = std::min(interval, 1.0);
+        // At least 0.5 s even for very short check intervals: a loaded peer that answers in 300 ms is still
+        // there, and one slow poll must not start the fall back on the own view.
+        timeout = std::clamp(interval, 0.5, 1.0);
         std::map<std::string, bool> keep;
         if (on)
             for (size_t i = 0; i < c.members.size(); ++i) {

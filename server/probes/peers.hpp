@@ -4,7 +4,8 @@
 //
 // - Poll interval: the shortest health-check interval of the config (each member checks on that rhythm, so
 //   polling faster would only fetch the same verdicts), at least 0.1 s, at most 10 s, 5 s when there are no
-//   checks. Timeout: the interval, at most 1 s (a peer slower than that is as good as out of reach).
+//   checks. Timeout: the interval, within 0.5..1 s (a peer slower than 1 s is as good as out of reach; below
+//   0.5 s one busy moment of a peer would count as out of reach).
 // - A verdict's age (PeerVerdict::ageMs) = the age the peer gave ("age_ms": since its last check result for
 //   that service) + the time since we fetched it. Nothing else ages: a failing poll just leaves the old
 //   verdicts to grow old, and HealthMonitor treats them as stale past its max age (health.hpp).
