@@ -219,6 +219,24 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                     {"failed", shared_.reloads[trig][1].load(std::memory_order_relaxed)}};
     };
     j["reloads"] = {{"sighup", reloads(kReloadSighup)}, {"api", reloads(kReloadApi)}};
+    // What `gslbctl status` compares across [cluster] members (README "Several instances as one NS set").
+    j["config_digest"] = s.configDigest.empty() ? json(nullptr) : json(s.configDigest);
+    if (s.config.cluster.enabled) {
+        const ClusterConf& c = s.config.cluster;
+        json members = json::array();
+        for (const auto& m : c.members) members.push_back(m.url);
+        json fwd = json::object();
+        for (const auto& [peer, pc] : forwarder_->counters())
+            fwd[peer] = {{"ok", pc.ok},
+                         {"failed", pc.failed},
+                         {"dropped", pc.dropped},
+                         {"pending", forwarder_->pending(peer)},
+                         {"last_error", pc.lastError.empty() ? json(nullptr) : json(pc.lastError)}};
+        j["cluster"] = {{"members", members},
+                        {"self", c.selfIndex >= 0 ? json(c.members[size_t(c.selfIndex)].url) : json(nullptr)},
+                        {"health_quorum", c.healthQuorum ? json(c.healthQuorum) : json(nullptr)},
+                        {"forwards", fwd}};
+    }
     return ApiResponse{200, jsonText(j, 2) + "\n"};
 }
 

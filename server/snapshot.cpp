@@ -5,6 +5,7 @@
 
 #include <ctime>
 
+#include "server/cluster/digest.hpp"
 #include "zones/dnssec.hpp"
 #include "zones/loader.hpp"
 
@@ -63,6 +64,7 @@ std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot*
     if (!now) now = uint32_t(time(nullptr));
     auto s = std::make_shared<Snapshot>();
     if (!loadConfig(path, s->config, error)) return nullptr;
+    s->configDigest = configDigest(s->config);
     s->cookies = buildCookies(s->config.server, previous, now, error);
     if (!s->cookies) return nullptr;
     for (const auto& zc : s->config.zones) {

@@ -22,6 +22,7 @@ struct Snapshot {
     Gslb gslb;
     int64_t resignAt = 0;  // unix seconds: rebuild (re-sign) by then; 0 when no zone is signed
     std::shared_ptr<const CookieJar> cookies;  // answer.cookies points here
+    std::string configDigest;  // server/cluster/digest.hpp: the same on every member with the same config
 };
 
 /// Reads, and signs with the keys in zc.keyDir, a zone with `dnssec = true`. nullptr and `error` when the

@@ -236,9 +236,29 @@ class Cluster(unittest.TestCase):
             self.assertFalse(m2.service("198.51.100.10")["enabled"])
             for m in (self.members[0], self.members[2]):
                 self.assertTrue(m.service("198.51.100.10")["enabled"], m.addr)
+            # status shows where the members differ, and only that.
+            p = ctl("status", "-c", self.cfg)
+            self.assertEqual(p.returncode, 0, p.out)
+            m1, m3 = self.members[0], self.members[2]
+            diff = p.stdout[p.stdout.index("DIFFERENCES"):]
+            self.assertEqual(diff, f"DIFFERENCES\n  service west 198.51.100.10: enabled on {m1.url}, {m3.url}; "
+                                   f"drained on {m2.url}\n", p.stdout)
+            self.assertIn(f"== {m1.url} (the first member reached", p.stdout)
         finally:
             p = ctl("enable", "west", "198.51.100.10", "-c", self.cfg, "--member", m2.url)
             self.assertEqual(p.returncode, 0, p.out)
+        p = ctl("status", "-c", self.cfg)
+        self.assertEqual(p.returncode, 0, p.out)
+        self.assertIn("DIFFERENCES: none, all 3 members agree", p.stdout)
+        # The members' configs differ only in their listen addresses: one digest.
+        digests = {m.status()["config_digest"] for m in self.members}
+        self.assertEqual(len(digests), 1, digests)
+        self.assertEqual(len(digests.pop()), 64)
+        p = ctl("status", "-c", self.cfg, "--json")
+        self.assertEqual(p.returncode, 0, p.out)
+        j = json.loads(p.stdout)
+        self.assertEqual([m["url"] for m in j["members"]], [m.url for m in self.members])
+        self.assertEqual(j["differences"], [])
         p = ctl("drain", "west", "-c", self.cfg, "--member", "http://127.0.0.9:1")
         self.assertEqual(p.returncode, 1)
         self.assertIn("--member http://127.0.0.9:1 is not one of the [cluster] members", p.stderr)
@@ -328,6 +348,11 @@ class Cluster(unittest.TestCase):
                 self.assertFalse(m.site("east")["enabled"], m.addr)
             self.assertIn(f"{dead.url}: FAILED: unreachable: connection refused", p.stdout)
             self.assertIn("1 of 3 member(s) failed", p.stderr)
+            p = ctl("status", "-c", self.cfg)
+            self.assertEqual(p.returncode, 1, p.out)
+            self.assertIn(f"  {dead.url}  unreachable: connection refused", p.stdout)
+            self.assertIn(f"DIFFERENCES\n  {dead.url}: unreachable: connection refused\n", p.stdout)
+            self.assertIn("(the 2 members reached agree)", p.stdout)
             # A report to a member whose peer is dead is still answered at once, and reaches the live peer;
             # the dead one counts as failed.
             m1, m2 = self.members[:2]

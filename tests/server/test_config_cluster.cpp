@@ -2,6 +2,7 @@
 // each refusal names the file, the line and the key as the rest of loadConfig does.
 #include <doctest/doctest.h>
 
+#include "server/cluster/digest.hpp"
 #include "server/config.hpp"
 #include "tests/server/helpers.hpp"
 
@@ -163,4 +164,27 @@ TEST_CASE("loadControlConfig reads [cluster] members for gslbctl, and nothing el
     CHECK_FALSE(loadControlConfig(w2.config, cc, err, &cl));
     CHECK(err == at(w2.config, bad, "members =",
                     "[cluster] members: \"nope\" must be http://ADDRESS:PORT (the member's control API)"));
+}
+
+TEST_CASE("configDigest: the same for members that differ only in their listen addresses and layout") {
+    auto digest = [](const std::string& text, const std::string& zone = st::kZone) {
+        st::Written w = st::writeConfig(text, zone);
+        Config cfg;
+        std::string error;
+        REQUIRE_MESSAGE(loadConfig(w.config, cfg, error), error);
+        return configDigest(cfg);
+    };
+    const std::string members =
+        "[cluster]\nmembers = [\"http://127.0.0.2:9053\", \"http://127.0.0.3:9053\"]\n";
+    auto with = [&](const std::string& addr, const std::string& extra = "") {
+        return "# member " + addr + "\n[server]\nlisten = [\"" + addr + ":5353\"]\n" + extra +
+               "[control]\nlisten = \"" + addr + ":9053\"\ntoken_file = \"tok\"\n" + members +
+               "\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n";
+    };
+    std::string a = digest(with("127.0.0.2"));
+    CHECK(a.size() == 64);
+    CHECK(a == digest(with("127.0.0.3")));
+    CHECK(a == digest(with("127.0.0.3") + "\n# a comment, blank lines\n\n"));
+    CHECK(a != digest(with("127.0.0.3", "workers = 3\n")));
+    CHECK(a != digest(with("127.0.0.3"), st::kZone + "extra IN A 192.0.2.99\n"));
 }

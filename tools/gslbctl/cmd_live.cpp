@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/config.hpp"
+#include "tools/gslbctl/cluster_status.hpp"
 #include "tools/gslbctl/commands.hpp"
 #include "tools/gslbctl/fileio.hpp"
 #include "tools/gslbctl/http.hpp"
@@ -191,17 +192,57 @@ int send(const LiveArgs& a, const Endpoint& ep, const std::string& method, const
 
 int status(const LiveArgs& a) {
     Endpoint ep;
-    if (!endpoint(a, false, false, ep)) return kFailed;
-    auto r = httpRequest(ep.url, "GET", "/v1/status", ep.token, "");
-    Outcome o = judge(ep, ep.url, r, [&](const nlohmann::json& j, Outcome& o) {
-        if (a.json)
-            o.out = r.body.empty() || r.body.back() != '\n' ? r.body + "\n" : r.body;
-        else
-            o.out = renderStatus(j);
-    });
-    fmt::print("{}", o.out);
-    fmt::print(stderr, "{}", o.err);
-    return o.ok ? kOk : kFailed;
+    if (!endpoint(a, false, true, ep)) return kFailed;
+    if (ep.members.empty()) {
+        auto r = httpRequest(ep.url, "GET", "/v1/status", ep.token, "");
+        Outcome o = judge(ep, ep.url, r, [&](const nlohmann::json& j, Outcome& o) {
+            if (a.json)
+                o.out = r.body.empty() || r.body.back() != '\n' ? r.body + "\n" : r.body;
+            else
+                o.out = renderStatus(j);
+        });
+        fmt::print("{}", o.out);
+        fmt::print(stderr, "{}", o.err);
+        return o.ok ? kOk : kFailed;
+    }
+    // A [cluster]: every member's view at once, the first one reached in full, then where they differ.
+    std::vector<HttpCall> calls;
+    for (const auto& m : ep.members) calls.push_back(HttpCall{m, "GET", "/v1/status", ep.token, "", {}});
+    auto results = httpRequests(calls, int(a.timeout * 1000));
+    std::vector<MemberStatus> ms;
+    for (size_t i = 0; i < calls.size(); ++i) {
+        MemberStatus m;
+        m.url = ep.members[i];
+        Outcome o = judge(ep, m.url, results[i], [&](const nlohmann::json& j, Outcome&) { m.status = j; });
+        m.reached = o.ok;
+        if (!o.ok) {
+            m.error = o.err;
+            while (!m.error.empty() && m.error.back() == '\n') m.error.pop_back();
+            std::string prefix = "cannot reach gslbd control API at " + m.url + ": ";
+            if (m.error.rfind(prefix, 0) == 0) m.error = m.error.substr(prefix.size());
+        }
+        ms.push_back(std::move(m));
+    }
+    bool all = true;
+    for (const auto& m : ms) all &= m.reached;
+    if (a.json) {
+        nlohmann::json j = {{"members", nlohmann::json::array()}, {"differences", clusterDifferences(ms)}};
+        for (const auto& m : ms)
+            j["members"].push_back({{"url", m.url},
+                                    {"reached", m.reached},
+                                    {"error", m.reached ? nlohmann::json(nullptr) : nlohmann::json(m.error)},
+                                    {"status", m.reached ? m.status : nlohmann::json(nullptr)}});
+        fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+        return all ? kOk : kFailed;
+    }
+    for (const auto& m : ms)
+        if (m.reached) {
+            fmt::print("== {} (the first member reached; the others are compared below)\n{}\n", m.url,
+                       renderStatus(m.status));
+            break;
+        }
+    fmt::print("{}", renderClusterSummary(ms));
+    return all ? kOk : kFailed;
 }
 
 int admin(const LiveArgs& a, const std::string& action, const std::string& site, const std::string& address) {

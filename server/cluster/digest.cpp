@@ -1,0 +1,65 @@
+#include "server/cluster/digest.hpp"
+
+#include <fmt/format.h>
+#include <openssl/evp.h>
+#include <toml++/toml.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+namespace gslb::server {
+
+namespace {
+
+bool readAll(const std::string& path, std::string& out) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    out = ss.str();
+    return true;
+}
+
+void erase(toml::table& root, const char* table, const char* key) {
+    if (toml::table* t = root[table].as_table()) t->erase(key);
+}
+
+}  // namespace
+
+std::string configDigest(const Config& c) {
+    toml::table root;
+    try {
+        root = toml::parse_file(c.path);
+    } catch (const std::exception&) {
+        return {};
+    }
+    erase(root, "server", "listen");
+    erase(root, "control", "listen");
+    erase(root, "cluster", "self");
+    std::ostringstream canon;
+    canon << root;
+    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+    if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) return {};
+    // Each part with its length first, so no two different sets of parts hash the same.
+    auto add = [&](const std::string& part) {
+        std::string len = fmt::format("{}:", part.size());
+        EVP_DigestUpdate(ctx.get(), len.data(), len.size());
+        EVP_DigestUpdate(ctx.get(), part.data(), part.size());
+    };
+    add(canon.str());
+    for (const auto& z : c.zones) {
+        std::string bytes;
+        if (!readAll(z.file, bytes)) return {};
+        add(z.name);
+        add(bytes);
+    }
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned n = 0;
+    if (EVP_DigestFinal_ex(ctx.get(), md, &n) != 1) return {};
+    std::string hex;
+    for (unsigned i = 0; i < n; ++i) hex += fmt::format("{:02x}", md[i]);
+    return hex;
+}
+
+}  // namespace gslb::server

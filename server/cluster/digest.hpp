@@ -1,0 +1,17 @@
+// The config digest of /v1/status (README "Several instances as one NS set"): what must be the same on every
+// member of a [cluster], hashed, so `gslbctl status` can tell when one member runs another config.
+#pragma once
+#include <string>
+
+#include "server/config.hpp"
+
+namespace gslb::server {
+
+/// SHA-256 (lower-case hex) over the config file as parsed, re-written canonically (keys in order, no
+/// comments or layout) without the keys that differ from member to member by design ([server] listen,
+/// [control] listen, [cluster] self), then each [[zone]]'s name and file bytes in config order. Files other
+/// than the config and the zone files themselves ($INCLUDEs, keys, nets_file, the token) are not covered.
+/// Empty when a file cannot be read (the config was loaded from it a moment ago, so: a race with an edit).
+std::string configDigest(const Config& c);
+
+}  // namespace gslb::server
