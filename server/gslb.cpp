@@ -63,8 +63,19 @@ std::string addressText(const uint8_t* rd, size_t len) {
 
 }  // namespace
 
+std::vector<std::string> hostAnswerKeys(const Gslb& g) {
+    std::vector<std::string> keys(g.hostAnswers ? g.hostAnswers->slots() : 0);
+    for (const auto& h : g.hosts)
+        for (const auto& fam : h.family)
+            for (const auto& s : fam)
+                if (s.hostSlot < keys.size())
+                    keys[s.hostSlot] = h.name + '\0' + g.sites[s.site] + '\0' + s.address;
+    return keys;
+}
+
 bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_t workers, Gslb& out,
                std::string& error) {
+    uint32_t hostSlots = 0;  // (hostname, service) rows of out.hostAnswers handed out so far
     std::vector<std::string> sites;
     for (const auto& s : cfg.sites) sites.push_back(s.name);
     std::vector<metrics::ServiceKey> keys;
@@ -156,8 +167,7 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
                     s.weight = hc.services[k].weight;
                     s.hashKey = metrics::serviceHashKey(s.rdata, s.rdlen);
                     s.conf = &hc.services[k];
-                    s.hostSlot = uint32_t(out.hostAnswerKeys.size());
-                    out.hostAnswerKeys.push_back(hc.name + '\0' + hc.services[k].site + '\0' + s.address);
+                    s.hostSlot = hostSlots++;
                     h.family[f].push_back(s);
                     h.signature[f] += hc.services[k].site + "/" + s.address + ";";
                 }
@@ -266,10 +276,10 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
     out.answers = std::make_shared<AnswerCounters>(workers, out.table->serviceCount());
     if (previous && previous->answers && previous->table)
         out.answers->carryFrom(*previous->answers, *previous->table, *out.table);
-    out.hostAnswers = std::make_shared<AnswerCounters>(workers, out.hostAnswerKeys.size());
+    out.hostAnswers = std::make_shared<AnswerCounters>(workers, hostSlots);
     out.fallbacks = std::make_shared<AnswerCounters>(workers, out.hosts.size());
     if (previous && previous->hostAnswers)
-        out.hostAnswers->carryByKey(*previous->hostAnswers, previous->hostAnswerKeys, out.hostAnswerKeys);
+        out.hostAnswers->carryByKey(*previous->hostAnswers, hostAnswerKeys(*previous), hostAnswerKeys(out));
     if (previous && previous->fallbacks) {
         std::vector<std::string> oldNames, names;
         for (const auto& h : previous->hosts) oldNames.push_back(h.name);

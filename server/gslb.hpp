@@ -110,9 +110,8 @@ struct Gslb {
     std::vector<GslbHost> hosts;                 // index = Node::dynamic
     std::shared_ptr<metrics::StateTable> table;  // shared with the previous snapshot's carried state
     std::shared_ptr<AnswerCounters> answers;     // per service slot (site, address), over every hostname
-    // Per (hostname, service): GslbService::hostSlot; keys "hostname\0site\0address" for carrying over.
+    // Per (hostname, service): GslbService::hostSlot (keys for carrying over: hostAnswerKeys()).
     std::shared_ptr<AnswerCounters> hostAnswers;
-    std::vector<std::string> hostAnswerKeys;
     // Per hostname (index = Node::dynamic): queries answered by the all-down fallback (DESIGN.md "All
     // down"), whatever it gave (every candidate, NODATA or the fixed address).
     std::shared_ptr<AnswerCounters> fallbacks;
@@ -120,6 +119,10 @@ struct Gslb {
     std::shared_ptr<const Topology> topology;  // [topology]; never null (empty when not configured)
     std::vector<SiteGeo> siteGeo;              // [site slot]
 };
+
+/// The key of each row of g.hostAnswers, "hostname\0site\0address", by GslbService::hostSlot: made when a
+/// reload carries the counts over, not kept (80 octets per service at 10,000 hostnames x 8).
+std::vector<std::string> hostAnswerKeys(const Gslb& g);
 
 /// Fills the client-aware fields of `c[0..n)` (services `svcs`, positions in Candidate::index) for host `h`
 /// and a client at `loc` (already located when h.usesTopology). noexcept, no allocation: the query path and

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <ctime>
 
 #include "server/cluster/digest.hpp"
@@ -84,7 +85,13 @@ std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot*
             return nullptr;
         }
     }
-    if (!buildGslb(s->config, s->db, previous ? &previous->gslb : nullptr, kMaxWorkers, s->gslb, error))
+    // One counter row per worker thread that runs: [server] workers of the first snapshot (the workers are
+    // started once; a reload that changes the key takes effect at the next start). Rows for all kMaxWorkers
+    // cost 64 x 8 octets per service in each of the per-service and per-(hostname, service) tables: 1 KiB of
+    // the 1.8 KiB a GSLB service cost.
+    size_t workers = previous && previous->gslb.answers ? previous->gslb.answers->workers()
+                                                        : size_t(std::max(1, s->config.server.workers));
+    if (!buildGslb(s->config, s->db, previous ? &previous->gslb : nullptr, workers, s->gslb, error))
         return nullptr;
     // The parsed records are gone; give their memory back to the system instead of keeping it in malloc's
     // free lists for the life of the process (a 1M-record zone leaves over 100 MB there otherwise).

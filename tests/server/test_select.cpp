@@ -332,8 +332,9 @@ namespace {
 // The per-hostname counter of (host, site, address) and the fallback counter of host.
 uint64_t hostAnswers(const Gslb& g, const std::string& host, const std::string& site,
                      const std::string& addr) {
-    for (uint32_t i = 0; i < g.hostAnswerKeys.size(); ++i)
-        if (g.hostAnswerKeys[i] == host + '\0' + site + '\0' + addr) return g.hostAnswers->total(i);
+    auto keys = hostAnswerKeys(g);
+    for (uint32_t i = 0; i < keys.size(); ++i)
+        if (keys[i] == host + '\0' + site + '\0' + addr) return g.hostAnswers->total(i);
     FAIL("no counter for " << host << " " << site << " " << addr);
     return 0;
 }

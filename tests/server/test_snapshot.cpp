@@ -162,3 +162,28 @@ TEST_CASE("a name at or below a DNAME owner is refused with file:line") {
                       err);
     }
 }
+
+TEST_CASE("answer counters keep one row per running worker, not kMaxWorkers, across reloads") {
+    // 64 rows of 8 octets per service in each counter table were 1 KiB of the 1.8 KiB a GSLB service cost.
+    std::string body = "[hostname.\"www.t.test.\"]\n" + st::threeServices("www.t.test.");
+    std::string two = st::baseConfig(body);
+    two.insert(two.find("listen"), "workers = 2\n");
+    st::Written w = st::writeConfig(two);
+    std::string error;
+    auto a = buildSnapshot(w.config, nullptr, error);
+    REQUIRE(a != nullptr);
+    CHECK(a->gslb.answers->workers() == 2);
+    CHECK(a->gslb.hostAnswers->workers() == 2);
+    CHECK(a->gslb.fallbacks->workers() == 2);
+    // The workers run from start-up: a reload that asks for more keeps the rows of those that run.
+    std::string five = two;
+    five.replace(five.find("workers = 2"), 11, "workers = 5");
+    st::writeFile(w.dir, "gslbd.toml", five);
+    auto b = buildSnapshot(w.config, a.get(), error);
+    REQUIRE(b != nullptr);
+    CHECK(b->gslb.answers->workers() == 2);
+    CHECK(b->gslb.hostAnswers->slots() == 3);
+    auto keys = hostAnswerKeys(b->gslb);
+    REQUIRE(keys.size() == 3);
+    CHECK(keys[0].find("www.t.test.") == 0);
+}
