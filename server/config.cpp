@@ -615,6 +615,20 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                 if (zc.denial != "nsec" && zc.denial != "nsec3")
                     z.fail(z.raw("denial"), "denial", "must be \"nsec\" or \"nsec3\"");
                 zc.signatureValidity = uint32_t(z.getInt("signature_validity", 14 * 86400, 10, 90 * 86400));
+                {
+                    std::string sp = z.getString("serial_policy", zc.dnssec ? "unixtime" : "keep");
+                    auto pol = zones::parseSerialPolicy(sp);
+                    if (!pol)
+                        z.fail(z.raw("serial_policy"), "serial_policy",
+                               "must be \"keep\", \"increment\", \"unixtime\" or \"dateserial\"");
+                    if (*pol == zones::SerialPolicy::Keep && zc.dnssec)
+                        z.fail(
+                            z.raw("serial_policy"), "serial_policy",
+                            "\"keep\" does not work with dnssec = true: every re-sign changes the zone, and "
+                            "secondaries transfer it only when the serial grows (use \"unixtime\", "
+                            "\"increment\" or \"dateserial\")");
+                    zc.serialPolicy = *pol;
+                }
                 zc.axfrAllowSet = z.has("axfr_allow");
                 zc.axfrAllow = readAxfrAllow(z, out.keys);
                 for (const auto& other : out.zones)

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "zones/serial.hpp"
 #include "zones/tsig.hpp"
 
 namespace gslb::server {
@@ -124,6 +125,9 @@ struct ZoneConf {
     std::string denial = "nsec";  // nsec | nsec3 (RFC 9276: SHA-1, iterations 0, no salt, no opt-out)
     uint32_t signatureValidity =
         14 * 86400;  // s: signatures expire this long after signing; re-signed at half
+    // The SOA serial served (zones/serial.hpp): default unixtime for a signed zone, whose every signing must
+    // reach the secondaries; keep (the file's) for an unsigned one. `keep` is refused with dnssec.
+    zones::SerialPolicy serialPolicy = zones::SerialPolicy::Keep;
 };
 
 /// Per-hostname behaviour; [defaults] gives every key's default, each [hostname."…"] may override it.

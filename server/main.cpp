@@ -26,6 +26,7 @@
 #include "server/service/instance_guard.hpp"
 #include "server/service/privileges.hpp"
 #include "server/service/systemd.hpp"
+#include "server/service/zone_serials.hpp"
 #include "server/snapshot.hpp"
 #include "server/xfr/notify.hpp"
 #include "server/unread_settings.hpp"
@@ -67,6 +68,17 @@ struct Daemon {
             if (before && before->serial() == z->serial()) continue;
             notifier->send(z->name(), z->apex(), z->serial(), zc.notify, now.config.keys);
         }
+    }
+
+    // Before a snapshot whose serials gslbd chose is published: a restart must never serve a serial that is
+    // not greater than one a secondary may already hold. A failed write is logged; the snapshot still serves
+    // (for "unixtime" the clock keeps the next start ahead anyway).
+    bool saveZoneSerials(const Snapshot& s) {
+        if (stateDir.empty() || s.servedSerials.empty()) return true;
+        std::string error;
+        if (service::saveZoneSerials(stateDir, s.servedSerials, error)) return true;
+        log::error("zone serials not saved (a restart may serve an old serial): {}", error);
+        return false;
     }
 
     // After every admin change and reload: the drains on disk are the drains in the table.
@@ -114,6 +126,7 @@ struct Daemon {
             if (!api->readToken(s->config.control.tokenFile, terr))
                 log::warn("reload: {} (the old token stays)", terr);
         }
+        saveZoneSerials(*s);
         size_t records = 0;
         for (const auto& z : s->db.zones()) records += z->recordCount();
         size_t zones = s->db.zones().size();
@@ -337,6 +350,14 @@ int main(int argc, char** argv) {
             log::error("[server] state_dir is not writable: {}", error);
             return 1;
         }
+        if (!d.saveZoneSerials(*d.shared.holder.get())) return 1;
+    } else {
+        for (const auto& zc : d.shared.holder.get()->config.zones)
+            if (zc.serialPolicy == zones::SerialPolicy::Increment)
+                log::warn(
+                    "zone {}: serial_policy = \"increment\" without [server] state_dir: a restart starts "
+                    "again from the file's serial, which secondaries may already have",
+                    zc.name);
     }
 
     // DESIGN.md "Start-up": one round of health checks, bounded by their timeouts, before the listeners

@@ -4,24 +4,41 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cctype>
 #include <ctime>
 
 #include "server/cluster/digest.hpp"
 #include "zones/dnssec.hpp"
 #include "zones/loader.hpp"
+#include "zones/serial.hpp"
 
 namespace gslb::server {
 
-std::unique_ptr<zones::Zone> loadSignedZone(const ZoneConf& zc, std::string& error) {
+std::unique_ptr<zones::Zone> loadConfiguredZone(const ZoneConf& zc, std::optional<uint32_t> lastSerial,
+                                                int64_t now, std::string& error) {
+    if (!zc.dnssec && zc.serialPolicy == zones::SerialPolicy::Keep)
+        return zones::loadZone(zc.file, zc.name, error);
     zones::SourceSet set;
     if (!zones::readZoneFile(zc.file, zc.name, set, error)) return nullptr;
-    std::vector<zones::DnssecKey> keys;
-    if (!zones::loadKeys(zc.keyDir, zc.name, keys, error)) return nullptr;
     zones::WireName apex;
     if (!zones::textToName(zc.name, {}, apex)) {
         error = fmt::format("{}: not a domain name", zc.name);
         return nullptr;
     }
+    // The served serial goes into the SOA before anything is compiled or signed: the SOA's RRSIG, AXFR and
+    // NOTIFY all carry it. A zone without an apex SOA is left as it is, for compile() to refuse.
+    for (auto& r : set.records) {
+        if (r.type != zones::kTypeSOA || r.owner != std::string_view(apex)) continue;
+        auto fileSerial = zones::soaSerial(r.rdata);
+        if (!fileSerial) break;
+        std::string rd(r.rdata);
+        zones::setSoaSerial(rd, zones::nextServedSerial(zc.serialPolicy, *fileSerial, lastSerial, now));
+        r.rdata = set.store(rd);
+        break;
+    }
+    if (!zc.dnssec) return zones::Zone::compile(apex, set, zc.file, error);
+    std::vector<zones::DnssecKey> keys;
+    if (!zones::loadKeys(zc.keyDir, zc.name, keys, error)) return nullptr;
     zones::SignOptions opt;
     opt.now = int64_t(time(nullptr));
     opt.validity = zc.signatureValidity;
@@ -30,6 +47,11 @@ std::unique_ptr<zones::Zone> loadSignedZone(const ZoneConf& zc, std::string& err
 }
 
 namespace {
+
+std::string lowerName(std::string n) {
+    for (char& c : n) c = char(tolower(static_cast<unsigned char>(c)));
+    return n;
+}
 
 // The cookie secrets of a new snapshot (RFC 9018 §5 rollover): the file's first line makes cookies and its
 // other lines are accepted; without a file the running server keeps its random secret. When the secret that
@@ -68,18 +90,26 @@ std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot*
     s->configDigest = configDigest(s->config);
     s->cookies = buildCookies(s->config.server, previous, now, error);
     if (!s->cookies) return nullptr;
+    if (!service::loadZoneSerials(s->config.server.stateDir, s->servedSerials, error)) return nullptr;
     for (const auto& zc : s->config.zones) {
-        std::unique_ptr<zones::Zone> z;
-        if (zc.dnssec) {
-            z = loadSignedZone(zc, error);
-            if (z) {
-                int64_t at = z->signer()->refreshAt();
-                if (!s->resignAt || at < s->resignAt) s->resignAt = at;
-            }
-        } else {
-            z = zones::loadZone(zc.file, zc.name, error);
+        // The serial served before: by the snapshot being replaced, or by an earlier process (state_dir);
+        // the greater of the two (RFC 1982), so neither a restart nor a lost state file goes backwards.
+        std::optional<uint32_t> last;
+        std::string key = lowerName(zc.name);
+        if (zc.serialPolicy != zones::SerialPolicy::Keep) {
+            if (auto it = s->servedSerials.find(key); it != s->servedSerials.end()) last = it->second;
+            zones::WireName apex;
+            const zones::Zone* before =
+                previous && zones::textToName(zc.name, {}, apex) ? previous->db.zone(apex) : nullptr;
+            if (before && (!last || zones::serialGreater(before->serial(), *last))) last = before->serial();
         }
+        std::unique_ptr<zones::Zone> z = loadConfiguredZone(zc, last, int64_t(now), error);
         if (!z) return nullptr;
+        if (zc.dnssec) {
+            int64_t at = z->signer()->refreshAt();
+            if (!s->resignAt || at < s->resignAt) s->resignAt = at;
+        }
+        if (zc.serialPolicy != zones::SerialPolicy::Keep) s->servedSerials[key] = z->serial();
         if (!s->db.add(std::move(z))) {
             error = fmt::format("{}: zone {} is configured twice", path, zc.name);
             return nullptr;

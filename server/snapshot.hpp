@@ -5,10 +5,12 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "server/config.hpp"
 #include "server/edge/cookies.hpp"
+#include "server/service/zone_serials.hpp"
 #include "server/gslb.hpp"
 #include "zones/answer.hpp"
 #include "zones/zonedb.hpp"
@@ -23,16 +25,24 @@ struct Snapshot {
     int64_t resignAt = 0;  // unix seconds: rebuild (re-sign) by then; 0 when no zone is signed
     std::shared_ptr<const CookieJar> cookies;  // answer.cookies points here
     std::string configDigest;  // server/cluster/digest.hpp: the same on every member with the same config
+    // state_dir's zone-serials.json as it should be once this snapshot serves: what was read, with the serial
+    // of every zone whose serial_policy is not "keep" updated. main writes it before publishing.
+    service::ZoneSerials servedSerials;
 };
 
-/// Reads, and signs with the keys in zc.keyDir, a zone with `dnssec = true`. nullptr and `error` when the
-/// file, a key or the signing fails.
-std::unique_ptr<zones::Zone> loadSignedZone(const ZoneConf& zc, std::string& error);
+/// Reads zone `zc`, gives its SOA the serial of zc.serialPolicy (zones::nextServedSerial after `lastSerial`,
+/// at `now`, unix seconds), and compiles it; with `dnssec = true` signed with the keys in zc.keyDir. nullptr
+/// and `error` when the file, a key or the signing fails.
+std::unique_ptr<zones::Zone> loadConfiguredZone(const ZoneConf& zc, std::optional<uint32_t> lastSerial,
+                                                int64_t now, std::string& error);
 
 /// Loads the config at `path` and every zone it names, binds the GSLB hostnames, and checks them together.
 /// `previous` (may be null) lends its service state (health, drain, reports) to the (site, address) pairs
 /// that are still there, and its cookie secrets: without a secret file the random one is kept; a secret that
-/// changed stays accepted for cookie_rollover seconds from `now` (s since the epoch). nullptr and `error`
+/// changed stays accepted for cookie_rollover seconds from `now` (s since the epoch). A zone whose serial
+/// gslbd picks (serial_policy) gets one greater than both `previous`'s and the one in [server] state_dir's
+/// zone-serials.json (a malformed file is an error); nothing is written here (main saves servedSerials).
+/// nullptr and `error`
 /// ("file:line: message") when anything is wrong; nothing half-built escapes.
 std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot* previous, std::string& error,
                                         uint32_t now = 0);

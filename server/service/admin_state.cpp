@@ -46,7 +46,11 @@ bool saveAdminState(const metrics::StateTable& table, const std::string& dir, st
         nlohmann::json{{"version", 1}, {"drained_sites", sites}, {"drained_services", services}}.dump(1) +
         "\n";
 
-    std::string final = pathIn(dir, kAdminStateFile);
+    return writeStateFile(dir, kAdminStateFile, text, error);
+}
+
+bool writeStateFile(const std::string& dir, const char* name, const std::string& text, std::string& error) {
+    std::string final = pathIn(dir, name);
     std::string tmp = final + ".tmp";
     int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
     if (fd < 0) {

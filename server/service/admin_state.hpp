@@ -28,6 +28,10 @@ struct AdminStateLoad {
 /// file is then untouched.
 bool saveAdminState(const metrics::StateTable& table, const std::string& dir, std::string& error);
 
+/// Writes `text` to `dir`/`name` in the same atomic way (temp file, fsync, rename, directory fsync). Shared
+/// by every file of state_dir (zone-serials.json too).
+bool writeStateFile(const std::string& dir, const char* name, const std::string& text, std::string& error);
+
 /// Reads `dir`/admin-state.json and drains what it names in `table`. A missing file is no error (nothing
 /// was ever drained, or it was deleted). An unreadable or malformed file is an error ("file: why"): the
 /// caller decides (at start: refuse to start rather than serve a site the operator drained).

@@ -141,11 +141,12 @@ fbaddr A 127.0.0.3
 """
 
 
-def gslb_config(port, validity=None, cport=None, denial="nsec"):
+def gslb_config(port, validity=None, cport=None, denial="nsec", zone_extra="", server_extra=""):
     extra = f"signature_validity = {validity}\n" if validity else ""
-    extra += f'denial = "{denial}"\n'
+    extra += f'denial = "{denial}"\n' + zone_extra
     control = f'[control]\nlisten = "127.0.0.1:{cport}"\ntoken_file = "control.token"\n\n' if cport else ""
-    out = (f'[server]\nlisten = ["127.0.0.1:{port}"]\nworkers = 2\naxfr_allow = ["127.0.0.1"]\n\n{control}'
+    out = (f'[server]\nlisten = ["127.0.0.1:{port}"]\nworkers = 2\naxfr_allow = ["127.0.0.1"]\n{server_extra}\n'
+           f'{control}'
            f'[[zone]]\nname = "{ZONE}"\nfile = "zone.db"\ndnssec = true\nkey_dir = "keys"\n{extra}\n'
            '[check.dead]\ntype = "tcp"\nport = 1\ninterval = 1\ntimeout = 1\nrise = 1\nfall = 1\n\n'
            '[site.a]\n[site.b]\n[site.c]\n')
@@ -480,6 +481,75 @@ class Resign(unittest.TestCase):
                 time.sleep(0.5)
             self.assertNotEqual(expiry(), first, g.stderr())
             self.assertIn("re-signing", g.stderr())
+
+    @staticmethod
+    def soa_serial(port):
+        out = digp(port, "+norec", "+short", ZONE, "SOA")
+        return int(out.split()[2])
+
+    @staticmethod
+    def rrsig_times(port, name="static." + ZONE):
+        """(expiration, inception) of the RRSIG over `name`'s A, as dig prints them (YYYYMMDDHHMMSS)."""
+        out = digp(port, "+norec", "+dnssec", name, "A")
+        m = re.search(r"RRSIG\s+A \d+ \d+ \d+ (\d{14}) (\d{14})", out)
+        assert m, out
+        return m.group(1), m.group(2)
+
+    @unittest.skipUnless(shutil.which("knotd"), "knotd is not installed")
+    def test_secondary_follows_the_resign(self):
+        # A re-sign serves a greater serial (serial_policy = "unixtime", the default for signed zones) and
+        # NOTIFYs the secondary, so Knot transfers the new signatures instead of serving the old ones until
+        # they expire. The file's serial (2024010101) is ahead of unix time in RFC 1982, so each re-sign is +1.
+        g = Gslbd(files={"zone.db": SIGNED_ZONE}, wait_zone=ZONE)
+        ctl("dnssec", "keygen", ZONE, "--dir", g.path("keys"))
+        k = Knot(ZONE, g.port)
+        g.raw_config = gslb_config(g.port, validity=12, zone_extra=f'notify = ["127.0.0.1:{k.port}"]\n',
+                                   server_extra='state_dir = "state"\n')
+        with g, k:
+            k.wait_zone()
+            first = self.soa_serial(g.port)
+            self.assertGreaterEqual(first, 2024010101, g.stderr())
+            deadline = time.monotonic() + 8
+            while self.soa_serial(g.port) == first and time.monotonic() < deadline:
+                time.sleep(0.2)
+            second = self.soa_serial(g.port)
+            self.assertEqual(second, first + 1, g.stderr())
+            # Knot is told (NOTIFY), transfers, and serves the new serial and the new signatures at once,
+            # long before its SOA refresh (3600 s).
+            deadline = time.monotonic() + 5
+            while self.soa_serial(k.port) != second and time.monotonic() < deadline:
+                time.sleep(0.2)
+            self.assertEqual(self.soa_serial(k.port), second, k.stderr() + g.stderr())
+            self.assertEqual(self.rrsig_times(k.port), self.rrsig_times(g.port))
+            self.assertRegex(g.stderr(), rf"notify {re.escape(ZONE)} serial {second} to 127\.0\.0\.1:{k.port}: "
+                                         r"acknowledged")
+            # The transferred zone is the re-signed one, and it verifies (signatures, chain, serial).
+            text = digp(g.port, ZONE, "AXFR", "+nocmd", "+nostats")
+            self.assertRegex(text, rf"(?m)^{re.escape(ZONE)}\s+\d+\s+IN\s+SOA\s+\S+ \S+ {second} ")
+            path = g.path("axfr.txt")
+            with open(path, "w") as f:
+                f.write(text)
+            p = run("ldns-verify-zone", path)
+            self.assertEqual(p.returncode, 0, p.out)
+            with open(g.path("state/zone-serials.json")) as f:
+                self.assertGreaterEqual(json.load(f)["zones"][ZONE], second)
+
+    def test_restart_never_serves_an_older_serial(self):
+        # serial_policy = "increment" counts from the file's serial; only state_dir carries it over a restart.
+        g = Gslbd(files={"zone.db": SIGNED_ZONE}, wait_zone=ZONE)
+        ctl("dnssec", "keygen", ZONE, "--dir", g.path("keys"))
+        g.raw_config = gslb_config(g.port, zone_extra='serial_policy = "increment"\n',
+                                   server_extra='state_dir = "state"\n')
+        with g:
+            self.assertEqual(self.soa_serial(g.port), 2024010101)
+            g.reload()
+            deadline = time.monotonic() + 5
+            while self.soa_serial(g.port) == 2024010101 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            self.assertEqual(self.soa_serial(g.port), 2024010102, g.stderr())
+            g.stop()
+            g.start()
+            self.assertEqual(self.soa_serial(g.port), 2024010103, g.stderr())
 
 
 if __name__ == "__main__":
