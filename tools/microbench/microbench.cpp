@@ -35,6 +35,7 @@
 #include "server/gslb.hpp"
 #include "server/snapshot.hpp"
 #include "zones/answer.hpp"
+#include "zones/dnssec_keys.hpp"
 
 using namespace gslb;
 using Clock = std::chrono::steady_clock;
@@ -96,8 +97,9 @@ std::string jsonEscape(const std::string& s) {
     return o;
 }
 
-// A DNS query in wire form (no EDNS, RD clear).
-std::vector<std::uint8_t> makeQuery(const std::string& name, std::uint16_t qtype) {
+// A DNS query in wire form (RD clear); edns: an OPT record (1232 octets), with the DO bit when `dnssecOk`.
+std::vector<std::uint8_t> makeQuery(const std::string& name, std::uint16_t qtype, bool edns = false,
+                                    bool dnssecOk = false) {
     std::vector<std::uint8_t> q = {0x12, 0x34, 0x00, 0x00, 0, 1, 0, 0, 0, 0, 0, 0};
     std::size_t pos = 0;
     while (pos < name.size()) {
@@ -112,32 +114,54 @@ std::vector<std::uint8_t> makeQuery(const std::string& name, std::uint16_t qtype
     q.push_back(std::uint8_t(qtype));
     q.push_back(0);
     q.push_back(1);
+    if (edns) {
+        q[11] = 1;  // ARCOUNT
+        const std::uint8_t opt[] = {0, 0, 41, 0x04, 0xd0, 0, 0, std::uint8_t(dnssecOk ? 0x80 : 0), 0, 0, 0};
+        q.insert(q.end(), opt, opt + sizeof opt);
+    }
     return q;
 }
 
-// Writes mb.test.zone and gslbd.toml into `dir`: hostnames g2, g16, g64 over 8 sites, 1,000 static names.
+void writeZone(const std::string& dir, const std::string& origin);
+
+// Writes mb.test.zone and gslbd.toml into `dir`: hostnames g2, g16, g64 over 8 sites, 1,000 static names;
+// the same again as ms.test., signed (DNSSEC, issue 15) with a CSK written into dir/keys.
 std::string writeConfig(const std::string& dir) {
-    std::ofstream z(dir + "/mb.test.zone");
-    z << "$ORIGIN mb.test.\n$TTL 3600\n@ SOA ns1 hostmaster 1 7200 3600 1209600 300\n@ NS ns1\n@ NS ns2\n"
+    writeZone(dir, "mb.test.");
+    writeZone(dir, "ms.test.");
+    std::filesystem::create_directories(dir + "/keys");
+    gslb::zones::DnssecKey key;
+    std::string error;
+    if (!gslb::zones::generateKey("ms.test.", 13, 257, 0, key, error) ||
+        !gslb::zones::writeKeyFiles(key, dir + "/keys", error))
+        std::fprintf(stderr, "microbench: no key for ms.test.: %s\n", error.c_str());
+    std::ofstream t(dir + "/gslbd.toml");
+    t << "[server]\nlisten = [\"127.0.0.1:5353\"]\nworkers = 1\n\n[[zone]]\nname = \"mb.test.\"\n"
+         "file = \"mb.test.zone\"\n\n[[zone]]\nname = \"ms.test.\"\nfile = \"ms.test.zone\"\ndnssec = true\n"
+         "key_dir = \"keys\"\n\n";
+    for (int s = 0; s < 8; ++s) t << "[site.s" << s << "]\n";
+    for (const char* zone : {"mb.test.", "ms.test."})
+        for (int n : {2, 16, 64}) {
+            t << "\n[hostname.\"g" << n << "." << zone << "\"]\n";
+            for (int i = 0; i < n; ++i)
+                t << "[[hostname.\"g" << n << "." << zone << "\".service]]\naddress = \"192.0." << n << '.'
+                  << (i + 1) << "\"\nsite = \"s" << i % 8 << "\"\nweight = " << 1 + i % 3 << "\n";
+        }
+    t.close();
+    return dir + "/gslbd.toml";
+}
+
+// <origin>zone in `dir`: 1,000 static names h0..h999 and the GSLB candidates of g2, g16, g64.
+void writeZone(const std::string& dir, const std::string& origin) {
+    std::ofstream z(dir + "/" + origin + "zone");
+    z << "$ORIGIN " << origin
+      << "\n$TTL 3600\n@ SOA ns1 hostmaster 1 7200 3600 1209600 300\n@ NS ns1\n@ NS ns2\n"
          "ns1 A 127.0.0.1\nns2 A 127.0.0.2\n";
     for (int i = 0; i < 1000; ++i)
         z << "h" << i << " A 10." << (i >> 16) % 256 << '.' << (i >> 8) % 256 << '.' << i % 256 << "\n";
     const int sizes[] = {2, 16, 64};
     for (int n : sizes)
         for (int i = 0; i < n; ++i) z << "g" << n << " 30 A 192.0." << n << '.' << (i + 1) << "\n";
-    z.close();
-    std::ofstream t(dir + "/gslbd.toml");
-    t << "[server]\nlisten = [\"127.0.0.1:5353\"]\nworkers = 1\n\n[[zone]]\nname = \"mb.test.\"\n"
-         "file = \"mb.test.zone\"\n\n";
-    for (int s = 0; s < 8; ++s) t << "[site.s" << s << "]\n";
-    for (int n : sizes) {
-        t << "\n[hostname.\"g" << n << ".mb.test.\"]\n";
-        for (int i = 0; i < n; ++i)
-            t << "[[hostname.\"g" << n << ".mb.test.\".service]]\naddress = \"192.0." << n << '.' << (i + 1)
-              << "\"\nsite = \"s" << i % 8 << "\"\nweight = " << 1 + i % 3 << "\n";
-    }
-    t.close();
-    return dir + "/gslbd.toml";
 }
 
 }  // namespace
@@ -247,6 +271,7 @@ int main(int argc, char** argv) {
         std::string name;
         std::uint16_t type;
         std::size_t n;
+        bool edns = false, dnssecOk = false;
     };
     const QCase qcases[] = {
         {"static A hit", "h777.mb.test", 1, 0},
@@ -255,9 +280,21 @@ int main(int argc, char** argv) {
         {"GSLB A, default policy", "g2.mb.test", 1, 2},
         {"GSLB A, default policy", "g16.mb.test", 1, 16},
         {"GSLB A, default policy", "g64.mb.test", 1, 64},
+        // Issue 15: the signed zone's answers with DO (RRSIGs, NSEC proofs; GSLB: the online signature from
+        // the cache) beside the same unsigned answers to an EDNS query (an OPT record in both: like for
+        // like).
+        {"static A hit, EDNS", "h777.mb.test", 1, 0, true},
+        {"static A hit, signed, DO", "h777.ms.test", 1, 0, true, true},
+        {"NXDOMAIN, EDNS", "nx777.mb.test", 1, 0, true},
+        {"NXDOMAIN, signed, DO", "nx777.ms.test", 1, 0, true, true},
+        {"GSLB A, EDNS", "g2.mb.test", 1, 2, true},
+        {"GSLB A, signed, DO", "g2.ms.test", 1, 2, true, true},
+        {"GSLB A, signed, no DO", "g2.ms.test", 1, 2, true, false},
+        {"GSLB A, EDNS", "g16.mb.test", 1, 16, true},
+        {"GSLB A, signed, DO", "g16.ms.test", 1, 16, true, true},
     };
     for (const auto& qc : qcases) {
-        auto q = makeQuery(qc.name, qc.type);
+        auto q = makeQuery(qc.name, qc.type, qc.edns, qc.dnssecOk);
         auto r = zones::answer(snap->db, snap->answer, q, false, out, &sel);
         if (r.action != zones::Action::Send || r.len < 12) {
             std::fprintf(stderr, "microbench: %s gave no answer\n", qc.name.c_str());
