@@ -89,12 +89,17 @@ std::vector<std::string> clusterDifferences(const std::vector<MemberStatus>& mem
             }
         return all;
     };
-    for (const auto& [zone, unused] : names("zones", "name", nullptr))
+    // Plain references, not structured bindings: clang 14 (Debian 12, the fuzz build) cannot capture a
+    // binding in a lambda (P1091 came in clang 16).
+    for (const auto& zoneKey : names("zones", "name", nullptr)) {
+        const std::string& zone = zoneKey.first;
         compare("zone " + zone + " serial", [&](const J& s) {
             const J* z = find(arrayOf(s, "zones"), "name", zone);
             return z ? cell(*z, "serial") : std::string("absent");
         });
-    for (const auto& [site, unused] : names("sites", "name", nullptr)) {
+    }
+    for (const auto& siteKey : names("sites", "name", nullptr)) {
+        const std::string& site = siteKey.first;
         compare("site " + site,
                 [&](const J& s) { return enabledText(find(arrayOf(s, "sites"), "name", site)); });
         // Metric ages: never / fresh / stale, and fresh ages more than 10 s apart (a member that missed
@@ -116,7 +121,9 @@ std::vector<std::string> clusterDifferences(const std::vector<MemberStatus>& mem
             return "fresh";
         });
     }
-    for (const auto& [site, addr] : names("services", "site", "address")) {
+    for (const auto& serviceKey : names("services", "site", "address")) {
+        const std::string& site = serviceKey.first;
+        const std::string& addr = serviceKey.second;
         std::string what = "service " + site + " " + addr;
         compare(what, [&](const J& s) {
             return enabledText(find(arrayOf(s, "services"), "site", site, "address", addr));
