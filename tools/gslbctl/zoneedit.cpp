@@ -87,6 +87,10 @@ bool addRecord(ZoneEdit& ed, const std::string& owner, const std::string& ttl, c
         return false;
     }
     const ZoneEntry& added = c.entries()[last - 1];
+    if (!added.rr) {  // a record entry ldns did not parse (found by fuzz_zonetext: "add ). PTR ...")
+        error = fmt::format("{}: cannot add \"{}\"", ed.file, line);
+        return false;
+    }
     std::string k = c.keyNoTtl(last - 1);
     for (size_t i = 0; i < ed.before.entries().size(); ++i) {
         const ZoneEntry& e = ed.before.entries()[i];

@@ -399,6 +399,7 @@ std::vector<std::string> ZoneText::keys() const {
 }
 
 std::string ZoneText::keyNoTtl(size_t i) const {
+    if (!entries_[i].rr) return {};  // no parsed record: no key (callers compare keys of parsed records only)
     return recordKey(entries_[i].rr.get(), false, false);
 }
 
