@@ -50,7 +50,7 @@ struct Out {
 ApiResponse ControlApi::prometheus(const Snapshot& s) {
     Out o;
     uint64_t udp = 0, tcp = 0, dropped = 0, truncated = 0, rrlDropped = 0, rrlSlipped = 0;
-    uint64_t cookies[3] = {}, tcpRefused = 0, axfrRefused = 0;
+    uint64_t cookies[3] = {}, tcpRefused = 0, axfrRefused = 0, xdpIn = 0, xdpOut = 0;
     uint64_t rc[WorkerStats::kRcodes] = {}, qt[WorkerStats::kTypes] = {};
     for (const auto& st : shared_.stats) {
         udp += st.udp.load(std::memory_order_relaxed);
@@ -59,6 +59,8 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
         truncated += st.truncated.load(std::memory_order_relaxed);
         rrlDropped += st.rrlDropped.load(std::memory_order_relaxed);
         rrlSlipped += st.rrlSlipped.load(std::memory_order_relaxed);
+        xdpIn += st.xdp.load(std::memory_order_relaxed);
+        xdpOut += st.xdpSent.load(std::memory_order_relaxed);
         for (int i = 0; i < 3; ++i) cookies[i] += st.cookie[i].load(std::memory_order_relaxed);
         tcpRefused += st.tcpRefusedPerClient.load(std::memory_order_relaxed);
         axfrRefused += st.axfrRefusedPerClient.load(std::memory_order_relaxed);
@@ -68,6 +70,14 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
     o.head("gslbd_queries_total", "counter", "DNS messages received, by transport.");
     o.sample("gslbd_queries_total", "transport=\"udp\"", double(udp));
     o.sample("gslbd_queries_total", "transport=\"tcp\"", double(tcp));
+    o.head("gslbd_xdp_queries_total", "counter",
+           "UDP queries that came through the AF_XDP fast path ([server] xdp; counted in transport=\"udp\" "
+           "too).");
+    o.sample("gslbd_xdp_queries_total", "", double(xdpIn));
+    o.head("gslbd_xdp_responses_total", "counter", "Answers the AF_XDP fast path sent.");
+    o.sample("gslbd_xdp_responses_total", "", double(xdpOut));
+    o.head("gslbd_xdp_sockets", "gauge", "AF_XDP sockets serving (one per interface receive queue).");
+    o.sample("gslbd_xdp_sockets", "", double(shared_.xdpSockets.load()));
     o.head("gslbd_queries_dropped_total", "counter", "Messages not answered (responses, runts).");
     o.sample("gslbd_queries_dropped_total", "", double(dropped));
     o.head("gslbd_responses_truncated_total", "counter", "UDP responses sent with TC set.");

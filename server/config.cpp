@@ -528,6 +528,19 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
         if (std::string cf = s.getString("cookie_secret_file", ""); !cf.empty())
             out.server.cookieSecretFile = resolvePath(path, cf);
         out.server.cookieRollover = int(s.getInt("cookie_rollover", 3600, 0, 86400 * 30));
+        out.server.xdp = s.getStrings("xdp", {});
+        for (const auto& x : out.server.xdp) {
+            // IFNAMSIZ is 16 with its NUL; a name is never a path (it is joined into /sys/class/net/NAME).
+            if (x.empty() || x.size() > 15 || x.find_first_of("/ \t\n") != std::string::npos || x == "." ||
+                x == "..")
+                s.fail(s.raw("xdp"), "xdp", fmt::format("\"{}\" is not an interface name", x));
+        }
+#ifndef GSLBD_XDP
+        if (!out.server.xdp.empty())
+            s.fail(s.raw("xdp"), "xdp",
+                   "this gslbd was built without the AF_XDP fast path (it needs libxdp-dev, libbpf-dev and "
+                   "clang at build time: meson setup -Dxdp=enabled); remove `xdp` to serve on sockets");
+#endif
         s.finish();
 
         // [rrl]

@@ -69,6 +69,9 @@ struct ServerConf {
     bool nsid = false;             // RFC 5001: answer NSID requests with `identity`
     std::string cookieSecretFile;  // DNS Cookies (RFC 7873 / RFC 9018): absolute path; empty: a random secret
     int cookieRollover = 3600;     // s: a secret replaced at a reload is still accepted this long
+    // Interfaces whose UDP queries to `listen` are answered through AF_XDP (server/xdp/path.hpp); empty:
+    // none. Read at start only.
+    std::vector<std::string> xdp;
 };
 
 /// [rrl]: response rate limiting (the BIND / NSD / Knot design; server/edge/rrl.hpp).

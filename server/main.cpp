@@ -31,6 +31,7 @@
 #include "server/xfr/notify.hpp"
 #include "server/unread_settings.hpp"
 #include "server/worker.hpp"
+#include "server/xdp/path.hpp"
 
 using namespace gslb;
 using namespace gslb::server;
@@ -41,6 +42,7 @@ struct Daemon {
     std::string configPath;
     Shared shared;
     std::vector<std::unique_ptr<Worker>> workers;
+    std::unique_ptr<xdp::Path> xdpPath;  // after the workers: destroyed once they have stopped
     event_base* base = nullptr;
 
     std::unique_ptr<ControlApi> api;
@@ -121,6 +123,8 @@ struct Daemon {
                     old->config.server.log != s->config.server.log))
             log::warn(
                 "reload: [server] user, state_dir or log changed; they take effect at the next restart");
+        if (old && old->config.server.xdp != s->config.server.xdp)
+            log::warn("reload: [server] xdp changed; it takes effect at the next restart");
         if (api && s->config.control.enabled) {
             std::string terr;
             if (!api->readToken(s->config.control.tokenFile, terr))
@@ -320,6 +324,15 @@ int main(int argc, char** argv) {
             }
             d.workers.push_back(std::move(w));
         }
+        // AF_XDP (needs CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW: before privileges are dropped). What it cannot
+        // take stays on the sockets just opened.
+        d.xdpPath = std::make_unique<xdp::Path>();
+        if (!sc.xdp.empty()) {
+            std::vector<Worker*> ws;
+            for (auto& w : d.workers) ws.push_back(w.get());
+            d.xdpPath->open(sc, ws);
+            d.shared.xdpSockets.store(d.xdpPath->sockets());
+        }
     }
     if (sc_control.enabled) {
         d.api = std::make_unique<ControlApi>(
@@ -413,6 +426,7 @@ int main(int argc, char** argv) {
 
     for (auto& w : d.workers) w->stop();
     d.workers.clear();
+    d.xdpPath.reset();  // closes the AF_XDP sockets, takes the programs off the interfaces
     d.api.reset();
     d.notifier.reset();
     d.peers.reset();  // its round callback reaches the health monitor

@@ -13,6 +13,11 @@ inline void bump(std::atomic<uint64_t>& c) {
     c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
+/// Adds n, as bump().
+inline void bump(std::atomic<uint64_t>& c, uint64_t n) {
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
 struct alignas(64) WorkerStats {
     static constexpr int kRcodes = 24;  // 0..15 header RCODEs, 16 = BADVERS, the rest unused
     /// QTYPE buckets exported by name; everything else counts as "other".
@@ -35,6 +40,8 @@ struct alignas(64) WorkerStats {
     };
     std::atomic<uint64_t> udp{0}, tcp{0}, dropped{0}, truncated{0};
     std::atomic<uint64_t> rrlDropped{0}, rrlSlipped{0};  // UDP responses withheld / sent short by RRL
+    // Of `udp`: frames the AF_XDP fast path received, and answers it sent (server/xdp/path.hpp)
+    std::atomic<uint64_t> xdp{0}, xdpSent{0};
     std::atomic<uint64_t> tcpRefusedPerClient{0};   // connections closed at once: the client held its cap
     std::atomic<uint64_t> axfrRefusedPerClient{0};  // transfers answered SERVFAIL: the client held its cap
     std::atomic<uint64_t> cookie[3]{};  // queries with a COOKIE option: client cookie only, invalid, valid

@@ -16,15 +16,16 @@
 #include <random>
 
 #include "server/log.hpp"
+#include "server/xdp/path.hpp"
 #include "server/xfr/acl.hpp"
 #include "zones/axfr.hpp"
 
 namespace gslb::server {
 namespace {
 
-constexpr int kBatch = 32;          // datagrams per recvmmsg/sendmmsg
-constexpr size_t kRecvSize = 4096;  // a query larger than this is truncated by the kernel, then FORMERR
-constexpr size_t kSendSize = 65536;
+constexpr int kBatch = Worker::kUdpBatch;  // datagrams per recvmmsg/sendmmsg
+constexpr size_t kRecvSize = 4096;       // a query larger than this is truncated by the kernel, then FORMERR
+constexpr size_t kSendSize = 65536;      // Worker::answerBuffer's stride
 constexpr size_t kTcpOutHigh = 1 << 20;  // stop reading a TCP client that does not read its answers
 constexpr size_t kTcpIn = 4096;          // a connection's input buffer, unless one message needs more
 constexpr size_t kTcpMsgMax = 65535;     // an answer over TCP (RFC 1035 §4.2.2: a two-octet length)
@@ -141,6 +142,7 @@ Worker::Worker(int id, Shared& shared)
 }
 
 Worker::~Worker() {
+    for (auto* e : xdp_) event_free(e);
     for (auto& u : udp_) {
         if (u->ev) event_free(u->ev);
         if (u->fd >= 0) close(u->fd);
@@ -220,6 +222,16 @@ bool Worker::open(const std::vector<ListenAddr>& listen, std::string& error) {
     return true;
 }
 
+void Worker::addXdp(xdp::Queue* q) {
+    event* e = event_new(base_, xdp::queueFd(q), EV_READ | EV_PERSIST, onXdp, q);
+    event_add(e, nullptr);
+    xdp_.push_back(e);
+}
+
+void Worker::onXdp(evutil_socket_t, short, void* arg) {
+    xdp::serve(static_cast<xdp::Queue*>(arg));
+}
+
 void Worker::start() {
     thread_ = std::thread([this] { event_base_dispatch(base_); });
 }
@@ -234,7 +246,6 @@ void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
     Worker* w = u->worker;
     const Snapshot& snap = w->snapshot();
     mmsghdr in[kBatch], out[kBatch];
-    int from[kBatch];  // out[m] answers in[from[m]]
     iovec iin[kBatch], iout[kBatch];
     sockaddr_storage peers[kBatch];
     alignas(cmsghdr) uint8_t cin[kBatch][kCmsgSpace];
@@ -255,73 +266,20 @@ void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
         }
         int n = recvmmsg(fd, in, kBatch, MSG_DONTWAIT, nullptr);
         if (n <= 0) return;
-        uint32_t now = uint32_t(time(nullptr));  // once per batch: cookie timestamps are in seconds
-        timespec mono;
-        clock_gettime(CLOCK_MONOTONIC, &mono);
-        uint64_t nowNs = uint64_t(mono.tv_sec) * 1000000000u + uint64_t(mono.tv_nsec);
-        RateLimiter* rrl = snap.config.rrl.enabled ? w->shared_.rrl.get() : nullptr;
-        // Every query of the batch is answered first, then counted and sent: RRL's locate() prefetches each
-        // answer's bucket (a cache miss, most likely), and it arrives while the next queries are answered.
-        zones::AnswerResult results[kBatch];
-        RateLimiter::Slot slots[kBatch];
-        bool limitable[kBatch];
-        for (int i = 0; i < n; ++i) {
-            auto& res = results[i];
-            res = zones::answer(snap.db, snap.answer,
-                                {reinterpret_cast<uint8_t*>(iin[i].iov_base), in[i].msg_len}, false,
-                                {w->sendBuf_.data() + size_t(i) * kSendSize, kSendSize}, &w->selector_,
-                                zones::ClientInfo{reinterpret_cast<const sockaddr*>(&peers[i]), now});
-            // RRL: over UDP only, and never for a client whose server cookie proves its address (RFC 7873
-            // §5.2.5: a spoofed source cannot have one) or an exempt prefix.
-            limitable[i] = rrl && res.action == zones::Action::Send && res.len != 0 &&
-                           res.cookie != zones::Cookie::Valid && !exempt(snap.config.rrl, &peers[i]);
-            if (limitable[i])
-                slots[i] = rrl->locate(snap.config.rrl, reinterpret_cast<const sockaddr*>(&peers[i]), res);
-        }
+        Datagram dg[kBatch];
+        for (int i = 0; i < n; ++i)
+            dg[i] = {{reinterpret_cast<uint8_t*>(iin[i].iov_base), in[i].msg_len},
+                     &peers[i],
+                     w->sendBuf_.data() + size_t(i) * kSendSize,
+                     {}};
+        w->answerDatagrams(snap, dg, n);
+        zones::AnswerResult* results[kBatch];
         int m = 0;
         for (int i = 0; i < n; ++i) {
-            uint8_t* obuf = w->sendBuf_.data() + size_t(i) * kSendSize;
-            auto& res = results[i];
-            WorkerStats& st = w->shared_.stats[w->id_];
-            bump(st.udp);
-            if (res.action != zones::Action::Send || res.len == 0) {
-                bump(st.dropped);
-                continue;
-            }
-            if (res.cookie != zones::Cookie::None) bump(st.cookie[int(res.cookie) - 1]);
-            if (limitable[i]) {
-                auto v = rrl->account(snap.config.rrl, slots[i], nowNs, w->slipCount_);
-                if (v == RateLimiter::Verdict::Drop) {
-                    bump(st.rrlDropped);
-                    continue;
-                }
-                if (v == RateLimiter::Verdict::Slip) {
-                    bool badCookie = res.cookie != zones::Cookie::None && res.optStart;
-                    res.len = zones::slip({obuf, kSendSize}, res, badCookie);
-                    if (badCookie) res.rcode = 23;
-                    bump(st.rrlSlipped);
-                }
-            }
-            // A signed query: verified, and its response (the slipped one too) signed, last of all.
-            if (res.tsigAt) {
-                std::span<const uint8_t> q{reinterpret_cast<uint8_t*>(iin[i].iov_base), in[i].msg_len};
-                zones::TsigSession ts;
-                size_t len = res.len;
-                uint8_t rc = res.rcode;
-                if (w->verifyTsig(snap, q, res.tsigAt, {obuf, kSendSize}, ts, len, rc,
-                                  reinterpret_cast<const sockaddr*>(&peers[i])))
-                    len = w->signAnswer(snap.answer, q, {obuf, kSendSize}, len, rc, ts);
-                res.len = len;
-                res.rcode = rc;
-                if (len == 0) {
-                    bump(st.dropped);
-                    continue;
-                }
-            }
-            st.count(res.qtype, res.rcode);
-            if (obuf[2] & 0x02) bump(st.truncated);
-            from[m] = i;
-            iout[m] = {obuf, res.len};
+            if (dg[i].res.len == 0) continue;
+            uint8_t* obuf = dg[i].out;
+            results[m] = &dg[i].res;  // out[m] answers dg[i]
+            iout[m] = {obuf, dg[i].res.len};
             std::memset(&out[m].msg_hdr, 0, sizeof(msghdr));
             out[m].msg_hdr.msg_name = &peers[i];
             out[m].msg_hdr.msg_namelen = in[i].msg_hdr.msg_namelen;
@@ -360,13 +318,79 @@ void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
             int r = sendmmsg(fd, out + sent, unsigned(m - sent), MSG_DONTWAIT);
             if (r <= 0) {
                 if (r < 0 && errno == EINTR) continue;
-                if (r < 0 && errno == EMSGSIZE) w->resendTruncated(fd, out[sent], results[from[sent]]);
+                if (r < 0 && errno == EMSGSIZE) w->resendTruncated(fd, out[sent], *results[sent]);
                 ++sent;  // drop the datagram that failed (a full socket buffer or an unreachable peer)
                 continue;
             }
             sent += r;
         }
         if (n < kBatch) return;
+    }
+}
+
+void Worker::answerDatagrams(const Snapshot& snap, Datagram* dg, int n) {
+    uint32_t now = uint32_t(time(nullptr));  // once per batch: cookie timestamps are in seconds
+    timespec mono;
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    uint64_t nowNs = uint64_t(mono.tv_sec) * 1000000000u + uint64_t(mono.tv_nsec);
+    RateLimiter* rrl = snap.config.rrl.enabled ? shared_.rrl.get() : nullptr;
+    // Every query of the batch is answered first, then counted: RRL's locate() prefetches each answer's
+    // bucket (a cache miss, most likely), and it arrives while the next queries are answered.
+    RateLimiter::Slot slots[kBatch];
+    bool limitable[kBatch];
+    for (int i = 0; i < n; ++i) {
+        auto& res = dg[i].res;
+        const auto* peer = reinterpret_cast<const sockaddr*>(dg[i].peer);
+        res = zones::answer(snap.db, snap.answer, dg[i].query, false, {dg[i].out, kSendSize}, &selector_,
+                            zones::ClientInfo{peer, now});
+        // RRL: over UDP only, and never for a client whose server cookie proves its address (RFC 7873
+        // §5.2.5: a spoofed source cannot have one) or an exempt prefix.
+        limitable[i] = rrl && res.action == zones::Action::Send && res.len != 0 &&
+                       res.cookie != zones::Cookie::Valid && !exempt(snap.config.rrl, dg[i].peer);
+        if (limitable[i]) slots[i] = rrl->locate(snap.config.rrl, peer, res);
+    }
+    WorkerStats& st = shared_.stats[id_];
+    for (int i = 0; i < n; ++i) {
+        uint8_t* obuf = dg[i].out;
+        auto& res = dg[i].res;
+        bump(st.udp);
+        if (res.action != zones::Action::Send || res.len == 0) {
+            bump(st.dropped);
+            res.len = 0;
+            continue;
+        }
+        if (res.cookie != zones::Cookie::None) bump(st.cookie[int(res.cookie) - 1]);
+        if (limitable[i]) {
+            auto v = rrl->account(snap.config.rrl, slots[i], nowNs, slipCount_);
+            if (v == RateLimiter::Verdict::Drop) {
+                bump(st.rrlDropped);
+                res.len = 0;
+                continue;
+            }
+            if (v == RateLimiter::Verdict::Slip) {
+                bool badCookie = res.cookie != zones::Cookie::None && res.optStart;
+                res.len = zones::slip({obuf, kSendSize}, res, badCookie);
+                if (badCookie) res.rcode = 23;
+                bump(st.rrlSlipped);
+            }
+        }
+        // A signed query: verified, and its response (the slipped one too) signed, last of all.
+        if (res.tsigAt) {
+            zones::TsigSession ts;
+            size_t len = res.len;
+            uint8_t rc = res.rcode;
+            if (verifyTsig(snap, dg[i].query, res.tsigAt, {obuf, kSendSize}, ts, len, rc,
+                           reinterpret_cast<const sockaddr*>(dg[i].peer)))
+                len = signAnswer(snap.answer, dg[i].query, {obuf, kSendSize}, len, rc, ts);
+            res.len = len;
+            res.rcode = rc;
+            if (len == 0) {
+                bump(st.dropped);
+                continue;
+            }
+        }
+        st.count(res.qtype, res.rcode);
+        if (obuf[2] & 0x02) bump(st.truncated);
     }
 }
 

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,6 +40,7 @@ struct Shared {
     WorkerStats stats[kMaxWorkers];       // [worker id]; read by the control API
     TcpSlot tcp[kMaxWorkers];             // [worker id]
     std::atomic<int> workers{0};          // how many of `tcp` are in use
+    std::atomic<int> xdpSockets{0};       // AF_XDP sockets serving (server/xdp/path.hpp)
     std::unique_ptr<RateLimiter> rrl;     // made at start-up, its size from the first config; null: no RRL
     std::atomic<uint64_t> rrlLimited{0};  // buckets limited at the last sweep (GET /metrics)
     ClientCounter tcpPerClient;           // open TCP connections by client (tcp_max_connections_per_client)
@@ -49,6 +51,18 @@ struct Shared {
 };
 
 enum ReloadTrigger { kReloadSighup = 0, kReloadApi = 1 };
+
+/// One UDP query for Worker::answerDatagrams, from a socket or an AF_XDP frame (server/xdp/).
+struct Datagram {
+    std::span<const uint8_t> query;
+    const sockaddr_storage* peer = nullptr;  // the client (sockaddr_in / sockaddr_in6)
+    uint8_t* out = nullptr;                  // 65535 octets for the answer
+    zones::AnswerResult res;                 // after the call: res.len octets of `out` to send, 0: nothing
+};
+
+namespace xdp {
+class Queue;
+}
 
 class Worker {
   public:
@@ -63,6 +77,21 @@ class Worker {
     void start();
     /// Asks the worker's loop to end (thread-safe), then joins it.
     void stop();
+
+    /// The per-datagram work of UDP, shared by the sockets and the AF_XDP queues: answers dg[0, n) (n at most
+    /// kUdpBatch) with the same code whatever carried them - EDNS, ECS, cookies, RRL (its slip included),
+    /// TSIG - and counts them in this worker's stats (transport udp). A datagram not to be answered gets
+    /// res.len 0. `snap` is snapshot()'s.
+    void answerDatagrams(const Snapshot& snap, Datagram* dg, int n);
+    static constexpr int kUdpBatch = 32;
+    /// The snapshot this worker answers from, refreshed when a reload published a newer one.
+    const Snapshot& snapshot();
+    /// Answer buffer i (0 <= i < kUdpBatch) of 65535 octets, for the caller of answerDatagrams.
+    uint8_t* answerBuffer(int i) { return sendBuf_.data() + size_t(i) * 65536; }
+    /// Serves an AF_XDP queue on this worker's loop (call before start()); the worker never owns it.
+    void addXdp(xdp::Queue* q);
+    int id() const { return id_; }
+    Shared& shared() { return shared_; }
 
   private:
     struct UdpSocket;
@@ -108,13 +137,14 @@ class Worker {
     void logRefusal(const std::string& message);
     void pumpAxfr(TcpConn* c);
     void endAxfr(TcpConn* c);
-    const Snapshot& snapshot();
+    static void onXdp(evutil_socket_t fd, short what, void* arg);
 
     int id_;
     Shared& shared_;
     event_base* base_ = nullptr;
     std::vector<std::unique_ptr<UdpSocket>> udp_;
     std::vector<evconnlistener*> tcp_;
+    std::vector<event*> xdp_;  // one per AF_XDP queue it serves (arg: the xdp::Queue)
     std::shared_ptr<const Snapshot> snap_;
     uint64_t gen_ = 0;
     Selector selector_;

@@ -1,0 +1,373 @@
+// The AF_XDP fast path, built with libxdp (its xsk.h: UMEM and ring helpers) and libbpf (loading the program,
+// its maps, the bpf_link). See path.hpp for the shape; Knot's src/libknot/xdp/ solved the same problem.
+#include "server/xdp/path.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_link.h>
+#include <linux/if_xdp.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <xdp/xsk.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "server/log.hpp"
+#include "server/stats.hpp"
+#include "server/worker.hpp"
+#include "server/xdp/frame.hpp"
+#include "server/gslbd_xdp_obj.hpp"  // generated in the build directory (server/meson.build)
+#include "zones/answer.hpp"
+
+namespace gslb::server::xdp {
+namespace {
+
+// UMEM per queue: kFrames frames of kFrameSize octets (a page each: the kernel's aligned-chunk mode). Half
+// wait in the fill ring for the kernel to receive into; an answer is written into its query's frame and
+// sent from it, and the frame comes back to the fill ring once the completion ring returns it.
+constexpr uint32_t kFrameSize = XSK_UMEM__DEFAULT_FRAME_SIZE;
+constexpr uint32_t kFrames = 4096;
+constexpr uint32_t kRing = 2048;  // fill, completion, rx and tx ring sizes (powers of two)
+constexpr int kBatch = Worker::kUdpBatch;
+constexpr int kRounds = 8;  // batches per wake-up, then back to the loop (as the UDP sockets do)
+
+// libbpf's last warning, to say why a load or attach failed in our one log line rather than on stderr.
+thread_local std::string lastLibbpfWarning;
+
+int libbpfPrint(libbpf_print_level level, const char* fmt, va_list ap) {
+    if (level == LIBBPF_WARN) {
+        char buf[512];
+        vsnprintf(buf, sizeof buf, fmt, ap);
+        std::string s(buf);
+        while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+        lastLibbpfWarning = s;
+    }
+    return 0;
+}
+
+std::string errText(int err) {
+    std::string s = strerror(err < 0 ? -err : err);
+    if (!lastLibbpfWarning.empty()) s += " (" + lastLibbpfWarning + ")";
+    lastLibbpfWarning.clear();
+    return s;
+}
+
+int rxQueues(const std::string& ifname) {
+    std::error_code ec;
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/sys/class/net/" + ifname + "/queues", ec))
+        if (e.path().filename().string().rfind("rx-", 0) == 0) ++n;
+    return n > 0 ? n : 1;
+}
+
+int mtuOf(const std::string& ifname) {
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return 1500;
+    ifreq r{};
+    std::snprintf(r.ifr_name, sizeof r.ifr_name, "%s", ifname.c_str());
+    int mtu = ioctl(fd, SIOCGIFMTU, &r) == 0 ? r.ifr_mtu : 1500;
+    close(fd);
+    return mtu;
+}
+
+}  // namespace
+
+class Queue {
+  public:
+    Worker* worker = nullptr;
+    std::string where;  // "IFACE queue N", for the log
+    uint32_t ifindex = 0;
+    size_t mtu = 1500;
+    void* area = nullptr;
+    xsk_umem* umem = nullptr;
+    xsk_socket* xsk = nullptr;
+    xsk_ring_prod fill{};
+    xsk_ring_cons comp{};
+    xsk_ring_cons rx{};
+    xsk_ring_prod tx{};
+    std::vector<uint64_t> free;  // frames neither in a ring nor in flight
+    bool zeroCopy = false;
+
+    ~Queue() {
+        if (xsk) xsk_socket__delete(xsk);
+        if (umem) xsk_umem__delete(umem);
+        if (area) munmap(area, size_t(kFrames) * kFrameSize);
+    }
+
+    // Makes the UMEM and the socket on (ifname, queue). False with `error`.
+    bool open(const std::string& ifname, uint32_t queue, std::string& error) {
+        size_t size = size_t(kFrames) * kFrameSize;
+        area = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (area == MAP_FAILED) {
+            area = nullptr;
+            error = fmt::format("UMEM of {} MiB: {}", size >> 20, strerror(errno));
+            return false;
+        }
+        xsk_umem_config uc{};
+        uc.fill_size = kRing;
+        uc.comp_size = kRing;
+        uc.frame_size = kFrameSize;
+        uc.frame_headroom = 0;
+        if (int r = xsk_umem__create(&umem, area, size, &fill, &comp, &uc)) {
+            umem = nullptr;
+            error = "UMEM: " + errText(r);
+            return false;
+        }
+        xsk_socket_config sc{};
+        sc.rx_size = kRing;
+        sc.tx_size = kRing;
+        sc.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;  // our program, not libxdp's default one
+        // Zero-copy where the driver has it (the NIC reads and writes UMEM itself), else copy mode (veth,
+        // generic XDP). need_wakeup: the kernel says when it must be kicked, and is not otherwise.
+        sc.bind_flags = XDP_ZEROCOPY | XDP_USE_NEED_WAKEUP;
+        int r = xsk_socket__create(&xsk, ifname.c_str(), queue, umem, &rx, &tx, &sc);
+        zeroCopy = r == 0;
+        if (r != 0) {
+            lastLibbpfWarning.clear();
+            sc.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP;
+            r = xsk_socket__create(&xsk, ifname.c_str(), queue, umem, &rx, &tx, &sc);
+        }
+        if (r != 0) {
+            xsk = nullptr;
+            error = "AF_XDP socket: " + errText(r);
+            return false;
+        }
+        // Half the frames to the fill ring, the rest spare (they refill it while answers are in flight).
+        uint32_t idx = 0;
+        uint32_t n = xsk_ring_prod__reserve(&fill, kRing, &idx);
+        for (uint32_t i = 0; i < n; ++i) *xsk_ring_prod__fill_addr(&fill, idx + i) = uint64_t(i) * kFrameSize;
+        xsk_ring_prod__submit(&fill, n);
+        for (uint32_t i = n; i < kFrames; ++i) free.push_back(uint64_t(i) * kFrameSize);
+        return true;
+    }
+
+    uint8_t* data(uint64_t addr) { return static_cast<uint8_t*>(xsk_umem__get_data(area, addr)); }
+
+    void reclaim() {
+        uint32_t idx = 0;
+        uint32_t n = xsk_ring_cons__peek(&comp, kRing, &idx);
+        for (uint32_t i = 0; i < n; ++i) free.push_back(*xsk_ring_cons__comp_addr(&comp, idx + i));
+        if (n) xsk_ring_cons__release(&comp, n);
+    }
+
+    void refill() {
+        if (free.empty()) return;
+        uint32_t want =
+            uint32_t(std::min<size_t>(free.size(), xsk_prod_nb_free(&fill, uint32_t(free.size()))));
+        uint32_t idx = 0;
+        uint32_t n = want ? xsk_ring_prod__reserve(&fill, want, &idx) : 0;
+        for (uint32_t i = 0; i < n; ++i) {
+            *xsk_ring_prod__fill_addr(&fill, idx + i) = free.back();
+            free.pop_back();
+        }
+        if (n) xsk_ring_prod__submit(&fill, n);
+        if (xsk_ring_prod__needs_wakeup(&fill))
+            recvfrom(xsk_socket__fd(xsk), nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
+    }
+
+    void serve() {
+        Worker& w = *worker;
+        const Snapshot& snap = w.snapshot();
+        WorkerStats& st = w.shared().stats[w.id()];
+        reclaim();
+        for (int round = 0; round < kRounds; ++round) {
+            uint32_t idx = 0;
+            uint32_t n = xsk_ring_cons__peek(&rx, kBatch, &idx);
+            if (n == 0) break;
+            Datagram dg[kBatch];
+            sockaddr_storage peers[kBatch];
+            Frame fr[kBatch];
+            uint64_t addr[kBatch];
+            int m = 0;
+            for (uint32_t i = 0; i < n; ++i) {
+                const xdp_desc* d = xsk_ring_cons__rx_desc(&rx, idx + i);
+                bump(st.xdp);
+                uint8_t* p = data(d->addr);
+                if (!parseFrame({p, d->len}, fr[m], peers[m], ifindex)) {
+                    bump(st.udp);  // a datagram all the same, counted as the sockets count a runt
+                    bump(st.dropped);
+                    free.push_back(xsk_umem__extract_addr(d->addr));
+                    continue;
+                }
+                addr[m] = d->addr;
+                dg[m] = {{p + fr[m].payload, fr[m].payloadLen}, &peers[m], w.answerBuffer(m), {}};
+                ++m;
+            }
+            xsk_ring_cons__release(&rx, n);
+            w.answerDatagrams(snap, dg, m);
+            int sending = 0;
+            for (int i = 0; i < m; ++i) {
+                auto& res = dg[i].res;
+                if (res.len == 0) continue;
+                // The answer is written over its query's frame, from the query's offset in the chunk on.
+                size_t room = kFrameSize - (xsk_umem__extract_offset(addr[i]) +
+                                            (xsk_umem__extract_addr(addr[i]) & (kFrameSize - 1)));
+                size_t max = replyRoom(fr[i], room, mtu);
+                if (res.len > max) {
+                    // Too large for the link (or the frame): TC with the question only, as the socket path
+                    // does on EMSGSIZE (RFC 9715 §3.1 R3), never a fragment. A signed answer cannot be cut.
+                    if (res.tsigAt || res.len < 12) {
+                        res.len = 0;
+                        continue;
+                    }
+                    res.len = zones::slip({dg[i].out, 65535}, res, false);
+                    bump(st.truncated);
+                }
+                ++sending;
+            }
+            uint32_t tidx = 0;
+            if (sending && xsk_ring_prod__reserve(&tx, uint32_t(sending), &tidx) != uint32_t(sending)) {
+                reclaim();
+                if (xsk_ring_prod__reserve(&tx, uint32_t(sending), &tidx) != uint32_t(sending)) sending = 0;
+            }
+            uint32_t t = 0;
+            for (int i = 0; i < m; ++i) {
+                auto& res = dg[i].res;
+                uint64_t a = addr[i];
+                if (res.len == 0 || sending == 0) {
+                    free.push_back(xsk_umem__extract_addr(a));
+                    continue;
+                }
+                uint8_t* p = data(a);
+                std::memcpy(p + fr[i].payload, dg[i].out, res.len);
+                xdp_desc* d = xsk_ring_prod__tx_desc(&tx, tidx + t++);
+                d->addr = a;
+                d->len = uint32_t(buildReply({p, fr[i].payload + res.len}, fr[i], res.len));
+                d->options = 0;
+            }
+            if (t) {
+                xsk_ring_prod__submit(&tx, t);
+                bump(st.xdpSent, t);
+                if (xsk_ring_prod__needs_wakeup(&tx))
+                    sendto(xsk_socket__fd(xsk), nullptr, 0, MSG_DONTWAIT, nullptr, 0);
+            }
+            refill();
+            if (n < uint32_t(kBatch)) break;
+        }
+        reclaim();
+        refill();
+    }
+};
+
+struct Path::Iface {
+    std::string name;
+    bpf_object* obj = nullptr;
+    bpf_link* link = nullptr;
+    std::vector<std::unique_ptr<Queue>> queues;
+    ~Iface() {
+        queues.clear();                     // the sockets go first: their map entries with them
+        if (link) bpf_link__destroy(link);  // detaches the program from the interface
+        if (obj) bpf_object__close(obj);
+    }
+};
+
+bool available() {
+    return true;
+}
+
+int queueFd(Queue* q) {
+    return xsk_socket__fd(q->xsk);
+}
+
+void serve(Queue* q) {
+    q->serve();
+}
+
+Path::Path() = default;
+Path::~Path() = default;
+
+int Path::sockets() const {
+    int n = 0;
+    for (const auto& i : ifaces_) n += int(i->queues.size());
+    return n;
+}
+
+void Path::open(const ServerConf& sc, const std::vector<Worker*>& workers) {
+    if (sc.xdp.empty() || workers.empty()) return;
+    libbpf_set_print(libbpfPrint);
+    size_t next = 0;
+    for (const auto& name : sc.xdp) {
+        auto fail = [&](const std::string& why) {
+            log::warn("xdp on {}: {}; its UDP queries are answered on the sockets", name, why);
+        };
+        uint32_t ifindex = if_nametoindex(name.c_str());
+        if (ifindex == 0) {
+            fail(fmt::format("no such interface ({})", strerror(errno)));
+            continue;
+        }
+        auto f = std::make_unique<Iface>();
+        f->name = name;
+        LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "gslbd_xdp");
+        f->obj = bpf_object__open_mem(kProgram, sizeof kProgram, &oo);
+        if (!f->obj) {
+            fail("cannot open the XDP program: " + errText(errno));
+            continue;
+        }
+        if (int r = bpf_object__load(f->obj)) {
+            fail("cannot load the XDP program: " + errText(r) +
+                 (r == -EPERM ? " - needs CAP_BPF and CAP_NET_ADMIN (or root)" : ""));
+            continue;
+        }
+        int xsks = bpf_object__find_map_fd_by_name(f->obj, "gslbd_xsks");
+        int dests = bpf_object__find_map_fd_by_name(f->obj, "gslbd_dests");
+        bpf_program* prog = bpf_object__find_program_by_name(f->obj, "gslbd_xdp");
+        if (xsks < 0 || dests < 0 || !prog) {
+            fail("the XDP program lacks its maps");
+            continue;
+        }
+        uint8_t one = 1;
+        for (const auto& l : sc.listen) {
+            Dest d;
+            if (destOf(l.addr, l.wildcard, d)) bpf_map_update_elem(dests, &d, &one, BPF_ANY);
+        }
+        size_t mtu = size_t(mtuOf(name));
+        int nq = std::min(rxQueues(name), 256);
+        std::string why;
+        for (int q = 0; q < nq; ++q) {
+            auto queue = std::make_unique<Queue>();
+            queue->where = fmt::format("{} queue {}", name, q);
+            queue->ifindex = ifindex;
+            queue->mtu = mtu;
+            if (!queue->open(name, uint32_t(q), why)) break;
+            int fd = xsk_socket__fd(queue->xsk);
+            uint32_t key = uint32_t(q);
+            if (bpf_map_update_elem(xsks, &key, &fd, BPF_ANY) != 0) {
+                why = "XSKMAP: " + errText(errno);
+                break;
+            }
+            f->queues.push_back(std::move(queue));
+        }
+        if (f->queues.size() != size_t(nq)) {
+            fail(fmt::format("queue {}: {}", f->queues.size(), why));
+            continue;
+        }
+        // Sockets first, then the program: no frame is redirected before a socket can take it.
+        f->link = bpf_program__attach_xdp(prog, int(ifindex));
+        if (!f->link) {
+            int e = errno;
+            fail("cannot attach the XDP program: " + errText(e) +
+                 (e == EBUSY || e == EEXIST
+                      ? " - another XDP program is attached (ip link show dev " + name + ")"
+                      : ""));
+            continue;
+        }
+        bool zc = true;
+        for (auto& q : f->queues) {
+            q->worker = workers[next++ % workers.size()];
+            q->worker->addXdp(q.get());
+            zc = zc && q->zeroCopy;
+        }
+        log::info("xdp on {}: {} queue(s), {} mode, UDP to the listen addresses answered from AF_XDP", name,
+                  f->queues.size(), zc ? "zero-copy" : "copy");
+        ifaces_.push_back(std::move(f));
+    }
+}
+
+}  // namespace gslb::server::xdp

@@ -1,0 +1,50 @@
+// The AF_XDP fast path for UDP queries (issue 16; `[server] xdp`, README "AF_XDP fast path"): an XDP program
+// on each configured interface redirects UDP frames for gslbd's listen addresses into one AF_XDP socket per
+// receive queue; the UDP workers read them from shared memory (UMEM), answer them with the socket path's own
+// Worker::answerDatagrams, and send the answers from the same frames. Everything else (TCP, ICMP, other
+// addresses, fragments) goes on to the kernel, and the UDP sockets stay open: what the fast path cannot take
+// (an interface that is missing, a driver without XDP, no CAP_NET_ADMIN/CAP_BPF/CAP_NET_RAW, a gslbd built
+// without libxdp) is logged once and served by the sockets. The program is attached through a bpf_link: the
+// kernel takes it off when gslbd exits, crashes included.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/config.hpp"
+
+namespace gslb::server {
+class Worker;
+}
+
+namespace gslb::server::xdp {
+
+/// True when this gslbd was built with libxdp and libbpf (meson -Dxdp; else `xdp` is a config error).
+bool available();
+
+class Queue;
+/// The AF_XDP socket's descriptor, for the worker's event loop.
+int queueFd(Queue* q);
+/// Answers what waits in q's receive ring (a few batches), on the thread of the worker that serves q.
+void serve(Queue* q);
+
+class Path {
+  public:
+    Path();
+    ~Path();  // closes the sockets and detaches the programs (after the workers have stopped)
+    Path(const Path&) = delete;
+    Path& operator=(const Path&) = delete;
+
+    /// For each interface of sc.xdp: attaches the program for sc.listen's addresses, opens a socket per
+    /// receive queue and gives the queues to `workers` in turn (Worker::addXdp; before they start). What
+    /// fails is logged once, with why, and that interface is left to the sockets; never a start-up error.
+    void open(const ServerConf& sc, const std::vector<Worker*>& workers);
+    /// AF_XDP sockets serving (gslbd_xdp_sockets).
+    int sockets() const;
+
+  private:
+    struct Iface;
+    std::vector<std::unique_ptr<Iface>> ifaces_;
+};
+
+}  // namespace gslb::server::xdp

@@ -1,0 +1,23 @@
+// gslbd built without libxdp/libbpf (meson -Dxdp=disabled, or their -dev packages missing): loadConfig
+// refuses a non-empty `[server] xdp`, so nothing here is ever asked to attach.
+#include "server/xdp/path.hpp"
+
+namespace gslb::server::xdp {
+
+struct Path::Iface {};
+
+bool available() {
+    return false;
+}
+int queueFd(Queue*) {
+    return -1;
+}
+void serve(Queue*) {}
+Path::Path() = default;
+Path::~Path() = default;
+void Path::open(const ServerConf&, const std::vector<Worker*>&) {}
+int Path::sockets() const {
+    return 0;
+}
+
+}  // namespace gslb::server::xdp
