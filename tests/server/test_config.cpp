@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "server/config.hpp"
+#include "server/xdp/path.hpp"
 #include "tests/server/helpers.hpp"
 
 using namespace gslb::server;
@@ -319,4 +320,32 @@ TEST_CASE(
     st::Written w3 = st::writeConfig("[server]\n");
     REQUIRE(loadControlConfig(w3.config, cc, err));
     CHECK_FALSE(cc.enabled);
+}
+
+TEST_CASE("[server] xdp: interface names, refused by a gslbd built without libxdp") {
+    auto with = [](const std::string& value) {
+        std::string t = st::baseConfig("");
+        t.insert(t.find("\n\n"), "\nxdp = " + value);
+        return t;
+    };
+    std::string path;
+    if (gslb::server::xdp::available()) {
+        st::Written w = st::writeConfig(with("[\"veth0\", \"eth1\"]"));
+        Config cfg;
+        std::string error;
+        REQUIRE_MESSAGE(loadConfig(w.config, cfg, error), error);
+        CHECK(cfg.server.xdp == std::vector<std::string>{"veth0", "eth1"});
+        for (const char* bad : {"\"\"", "\"../etc\"", "\"a/b\"", "\"0123456789abcdef\""}) {
+            CAPTURE(bad);
+            std::string text = with(std::string("[") + bad + "]");
+            std::string err = st::configError(text, &path);
+            CHECK(err.find("[server] xdp: \"") != std::string::npos);
+            CHECK(err.find("is not an interface name") != std::string::npos);
+        }
+    } else {
+        std::string text = with("[\"veth0\"]");
+        std::string err = st::configError(text, &path);
+        CHECK(err.find("[server] xdp: this gslbd was built without the AF_XDP fast path") !=
+              std::string::npos);
+    }
 }
