@@ -1,13 +1,13 @@
 // TSIG (zones/tsig.cpp, RFC 8945), checked against ldns' independent implementation in both directions:
 // ldns signs requests we verify, and verifies the responses (single and AXFR multi-message) we sign.
 #include <doctest/doctest.h>
-#include <ldns/ldns.h>
 
 #include <ctime>
 #include <string>
 #include <vector>
 
 #include "helpers.hpp"
+#include "zones/ldns.hpp"  // not <ldns/ldns.h>: see there
 #include "zones/axfr.hpp"
 #include "zones/packet.hpp"
 #include "zones/rrtype.hpp"
