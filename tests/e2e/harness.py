@@ -30,6 +30,30 @@ def gslbd_path():
     return os.path.abspath(p)  # daemons run in their temp dir: GSLBD=build-asan/server/gslbd must still work
 
 
+def gslbctl_path():
+    """$GSLBCTL (meson sets it), else the gslbctl of gslbd's build directory."""
+    p = os.environ.get("GSLBCTL") or os.path.join(os.path.dirname(os.path.dirname(gslbd_path())), "tools",
+                                                  "gslbctl")
+    return os.path.abspath(p)
+
+
+def gslbctl(*args, timeout=30):
+    """Runs gslbctl; stdout and stderr together in .stdout."""
+    return subprocess.run([gslbctl_path(), *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=timeout)
+
+
+def wait_for(pred, seconds, what, step=0.05):
+    """pred()'s first true value within `seconds`, polled every `step` s; AssertionError naming `what` else."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    raise AssertionError(f"not within {seconds:.1f} s: {what}")
+
+
 # --------------------------------------------------------------------------- ports
 
 def _try_bind(family, kind, addr, port):
@@ -533,6 +557,53 @@ class TcpClient:
 def tcp_query(port, data, addr="127.0.0.1"):
     with TcpClient(port, addr) as c:
         return c.query(data)
+
+
+# The zone of the transfer tests (NOTIFY, TSIG): gslb.example.com. at serial 2024010101.
+XFR_ZONE = """$ORIGIN gslb.example.com.
+$TTL 300
+@ IN SOA ns1 admin 2024010101 3600 900 604800 60
+@ IN NS ns1
+ns1 IN A 192.0.2.1
+static IN A 192.0.2.5
+"""
+
+
+def soa_serial(port, zone, server="127.0.0.1"):
+    """The SOA serial `server`:`port` serves for `zone` (kdig), None when it gives no SOA."""
+    r = kdig(port, zone, "SOA", "+time=1", server=server)
+    soa = [rr for rr in r.answer if rr.rtype == "SOA"]
+    return int(soa[0].rdata.split()[2]) if soa else None
+
+
+def secondaries_follow(test, g, secondaries, zone, label, limit=5.0):
+    """`gslbctl zone add` of new.ZONE A 192.0.2.77 to gslbd `g`'s zone.db and a reload; then every secondary
+    (name -> daemon with .port) must serve the new serial with that record within `limit` s of the SIGHUP.
+    Returns the new serial. (NOTIFY and TSIG share this: the secondaries follow without a refresh command.)"""
+    old = soa_serial(g.port, zone)
+    p = gslbctl("zone", "add", g.path("zone.db"), "new", "A", "192.0.2.77")
+    test.assertEqual(p.returncode, 0, p.stdout)
+    t0 = time.monotonic()
+    g.reload()
+    deadline = time.monotonic() + 20
+    while soa_serial(g.port, zone) == old:
+        test.assertLess(time.monotonic(), deadline, g.stderr())
+        time.sleep(0.05)
+    new = soa_serial(g.port, zone)
+    done = {}
+    while len(done) < len(secondaries):
+        for name, sec in secondaries.items():
+            if name not in done and soa_serial(sec.port, zone) == new:
+                r = kdig(sec.port, "new." + zone, "A")
+                if [rr.rdata for rr in r.answer] == ["192.0.2.77"]:
+                    done[name] = time.monotonic() - t0
+        test.assertLess(time.monotonic(), deadline, f"secondaries did not follow: {done}\n{g.stderr()}\n" +
+                        "\n".join(sec.stderr() for sec in secondaries.values()))
+        time.sleep(0.05)
+    print(f"{label}: new serial {new} served by " +
+          ", ".join(f"{name} after {done[name]:.2f} s" for name in secondaries) + " (from SIGHUP)")
+    test.assertLess(max(done.values()), limit)
+    return new
 
 
 # --------------------------------------------------------------------------- daemons

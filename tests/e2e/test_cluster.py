@@ -15,10 +15,11 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (REPO, DaemonError, Gslbd, build_query, decode_msg, free_port, run_tests,  # noqa: E402
-                     udp_query)
+import harness  # noqa: E402
+from harness import (REPO, DaemonError, Gslbd, build_query, decode_msg, free_port, gslbctl_path,  # noqa: E402
+                     run_tests, udp_query)
 
-GSLBCTL = os.path.abspath(os.environ.get("GSLBCTL") or os.path.join(REPO, "build", "tools", "gslbctl"))
+GSLBCTL = gslbctl_path()
 if os.environ.get("GSLBD"):
     os.environ["GSLBD"] = os.path.abspath(os.environ["GSLBD"])
 TOKEN = "cluster-e2e-token-0123"
@@ -120,13 +121,7 @@ def api(addr, port, path, body=None, headers=None, timeout=2.0):
 
 
 def wait_for(pred, seconds, what):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.01)
-    raise AssertionError(f"not within {seconds:.1f} s: {what}")
+    return harness.wait_for(pred, seconds, what, step=0.01)  # finer: some waits here time a fan-out
 
 
 class Member(Gslbd):

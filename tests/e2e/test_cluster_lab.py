@@ -28,8 +28,8 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (_Daemon, build_query, decode_msg, gslbd_path, run_tests, udp_query,  # noqa: E402
-                     unbound_server_conf, WireError)
+from harness import (_Daemon, build_query, decode_msg, gslbctl_path, gslbd_path, run_tests,  # noqa: E402
+                     udp_query, unbound_server_conf, wait_for, WireError)
 
 ZONE = "gslb.example.com."
 M1, M2, SEC, INFRA = "192.0.2.53", "192.0.2.54", "192.0.2.55", "192.0.2.1"
@@ -40,11 +40,6 @@ TOKEN = "cluster-lab-token"
 
 _libc = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNET = 0x40000000
-
-
-def gslbctl_path():
-    return os.environ.get("GSLBCTL") or os.path.join(os.path.dirname(os.path.dirname(gslbd_path())), "tools",
-                                                     "gslbctl")
 
 
 def sh(*argv, check=True, timeout=20):
@@ -155,16 +150,6 @@ def api_get(ns, addr, path, timeout=2.0):
     with netns(ns):
         with urllib.request.urlopen(f"http://{addr}:8053{path}", timeout=timeout) as r:
             return json.loads(r.read())
-
-
-def wait_for(pred, seconds, what):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.05)
-    raise AssertionError(f"not within {seconds:.1f} s: {what}")
 
 
 def zone_text(serial=1):
