@@ -198,6 +198,14 @@ def raw_frame(udp_len_delta, payload):
 class XdpTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        try:
+            cls._setup()
+        except BaseException:
+            cls.tearDownClass()  # unittest does not call it when setUpClass fails
+            raise
+
+    @classmethod
+    def _setup(cls):
         sh("ip", "netns", "add", SRV)
         sh("ip", "netns", "add", CLI)
         sh("ip", "link", "add", IF_SRV, "netns", SRV, "type", "veth", "peer", "name", IF_CLI, "netns", CLI)
@@ -208,6 +216,14 @@ class XdpTest(unittest.TestCase):
             sh("ip", "-n", ns, "link", "set", "lo", "up")
         cls.server = Server([f"{A4}:53", f"[{A6}]:53"], [IF_SRV])
         cls.server.wait_serving()
+        # A kernel or sandbox that refuses XDP (no BPF, no AF_XDP) is the fallback's case, not a failure: the
+        # tests that need the fast path skip with gslbd's own reason; TCP and the fallback still run.
+        cls.unattached = next((l for l in cls.server.text().splitlines() if f"xdp on {IF_SRV}:" in l
+                               and "answered on the sockets" in l), None)
+
+    def need_xdp(self):
+        if self.unattached:
+            self.skipTest(f"XDP cannot be attached here: {self.unattached}")
 
     @classmethod
     def tearDownClass(cls):
@@ -225,11 +241,13 @@ class XdpTest(unittest.TestCase):
                 after["gslbd_xdp_responses_total"] - before["gslbd_xdp_responses_total"])
 
     def test_1_attached(self):
+        self.need_xdp()
         self.assertTrue(xdp_attached(), sh("ip", "-n", SRV, "link", "show").stdout)
         self.assertIn(f"xdp on {IF_SRV}: 1 queue(s)", self.server.text())
         self.assertEqual(self.server.metrics()["gslbd_xdp_sockets"], 1)
 
     def test_2_answers_through_xdp(self):
+        self.need_xdp()
         got = {}
 
         def run():
@@ -256,6 +274,7 @@ class XdpTest(unittest.TestCase):
         self.assertEqual((n_in, n_out), (7, 7), "every query and answer above went through AF_XDP")
 
     def test_3_malformed(self):
+        self.need_xdp()
         # A DNS message that is not one: FORMERR (or nothing), from the fast path, and the server lives.
         with_ns = ["ip", "netns", "exec", CLI, sys.executable, "-c"]
         prog = (f"import socket;s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM);s.settimeout(1);"
@@ -296,6 +315,7 @@ class XdpTest(unittest.TestCase):
             s.close()
 
     def test_6_detached_at_exit_and_at_a_crash(self):
+        self.need_xdp()
         self.assertEqual(self.server.stop(signal.SIGTERM), 0, self.server.text())
         self.assertFalse(xdp_attached(), "SIGTERM left the program on the interface")
         self.assertIn("stopped", self.server.text())

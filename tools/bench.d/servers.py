@@ -12,13 +12,14 @@ def _w(path, text):
         f.write(text)
 
 
-def gslbd(d, port, zonefile, workers=1, extra="", hostnames=True):
+def gslbd(d, port, zonefile, workers=1, extra="", hostnames=True, addr="127.0.0.1", xdp=None):
     """gslbd.toml: the bench zone, three sites, `www` (health, weighted-random: gdnsd's weighted plugin) and
     `www-default` (the default policy) over the zone's three A records."""
     t = [
         "[server]",
-        f'listen = ["127.0.0.1:{port}"]',
+        f'listen = ["{addr}:{port}"]',
         f"workers = {workers}",
+    ] + ([f'xdp = ["{xdp}"]'] if xdp else []) + [
         "",
         "[[zone]]",
         f'name = "{ZONE}."',
@@ -73,19 +74,22 @@ zone:
     return ["nsd", "-d", "-c", path]
 
 
-def knot(d, port, zonefile):
+def knot(d, port, zonefile, addr="127.0.0.1", xdp=None):
     """Knot answers as gslbd does with its defaults (checked by tools/bench's answer-size probe): no NS RRset in
     the authority section of positive answers (Knot has no minimal-responses switch: it never adds one), the
     addresses of NS/MX/SRV targets in the additional section, in-zone CNAMEs followed."""
     os.makedirs(os.path.join(d, "db"), exist_ok=True)
     user = "    user: root:root\n" if os.geteuid() == 0 else ""
+    # Knot's XDP mode (Debian's knotd is linked with libxdp): its own program on the interface, one AF_XDP
+    # socket per queue, handled by the UDP workers; the sockets of `listen` stay (TCP, other interfaces).
+    xdp_conf = f"\nxdp:\n    listen: {xdp}@{port}\n" if xdp else ""
     conf = f"""server:
     rundir: "{d}"
-{user}    listen: 127.0.0.1@{port}
+{user}    listen: {addr}@{port}
     udp-workers: 1
     tcp-workers: 1
     background-workers: 1
-
+{xdp_conf}
 log:
   - target: stderr
     any: warning
@@ -109,7 +113,7 @@ zone:
     return ["knotd", "-c", path]
 
 
-def gdnsd(d, port, zone_text_path, resources=None):
+def gdnsd(d, port, zone_text_path, resources=None, addr="127.0.0.1"):
     """gdnsd 3.x: a config dir with `config` and `zones/`; `www` and `www-default` are `DYNA weighted!…`
     over the same three addresses, weight 1 each, monitored `up` (no checks), one answer (multi = false).
 
@@ -124,7 +128,7 @@ def gdnsd(d, port, zone_text_path, resources=None):
     for name, addrs in (resources or {}).items():
         more += f"    {name} => {{\n" + "".join(f"      s{j} = [ {a}, 1 ]\n" for j, a in enumerate(addrs)) + "    }\n"
     conf = f"""options => {{
-  listen => [ "127.0.0.1:{port}" ]
+  listen => [ "{addr}:{port}" ]
   run_dir = "{d}/run"
   state_dir = "{d}/state"
   udp_threads = 1
