@@ -25,12 +25,20 @@ void swapBytes(uint8_t* a, uint8_t* b) {
 }  // namespace
 
 uint32_t checksumAdd(std::span<const uint8_t> data, uint32_t sum) noexcept {
-    // 16-bit words in network order; an odd last octet is padded with zero (RFC 1071 §4.1). Summed into 64
-    // bits so that no carry is lost before the fold.
+    // 16-bit words in network order; an odd last octet is padded with zero (RFC 1071 §4.1). Eight octets at a
+    // time as four big-endian words summed into 64 bits (RFC 1071 §2 (B): the sum may be taken in any order
+    // and word size, and folded at the end), so that no carry is lost before the fold.
     uint64_t s = sum;
-    size_t n = data.size(), i = 0;
-    for (; i + 1 < n; i += 2) s += uint64_t(data[i]) << 8 | data[i + 1];
-    if (i < n) s += uint64_t(data[i]) << 8;
+    const uint8_t* p = data.data();
+    size_t n = data.size();
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t w;
+        std::memcpy(&w, p, 8);
+        w = __builtin_bswap64(w);
+        s += (w >> 48) + ((w >> 32) & 0xffff) + ((w >> 16) & 0xffff) + (w & 0xffff);
+    }
+    for (; n >= 2; p += 2, n -= 2) s += uint64_t(p[0]) << 8 | p[1];
+    if (n) s += uint64_t(p[0]) << 8;
     while (s >> 32) s = (s & 0xffffffff) + (s >> 32);
     return uint32_t(s);
 }
@@ -46,7 +54,7 @@ bool parseFrame(std::span<const uint8_t> frame, Frame& f, sockaddr_storage& peer
     if (n < kEthLen) return false;
     uint16_t type = get16(p + 12);
     size_t ipAt = kEthLen, udpAt, ipEnd;
-    std::memset(&peer, 0, sizeof peer);
+    std::memset(&peer, 0, sizeof(sockaddr_in6));  // what is read of it: the larger of the two families
     if (type == 0x0800) {
         if (n - kEthLen < kIp4Len) return false;
         const uint8_t* ip = p + ipAt;
