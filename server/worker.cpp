@@ -24,8 +24,8 @@ namespace gslb::server {
 namespace {
 
 constexpr int kBatch = Worker::kUdpBatch;  // datagrams per recvmmsg/sendmmsg
-constexpr size_t kRecvSize = 4096;       // a query larger than this is truncated by the kernel, then FORMERR
-constexpr size_t kSendSize = 65536;      // Worker::answerBuffer's stride
+constexpr size_t kRecvSize = 4096;   // a query larger than this is truncated by the kernel, then FORMERR
+constexpr size_t kSendSize = 65536;  // Worker::answerBuffer's stride
 static_assert(kSendSize == 65536, "Worker::answerBuffer strides by 65536");
 constexpr size_t kTcpOutHigh = 1 << 20;  // stop reading a TCP client that does not read its answers
 constexpr size_t kTcpIn = 4096;          // a connection's input buffer, unless one message needs more
