@@ -6,6 +6,7 @@
 
 #include "server/api.hpp"
 #include "server/gslb.hpp"
+#include "server/xdp/path.hpp"
 
 namespace gslb::server {
 
@@ -78,6 +79,18 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
     o.sample("gslbd_xdp_responses_total", "", double(xdpOut));
     o.head("gslbd_xdp_sockets", "gauge", "AF_XDP sockets serving (one per interface receive queue).");
     o.sample("gslbd_xdp_sockets", "", double(shared_.xdpSockets.load()));
+    if (const xdp::Path* xp = shared_.xdpPath.load()) {
+        xdp::Path::Drops dr = xp->drops();
+        o.head(
+            "gslbd_xdp_dropped_total", "counter",
+            "Frames for the AF_XDP fast path the kernel dropped before gslbd read them: larger than a frame "
+            "(dropped), receive ring full (ring_full: gslbd fell behind), no frame to receive into "
+            "(fill_empty), invalid descriptors (invalid).");
+        o.sample("gslbd_xdp_dropped_total", "reason=\"dropped\"", double(dr.dropped));
+        o.sample("gslbd_xdp_dropped_total", "reason=\"ring_full\"", double(dr.ringFull));
+        o.sample("gslbd_xdp_dropped_total", "reason=\"fill_empty\"", double(dr.fillEmpty));
+        o.sample("gslbd_xdp_dropped_total", "reason=\"invalid\"", double(dr.invalid));
+    }
     o.head("gslbd_queries_dropped_total", "counter", "Messages not answered (responses, runts).");
     o.sample("gslbd_queries_dropped_total", "", double(dropped));
     o.head("gslbd_responses_truncated_total", "counter", "UDP responses sent with TC set.");

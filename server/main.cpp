@@ -332,6 +332,7 @@ int main(int argc, char** argv) {
             for (auto& w : d.workers) ws.push_back(w.get());
             d.xdpPath->open(sc, ws);
             d.shared.xdpSockets.store(d.xdpPath->sockets());
+            d.shared.xdpPath.store(d.xdpPath.get());
         }
     }
     if (sc_control.enabled) {
@@ -426,6 +427,7 @@ int main(int argc, char** argv) {
 
     for (auto& w : d.workers) w->stop();
     d.workers.clear();
+    d.shared.xdpPath.store(nullptr);
     d.xdpPath.reset();  // closes the AF_XDP sockets, takes the programs off the interfaces
     d.api.reset();
     d.notifier.reset();

@@ -24,6 +24,10 @@
 
 namespace gslb::server {
 
+namespace xdp {
+class Path;
+}
+
 /// What a worker publishes of its TCP connections so that another can ask it to make room when the table
 /// is full (tcp_max_connections counts all workers together).
 struct TcpSlot {
@@ -36,11 +40,12 @@ struct TcpSlot {
 struct Shared {
     SnapshotHolder holder;
     std::atomic<int> tcpConnections{0};
-    std::atomic<int> axfrActive{0};       // transfers in flight (axfr_max_concurrent caps it)
-    WorkerStats stats[kMaxWorkers];       // [worker id]; read by the control API
-    TcpSlot tcp[kMaxWorkers];             // [worker id]
-    std::atomic<int> workers{0};          // how many of `tcp` are in use
-    std::atomic<int> xdpSockets{0};       // AF_XDP sockets serving (server/xdp/path.hpp)
+    std::atomic<int> axfrActive{0};                  // transfers in flight (axfr_max_concurrent caps it)
+    WorkerStats stats[kMaxWorkers];                  // [worker id]; read by the control API
+    TcpSlot tcp[kMaxWorkers];                        // [worker id]
+    std::atomic<int> workers{0};                     // how many of `tcp` are in use
+    std::atomic<int> xdpSockets{0};                  // AF_XDP sockets serving (server/xdp/path.hpp)
+    std::atomic<const xdp::Path*> xdpPath{nullptr};  // set while the path serves (its kernel drop counts)
     std::unique_ptr<RateLimiter> rrl;     // made at start-up, its size from the first config; null: no RRL
     std::atomic<uint64_t> rrlLimited{0};  // buckets limited at the last sweep (GET /metrics)
     ClientCounter tcpPerClient;           // open TCP connections by client (tcp_max_connections_per_client)

@@ -289,6 +289,21 @@ int Path::sockets() const {
     return n;
 }
 
+Path::Drops Path::drops() const {
+    Drops d;
+    for (const auto& i : ifaces_)
+        for (const auto& q : i->queues) {
+            xdp_statistics s{};
+            socklen_t len = sizeof s;
+            if (getsockopt(xsk_socket__fd(q->xsk), SOL_XDP, XDP_STATISTICS, &s, &len) != 0) continue;
+            d.dropped += s.rx_dropped;
+            d.ringFull += s.rx_ring_full;
+            d.fillEmpty += s.rx_fill_ring_empty_descs;
+            d.invalid += s.rx_invalid_descs + s.tx_invalid_descs;
+        }
+    return d;
+}
+
 void Path::open(const ServerConf& sc, const std::vector<Worker*>& workers) {
     if (sc.xdp.empty() || workers.empty()) return;
     libbpf_set_print(libbpfPrint);

@@ -41,6 +41,14 @@ class Path {
     void open(const ServerConf& sc, const std::vector<Worker*>& workers);
     /// AF_XDP sockets serving (gslbd_xdp_sockets).
     int sockets() const;
+    /// Frames the kernel dropped before gslbd could read them, summed over the sockets (XDP_STATISTICS,
+    /// linux/if_xdp.h; gslbd_xdp_dropped_total): rx_dropped (e.g. larger than a frame), rx_ring_full (gslbd
+    /// fell behind), rx_fill_ring_empty_descs (no frame to receive into), and invalid descriptors. Any
+    /// thread.
+    struct Drops {
+        uint64_t dropped = 0, ringFull = 0, fillEmpty = 0, invalid = 0;
+    };
+    Drops drops() const;
 
   private:
     struct Iface;

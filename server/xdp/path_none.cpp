@@ -19,5 +19,8 @@ void Path::open(const ServerConf&, const std::vector<Worker*>&) {}
 int Path::sockets() const {
     return 0;
 }
+Path::Drops Path::drops() const {
+    return {};
+}
 
 }  // namespace gslb::server::xdp

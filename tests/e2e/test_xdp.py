@@ -244,7 +244,18 @@ class XdpTest(unittest.TestCase):
         self.need_xdp()
         self.assertTrue(xdp_attached(), sh("ip", "-n", SRV, "link", "show").stdout)
         self.assertIn(f"xdp on {IF_SRV}: 1 queue(s)", self.server.text())
-        self.assertEqual(self.server.metrics()["gslbd_xdp_sockets"], 1)
+        m = self.server.metrics()
+        self.assertEqual(m["gslbd_xdp_sockets"], 1)
+        self.assertEqual(m['gslbd_xdp_dropped_total{reason="fill_empty"}'], 0)  # the kernel's own counts
+        try:
+            from prometheus_client.parser import text_string_to_metric_families
+        except ImportError:
+            return
+        text = sh("ip", "netns", "exec", SRV, "curl", "-s", "-H", "Authorization: Bearer xdp-t0ken-16chars",
+                  f"http://127.0.0.1:{self.server.cport}/metrics").stdout
+        names = {f.name for f in text_string_to_metric_families(text)}  # the reference parser reads it all
+        self.assertTrue({"gslbd_xdp_queries", "gslbd_xdp_responses", "gslbd_xdp_sockets", "gslbd_xdp_dropped"}
+                        <= names, names)
 
     def test_2_answers_through_xdp(self):
         self.need_xdp()
@@ -301,6 +312,22 @@ class XdpTest(unittest.TestCase):
         self.assertEqual(self.r.rcode, "NOERROR", self.r)
         self.assertEqual(len(self.r.answer), 1)
         self.assertEqual(n_in, 0)
+
+    def test_4b_reload_keeps_the_fast_path(self):
+        self.need_xdp()
+        with open(os.path.join(self.server.dir, "zone.db"), "w") as f:
+            f.write(ZONE_TEXT.replace(" 1 3600 600", " 2 3600 600") + "fresh IN A 192.0.2.77\n")
+        os.kill(self.server.proc.pid, signal.SIGHUP)
+        deadline, r = time.time() + 5, None
+        while time.time() < deadline:
+            r = q(A4, "fresh." + ZONE)
+            if r.answer:
+                break
+            time.sleep(0.1)
+        self.assertEqual(r.answer[0].rdata, "192.0.2.77", r)
+        self.assertTrue(xdp_attached(), "a reload took the program off")
+        n_in, n_out = self.through_xdp(lambda: q(A4, "fresh." + ZONE))
+        self.assertEqual((n_in, n_out), (1, 1), "after a reload the answers still come through AF_XDP")
 
     def test_5_fallback_on_a_missing_interface(self):
         s = Server([f"{A4}:5300"], ["nosuch0"], cport=8054)
