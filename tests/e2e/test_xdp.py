@@ -75,8 +75,9 @@ www IN A 192.0.2.2
 """
 
 
-def config(listen, xdp, cport):
-    return f"""[server]
+def config(listen, xdp, cport, extra=""):
+    return f"""{extra}
+[server]
 listen = [{", ".join('"' + l + '"' for l in listen)}]
 workers = 1
 udp_payload_max = 4096
@@ -110,11 +111,11 @@ site = "b"
 class Server:
     """gslbd in the server namespace, in its own process group."""
 
-    def __init__(self, listen, xdp, cport=8053):
+    def __init__(self, listen, xdp, cport=8053, extra=""):
         self.dir = tempfile.mkdtemp(prefix="gslbd-xdp-")
         self.cport = cport
         for name, text in (("zone.db", ZONE_TEXT), ("token", "xdp-t0ken-16chars\n"),
-                           ("gslbd.toml", config(listen, xdp, cport))):
+                           ("gslbd.toml", config(listen, xdp, cport, extra))):
             with open(os.path.join(self.dir, name), "w") as f:
                 f.write(text)
         self.log = open(os.path.join(self.dir, "log"), "wb")
@@ -353,6 +354,35 @@ class XdpTest(unittest.TestCase):
             s.stop(signal.SIGKILL)
             time.sleep(0.2)
             self.assertFalse(xdp_attached(), "a killed gslbd left its program on the interface")
+        finally:
+            s.close()
+
+    def test_7_rrl_over_xdp(self):
+        # The fast path answers with the sockets' per-datagram code: RRL included. 40 identical queries at
+        # once from one client, 2 a second allowed, every limited one slipped (TC).
+        self.need_xdp()
+        s = Server([f"{A4}:53"], [IF_SRV], cport=8055,
+                   extra="[rrl]\nresponses_per_second = 2\nslip = 1\nwindow = 1\n")
+        try:
+            s.wait_serving()
+            self.assertTrue(xdp_attached(), s.text())
+            prog = (f"import socket,struct;s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM);s.settimeout(0.5)\n"
+                    f"q=lambda i:struct.pack('!HHHHHH',i,0,1,0,0,0)+b'\\x06static\\x03xdp\\x04test\\x00\\x00\\x01\\x00\\x01'\n"
+                    f"[s.sendto(q(i),('{A4}',53)) for i in range(40)]\n"
+                    f"tc=full=0\n"
+                    f"try:\n"
+                    f"    while True:\n"
+                    f"        r=s.recv(512);f=struct.unpack('!H',r[2:4])[0]\n"
+                    f"        tc+=bool(f&0x200);full+=not f&0x200\n"
+                    f"except OSError: pass\n"
+                    f"print(tc,full)")
+            out = sh("ip", "netns", "exec", CLI, sys.executable, "-c", prog).stdout.split()
+            tc, full = int(out[0]), int(out[1])
+            m = s.metrics()
+            self.assertGreaterEqual(tc, 20, out)
+            self.assertLessEqual(full, 10, out)  # 2 a second, and what the window lets through
+            self.assertEqual(m['gslbd_rrl_responses_total{action="slipped"}'], tc)
+            self.assertEqual(m["gslbd_xdp_responses_total"], tc + full)
         finally:
             s.close()
 
