@@ -15,9 +15,9 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
-#include <sstream>
 
 #include "zones/ldns.hpp"
+#include "zones/read_file.hpp"
 
 namespace gslb::zones {
 namespace {
@@ -72,15 +72,6 @@ std::string baseName(const DnssecKey& k) {
     std::string z = k.zone;
     std::transform(z.begin(), z.end(), z.begin(), [](char c) { return char(lowerByte(uint8_t(c))); });
     return fmt::format("K{}+{:03d}+{:05d}", z, k.algorithm, k.tag);
-}
-
-bool readFile(const std::string& path, std::string& out) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return false;
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    out = ss.str();
-    return true;
 }
 
 // ldns 1.8.3 (and its master) writes one NUL past its token buffer when a line ends inside parentheses
@@ -447,13 +438,9 @@ bool loadKeys(const std::string& dir, const std::string& zone, std::vector<Dnsse
     std::vector<DnssecKey> keys;
     for (const auto& b : bases) {
         std::string kt, pt;
-        if (!readFile(b + ".key", kt)) {
-            error = fmt::format("{}.key: cannot read", b);
-            return false;
-        }
-        if (!readFile(b + ".private", pt)) {
-            error =
-                fmt::format("{}.private: cannot read (every key in the directory needs its private half)", b);
+        if (!readFile(b + ".key", kt, error)) return false;
+        if (!readFile(b + ".private", pt, error)) {
+            error += " (every key in the directory needs its private half)";
             return false;
         }
         DnssecKey k;

@@ -4,22 +4,14 @@
 #include <openssl/evp.h>
 #include <toml++/toml.h>
 
-#include <fstream>
 #include <memory>
 #include <sstream>
+
+#include "zones/read_file.hpp"
 
 namespace gslb::server {
 
 namespace {
-
-bool readAll(const std::string& path, std::string& out) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return false;
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    out = ss.str();
-    return true;
-}
 
 void erase(toml::table& root, const char* table, const char* key) {
     if (toml::table* t = root[table].as_table()) t->erase(key);
@@ -49,8 +41,8 @@ std::string configDigest(const Config& c) {
     };
     add(canon.str());
     for (const auto& z : c.zones) {
-        std::string bytes;
-        if (!readAll(z.file, bytes)) return {};
+        std::string bytes, error;
+        if (!zones::readFile(z.file, bytes, error)) return {};
         add(z.name);
         add(bytes);
     }

@@ -9,22 +9,8 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace gslb::ctl {
-
-bool readFile(const std::string& path, std::string& out, std::string& error) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        error = fmt::format("{}: cannot open: {}", path, std::strerror(errno));
-        return false;
-    }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    out = ss.str();
-    return true;
-}
 
 std::string dirName(const std::string& path) {
     auto slash = path.rfind('/');

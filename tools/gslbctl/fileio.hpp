@@ -3,10 +3,12 @@
 #pragma once
 #include <string>
 
+#include "zones/read_file.hpp"
+
 namespace gslb::ctl {
 
-/// Reads `path` whole. False with `error` ("path: why") when it cannot.
-bool readFile(const std::string& path, std::string& out, std::string& error);
+/// Reads `path` whole. False with `error` ("path: cannot open: why") when it cannot (zones/read_file.hpp).
+using zones::readFile;
 
 /// A candidate replacement for `target`, written and fsynced next to it (".NAME.gslbctl-XXXXXX").
 class TempFile {
