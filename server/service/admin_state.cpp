@@ -7,9 +7,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "zones/read_file.hpp"
 
 namespace gslb::server::service {
 namespace {
@@ -79,47 +79,50 @@ bool writeStateFile(const std::string& dir, const char* name, const std::string&
     return true;
 }
 
-bool loadAdminState(metrics::StateTable& table, const std::string& dir, AdminStateLoad& out,
-                    std::string& error) {
-    out = AdminStateLoad{};
-    std::string file = pathIn(dir, kAdminStateFile);
-    std::ifstream in(file);
-    if (!in) {
-        if (errno == ENOENT) return true;
-        error = fmt::format("{}: {}", file, strerror(errno));
-        return false;
-    }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    nlohmann::json j;
+bool loadStateFile(const std::string& dir, const char* name, const char* what, const char* hint,
+                   const std::function<void(const nlohmann::json&)>& apply, std::string& error) {
+    std::string file = pathIn(dir, name), text;
+    if (!zones::readFile(file, text, error)) return errno == ENOENT;
     try {
-        j = nlohmann::json::parse(ss.str());
+        nlohmann::json j = nlohmann::json::parse(text);
         if (!j.is_object() || j.value("version", 0) != 1)
-            throw std::runtime_error("not a version 1 admin state");
-        for (const auto& s : j.at("drained_sites")) {
-            std::string site = s.get<std::string>();
-            if (auto slot = table.findSite(site)) {
-                table.setSiteEnabled(*slot, false);
-                ++out.applied;
-            } else {
-                out.dropped.push_back(fmt::format("site {} (no longer configured)", site));
-            }
-        }
-        for (const auto& s : j.at("drained_services")) {
-            std::string site = s.at("site").get<std::string>();
-            std::string address = s.at("address").get<std::string>();
-            if (auto slot = table.findService(site, address)) {
-                table.setServiceEnabled(*slot, false);
-                ++out.applied;
-            } else {
-                out.dropped.push_back(fmt::format("service {} ({}) (no longer configured)", address, site));
-            }
-        }
+            throw std::runtime_error(std::string("not a version 1 ") + what);
+        apply(j);
     } catch (const std::exception& e) {
-        error = fmt::format("{}: {}", file, e.what());
+        error = fmt::format("{}: {}{}", file, e.what(), hint);
         return false;
     }
     return true;
+}
+
+bool loadAdminState(metrics::StateTable& table, const std::string& dir, AdminStateLoad& out,
+                    std::string& error) {
+    out = AdminStateLoad{};
+    return loadStateFile(
+        dir, kAdminStateFile, "admin state", "",
+        [&](const nlohmann::json& j) {
+            for (const auto& s : j.at("drained_sites")) {
+                std::string site = s.get<std::string>();
+                if (auto slot = table.findSite(site)) {
+                    table.setSiteEnabled(*slot, false);
+                    ++out.applied;
+                } else {
+                    out.dropped.push_back(fmt::format("site {} (no longer configured)", site));
+                }
+            }
+            for (const auto& s : j.at("drained_services")) {
+                std::string site = s.at("site").get<std::string>();
+                std::string address = s.at("address").get<std::string>();
+                if (auto slot = table.findService(site, address)) {
+                    table.setServiceEnabled(*slot, false);
+                    ++out.applied;
+                } else {
+                    out.dropped.push_back(
+                        fmt::format("service {} ({}) (no longer configured)", address, site));
+                }
+            }
+        },
+        error);
 }
 
 bool prepareStateDir(const std::string& dir, int uid, int gid, std::string& error) {

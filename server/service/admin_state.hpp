@@ -6,6 +6,8 @@
 //   {"version": 1, "drained_sites": ["east"],
 //    "drained_services": [{"site": "west", "address": "192.0.2.20"}]}
 #pragma once
+#include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,14 @@ bool saveAdminState(const metrics::StateTable& table, const std::string& dir, st
 /// Writes `text` to `dir`/`name` in the same atomic way (temp file, fsync, rename, directory fsync). Shared
 /// by every file of state_dir (zone-serials.json too).
 bool writeStateFile(const std::string& dir, const char* name, const std::string& text, std::string& error);
+
+/// Reads `dir`/`name`, a JSON object writeStateFile wrote with "version": 1, and hands it to `apply`, which
+/// throws (any std::exception, its what() the reason) on content it refuses. Shared by every file of
+/// state_dir. A missing file is no error and `apply` is not called. False and "file: why" when the file
+/// cannot be read, is not JSON, is not a version 1 object ("not a version 1 " + `what`), or `apply` threw;
+/// `hint`, when not empty, follows those last three (" (fix or delete it)").
+bool loadStateFile(const std::string& dir, const char* name, const char* what, const char* hint,
+                   const std::function<void(const nlohmann::json&)>& apply, std::string& error);
 
 /// Reads `dir`/admin-state.json and drains what it names in `table`. A missing file is no error (nothing
 /// was ever drained, or it was deleted). An unreadable or malformed file is an error ("file: why"): the
