@@ -106,6 +106,30 @@ inline std::string configError(const std::string& configText, std::string* path 
     return error;
 }
 
+/// loadConfig's message for a refusal at `needle`'s line of `text` (written to `path`): "PATH:LINE: rest".
+inline std::string errorAt(const std::string& path, const std::string& text, const std::string& needle,
+                           const std::string& rest) {
+    int line = lineOf(text, needle);
+    REQUIRE(line > 0);
+    return path + ":" + std::to_string(line) + ": " + rest;
+}
+
+/// loadConfig refuses `text` with exactly `message` at `needle`'s line.
+inline void refusedAt(const std::string& text, const std::string& needle, const std::string& message) {
+    std::string path;
+    std::string err = configError(text, &path);
+    CHECK(err == errorAt(path, text, needle, message));
+}
+
+/// loadConfig's Config for `text` (the test stops when it is refused).
+inline gslb::server::Config loadedConfig(const std::string& text) {
+    Written w = writeConfig(text);
+    gslb::server::Config cfg;
+    std::string error;
+    REQUIRE_MESSAGE(gslb::server::loadConfig(w.config, cfg, error), error);
+    return cfg;
+}
+
 /// buildSnapshot's error for `configText` + `zoneText`.
 inline std::string snapshotError(const std::string& configText, const std::string& zoneText = kZone,
                                  Written* out = nullptr) {

@@ -9,14 +9,6 @@ using namespace gslb::server;
 
 namespace {
 
-// The exact message expected for `needle`'s line of `text`.
-std::string at(const std::string& path, const std::string& text, const std::string& needle,
-               const std::string& rest) {
-    int line = st::lineOf(text, needle);
-    REQUIRE(line > 0);
-    return path + ":" + std::to_string(line) + ": " + rest;
-}
-
 const std::string kWww =
     "[hostname.\"www.t.test.\"]\npolicy = [\"health\", \"least-connections\", \"random\"]\n";
 
@@ -55,7 +47,7 @@ TEST_CASE("unknown key in [defaults]") {
     std::string path;
     std::string text = st::baseConfig("[defaults]\nttl = 30\nbogus_key = 1\n");
     std::string err = st::configError(text, &path);
-    CHECK(err == at(path, text, "bogus_key", "[defaults]: unknown key \"bogus_key\""));
+    CHECK(err == st::errorAt(path, text, "bogus_key", "[defaults]: unknown key \"bogus_key\""));
 }
 
 TEST_CASE(
@@ -78,7 +70,7 @@ TEST_CASE(
         std::string path, text = st::baseConfig(c.rest);
         CAPTURE(text);
         std::string err = st::configError(text, &path);
-        CHECK(err == at(path, text, c.needle, c.message));
+        CHECK(err == st::errorAt(path, text, c.needle, c.message));
     }
 }
 
@@ -86,7 +78,7 @@ TEST_CASE("unknown key in [hostname.\"x\"]") {
     std::string path;
     std::string text = st::baseConfig(kWww + "ttll = 5\n" + st::threeServices("www.t.test."));
     std::string err = st::configError(text, &path);
-    CHECK(err == at(path, text, "ttll", "hostname \"www.t.test.\": unknown key \"ttll\""));
+    CHECK(err == st::errorAt(path, text, "ttll", "hostname \"www.t.test.\": unknown key \"ttll\""));
 }
 
 TEST_CASE("unknown key in a service names the hostname and the service's number") {
@@ -96,7 +88,8 @@ TEST_CASE("unknown key in a service names the hostname and the service's number"
         "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.1\"\nsite = \"east\"\n"
         "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.2\"\nsite = \"west\"\nwieght = 2\n");
     std::string err = st::configError(text, &path);
-    CHECK(err == at(path, text, "wieght", "hostname \"www.t.test.\" service 2: unknown key \"wieght\""));
+    CHECK(err ==
+          st::errorAt(path, text, "wieght", "hostname \"www.t.test.\" service 2: unknown key \"wieght\""));
 }
 
 TEST_CASE("unknown site") {
@@ -104,7 +97,9 @@ TEST_CASE("unknown site") {
     std::string text = st::baseConfig(
         kWww + "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.1\"\nsite = \"nowhere\"\n");
     std::string err = st::configError(text, &path);
-    CHECK(err == at(path, text, "nowhere",
+    CHECK(
+        err ==
+        st::errorAt(path, text, "nowhere",
                     "hostname \"www.t.test.\" service 1 site: unknown site \"nowhere\" (no [site.nowhere])"));
 }
 
@@ -114,8 +109,9 @@ TEST_CASE("unknown check") {
         kWww +
         "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.1\"\nsite = \"east\"\ncheck = \"web\"\n");
     std::string err = st::configError(text, &path);
-    CHECK(err == at(path, text, "check = ",
-                    "hostname \"www.t.test.\" service 1 check: unknown check \"web\" (no [check.web])"));
+    CHECK(err ==
+          st::errorAt(path, text, "check = ",
+                      "hostname \"www.t.test.\" service 1 check: unknown check \"web\" (no [check.web])"));
 }
 
 TEST_CASE(
@@ -162,32 +158,34 @@ TEST_CASE("values out of range") {
     std::string err;
     std::string text = st::baseConfig("[defaults]\nsession_threshold = 120\n");
     err = st::configError(text, &path);
-    CHECK(err ==
-          at(path, text, "session_threshold", "[defaults] session_threshold: 120 is out of range [0, 100]"));
+    CHECK(err == st::errorAt(path, text, "session_threshold",
+                             "[defaults] session_threshold: 120 is out of range [0, 100]"));
 
     text = st::baseConfig(kWww + "answers = 0\n" + st::threeServices("www.t.test."));
     err = st::configError(text, &path);
-    CHECK(err == at(path, text, "answers", "hostname \"www.t.test.\" answers: 0 is out of range [1, 64]"));
+    CHECK(err ==
+          st::errorAt(path, text, "answers", "hostname \"www.t.test.\" answers: 0 is out of range [1, 64]"));
 
     text =
         "[server]\nlisten = [\"127.0.0.1:5353\"]\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n"
         "[site.east]\npreference = 256\n";
     err = st::configError(text, &path);
-    CHECK(err == at(path, text, "preference", "[site.east] preference: 256 is out of range [0, 255]"));
+    CHECK(err ==
+          st::errorAt(path, text, "preference", "[site.east] preference: 256 is out of range [0, 255]"));
 
     text = st::baseConfig("[defaults]\nfactor = -0.5\n");
     err = st::configError(text, &path);
-    CHECK(err == at(path, text, "factor", "[defaults] factor: -0.5 is out of range [0, 1000]"));
+    CHECK(err == st::errorAt(path, text, "factor", "[defaults] factor: -0.5 is out of range [0, 1000]"));
 
     text = st::baseConfig("[defaults]\nttl = \"30\"\n");
     err = st::configError(text, &path);
-    CHECK(err == at(path, text, "ttl", "[defaults] ttl: must be an integer"));
+    CHECK(err == st::errorAt(path, text, "ttl", "[defaults] ttl: must be an integer"));
 
     // Found by tests/fuzz/fuzz_config: a float too large for an integer was converted before the type was
     // checked (undefined behaviour, UBSan: "1e+32 is outside the range of representable values").
     text = st::baseConfig("[defaults]\nttl = 1e32\n");
     err = st::configError(text, &path);
-    CHECK(err == at(path, text, "ttl", "[defaults] ttl: must be an integer"));
+    CHECK(err == st::errorAt(path, text, "ttl", "[defaults] ttl: must be an integer"));
     text = st::baseConfig("[check.web]\ntype = \"http\"\nexpect_status = [1e32]\n");
     err = st::configError(text, &path);
     CHECK(err.find("expect_status: must hold HTTP status codes") != std::string::npos);
@@ -198,12 +196,14 @@ TEST_CASE("bad fallback") {
     std::string err;
     std::string text = st::baseConfig(kWww + "fallback = \"some\"\n" + st::threeServices("www.t.test."));
     err = st::configError(text, &path);
-    CHECK(err == at(path, text, "fallback",
-                    "hostname \"www.t.test.\" fallback: \"some\" is not all, none or an IPv4/IPv6 address"));
+    CHECK(err == st::errorAt(
+                     path, text, "fallback",
+                     "hostname \"www.t.test.\" fallback: \"some\" is not all, none or an IPv4/IPv6 address"));
     text = st::baseConfig("[defaults]\nfallback = \"192.0.2.256\"\n");
     err = st::configError(text, &path);
-    CHECK(err == at(path, text, "fallback",
-                    "[defaults] fallback: \"192.0.2.256\" is not all, none or an IPv4/IPv6 address"));
+    CHECK(err ==
+          st::errorAt(path, text, "fallback",
+                      "[defaults] fallback: \"192.0.2.256\" is not all, none or an IPv4/IPv6 address"));
 }
 
 TEST_CASE("bad service address") {
@@ -213,8 +213,9 @@ TEST_CASE("bad service address") {
         kWww + "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.300\"\nsite = \"east\"\n");
     err = st::configError(text, &path);
     CHECK(err ==
-          at(path, text, "192.0.2.300",
-             "hostname \"www.t.test.\" service 1 address: \"192.0.2.300\" is not an IPv4 or IPv6 address"));
+          st::errorAt(
+              path, text, "192.0.2.300",
+              "hostname \"www.t.test.\" service 1 address: \"192.0.2.300\" is not an IPv4 or IPv6 address"));
     // The same address twice in one hostname.
     text = st::baseConfig(kWww +
                           "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.1\"\nsite = \"east\"\n"
@@ -250,13 +251,13 @@ TEST_CASE("[server] limits: defaults, values and ranges") {
     std::string path;
     text = "[server]\naxfr_max_concurrent = 0\n" + zone;
     std::string err = st::configError(text, &path);
-    CHECK(err == at(path, text, "axfr_max_concurrent",
-                    "[server] axfr_max_concurrent: 0 is out of range [1, 100000]"));
+    CHECK(err == st::errorAt(path, text, "axfr_max_concurrent",
+                             "[server] axfr_max_concurrent: 0 is out of range [1, 100000]"));
 
     text = "[server]\ntcp_message_timeout = 0\n" + zone;
     err = st::configError(text, &path);
-    CHECK(err ==
-          at(path, text, "tcp_message_timeout", "[server] tcp_message_timeout: 0 is out of range [1, 3600]"));
+    CHECK(err == st::errorAt(path, text, "tcp_message_timeout",
+                             "[server] tcp_message_timeout: 0 is out of range [1, 3600]"));
 }
 
 TEST_CASE("axfr_allow: a prefix length is digits only (\"/-8\" is not a /32)") {
@@ -291,7 +292,8 @@ TEST_CASE("an https check: port 443 by default, sni, ca_file relative to the con
     std::string path;
     std::string bad = st::baseConfig("[check.x]\ntype = \"tls\"\n");
     std::string err = st::configError(bad, &path);
-    CHECK(err == at(path, bad, "type = \"tls\"", "[check.x] type: \"tls\" is not tcp, http, https or none"));
+    CHECK(err == st::errorAt(path, bad, "type = \"tls\"",
+                             "[check.x] type: \"tls\" is not tcp, http, https or none"));
 }
 
 TEST_CASE(

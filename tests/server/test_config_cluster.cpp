@@ -10,39 +10,17 @@ using namespace gslb::server;
 
 namespace {
 
-std::string at(const std::string& path, const std::string& text, const std::string& needle,
-               const std::string& rest) {
-    int line = st::lineOf(text, needle);
-    REQUIRE(line > 0);
-    return path + ":" + std::to_string(line) + ": " + rest;
-}
-
 std::string control(const std::string& listen) {
     return "[control]\nlisten = \"" + listen + "\"\ntoken_file = \"tok\"\n";
 }
 
 const std::string kTwo = "members = [\"http://127.0.0.2:9053\", \"http://127.0.0.3:9053/\"]\n";
 
-// loadConfig's refusal of `text` is `message` at the line of `needle`.
-void refused(const std::string& text, const std::string& needle, const std::string& message) {
-    std::string path;
-    std::string err = st::configError(text, &path);
-    CHECK(err == at(path, text, needle, message));
-}
-
-Config load(const std::string& text) {
-    st::Written w = st::writeConfig(text);
-    Config cfg;
-    std::string error;
-    REQUIRE_MESSAGE(loadConfig(w.config, cfg, error), error);
-    return cfg;
-}
-
 }  // namespace
 
 TEST_CASE("[cluster] members, the member [control] listens on is this one, health_quorum kept") {
-    Config cfg =
-        load(st::baseConfig(control("127.0.0.3:9053") + "[cluster]\n" + kTwo + "health_quorum = 2\n"));
+    Config cfg = st::loadedConfig(
+        st::baseConfig(control("127.0.0.3:9053") + "[cluster]\n" + kTwo + "health_quorum = 2\n"));
     REQUIRE(cfg.cluster.enabled);
     REQUIRE(cfg.cluster.members.size() == 2);
     CHECK(cfg.cluster.members[0].url == "http://127.0.0.2:9053");
@@ -51,12 +29,12 @@ TEST_CASE("[cluster] members, the member [control] listens on is this one, healt
     CHECK(cfg.cluster.selfIndex == 1);
     CHECK(cfg.cluster.healthQuorum == 2);
 
-    Config none = load(st::baseConfig(control("127.0.0.2:9053")));
+    Config none = st::loadedConfig(st::baseConfig(control("127.0.0.2:9053")));
     CHECK_FALSE(none.cluster.enabled);
     CHECK(none.cluster.selfIndex == -1);
     CHECK(none.cluster.healthQuorum == 0);
 
-    Config v6 = load(st::baseConfig(
+    Config v6 = st::loadedConfig(st::baseConfig(
         control("[::1]:9053") + "[cluster]\nmembers = [\"http://[::1]:9053\", \"http://192.0.2.9:9053\"]\n"));
     CHECK(v6.cluster.selfIndex == 0);
     CHECK(v6.cluster.healthQuorum == 0);
@@ -65,30 +43,30 @@ TEST_CASE("[cluster] members, the member [control] listens on is this one, healt
 
 TEST_CASE("[cluster] with a wildcard [control] listen: the member with one of this machine's addresses") {
     // 127.0.0.1 is on lo everywhere; 192.0.2.0/24 (TEST-NET-1) is on no machine.
-    Config cfg = load(st::baseConfig(control("0.0.0.0:9053") +
-                                     "[cluster]\nmembers = [\"http://192.0.2.7:9053\", "
-                                     "\"http://127.0.0.1:9053\", \"http://192.0.2.8:9053\"]\n"));
+    Config cfg = st::loadedConfig(st::baseConfig(control("0.0.0.0:9053") +
+                                                 "[cluster]\nmembers = [\"http://192.0.2.7:9053\", "
+                                                 "\"http://127.0.0.1:9053\", \"http://192.0.2.8:9053\"]\n"));
     CHECK(cfg.cluster.selfIndex == 1);
 
     std::string text =
         st::baseConfig(control("0.0.0.0:9053") +
                        "[cluster]\nmembers = [\"http://192.0.2.7:9053\", \"http://127.0.0.1:9054\"]\n");
-    refused(text, "members =",
-            "[cluster] members: none is this instance: [control] listens on "
-            "0.0.0.0:9053 and no member on port "
-            "9053 has an address of this machine (set `self`)");
+    st::refusedAt(text, "members =",
+                  "[cluster] members: none is this instance: [control] listens on "
+                  "0.0.0.0:9053 and no member on port "
+                  "9053 has an address of this machine (set `self`)");
 
     // An explicit self wins, and must be one of the members, where [control] listens.
-    Config explicitSelf = load(st::baseConfig(control("0.0.0.0:9053") + "[cluster]\n" + kTwo +
-                                              "self = \"http://127.0.0.3:9053\"\n"));
+    Config explicitSelf = st::loadedConfig(st::baseConfig(control("0.0.0.0:9053") + "[cluster]\n" + kTwo +
+                                                          "self = \"http://127.0.0.3:9053\"\n"));
     CHECK(explicitSelf.cluster.selfIndex == 1);
     text =
         st::baseConfig(control("0.0.0.0:9053") + "[cluster]\n" + kTwo + "self = \"http://127.0.0.4:9053\"\n");
-    refused(text, "self =", "[cluster] self: http://127.0.0.4:9053 is not one of `members`");
+    st::refusedAt(text, "self =", "[cluster] self: http://127.0.0.4:9053 is not one of `members`");
     text = st::baseConfig(control("127.0.0.2:9053") + "[cluster]\n" + kTwo +
                           "self = \"http://127.0.0.3:9053\"\n");
-    refused(text, "self =",
-            "[cluster] self: http://127.0.0.3:9053 is not where [control] listens (127.0.0.2:9053)");
+    st::refusedAt(text, "self =",
+                  "[cluster] self: http://127.0.0.3:9053 is not where [control] listens (127.0.0.2:9053)");
 }
 
 TEST_CASE("[cluster] refusals: bad URLs, duplicates, no self, quorum out of range, no [control]") {
@@ -135,10 +113,10 @@ TEST_CASE("[cluster] refusals: bad URLs, duplicates, no self, quorum out of rang
     for (const auto& c : cases) {
         std::string text = st::baseConfig(control("127.0.0.2:9053") + "[cluster]\n" + c.cluster);
         INFO(c.cluster);
-        refused(text, c.needle, c.message);
+        st::refusedAt(text, c.needle, c.message);
     }
     std::string text = st::baseConfig("[cluster]\n" + kTwo);
-    refused(
+    st::refusedAt(
         text, "[cluster]",
         "[cluster]: needs [control]: members reach each other through the control API (its listen address "
         "is how a member finds itself in `members`)");
@@ -162,8 +140,9 @@ TEST_CASE("loadControlConfig reads [cluster] members for gslbctl, and nothing el
     st::Written w2 = st::writeConfig(bad);
     REQUIRE_MESSAGE(loadControlConfig(w2.config, cc, err), err);
     CHECK_FALSE(loadControlConfig(w2.config, cc, err, &cl));
-    CHECK(err == at(w2.config, bad, "members =",
-                    "[cluster] members: \"nope\" must be http://ADDRESS:PORT (the member's control API)"));
+    CHECK(err ==
+          st::errorAt(w2.config, bad, "members =",
+                      "[cluster] members: \"nope\" must be http://ADDRESS:PORT (the member's control API)"));
 }
 
 TEST_CASE("configDigest: the same for members that differ only in their listen addresses and layout") {

@@ -23,6 +23,24 @@ PeerRequest req(const std::string& peer, const std::string& body) {
     return PeerRequest{peer, "/v1/sites/east/report", body, "tok-01234567", "http://127.0.0.2:9053"};
 }
 
+// A ControlApi on the config `text`, its token "tok-01234567", whose forwarder records what it would send.
+struct ForwardingApi {
+    std::unique_ptr<event_base, void (*)(event_base*)> base{event_base_new(), event_base_free};
+    Shared shared;
+    FakeSend fake;
+    std::unique_ptr<ControlApi>
+        api;  // goes first: its forwarder holds `fake`, and it uses `shared` and `base`
+
+    explicit ForwardingApi(const std::string& text) {
+        shared.holder.publish(st::snapshot(text));
+        api = std::make_unique<ControlApi>(
+            base.get(), shared, [](std::string&) { return true; }, nullptr);
+        std::string error;
+        REQUIRE(api->readToken(st::writeFile(st::newDir(), "tok", "tok-01234567\n"), error));
+        api->setForwarder(std::make_unique<PeerForwarder>(base.get(), fake.fn()));
+    }
+};
+
 }  // namespace
 
 TEST_CASE("PeerForwarder: one request per peer in flight, in order; peers do not wait for each other") {
@@ -81,70 +99,48 @@ TEST_CASE("ControlApi forwards an accepted, unmarked report to every member but 
         "\"http://127.0.0.4:9053\"]\n"
         "[hostname.\"www.t.test.\"]\n" +
         st::threeServices("www.t.test."));
-    event_base* base = event_base_new();
-    {
-        Shared shared;
-        shared.holder.publish(st::snapshot(text));
-        ControlApi api(
-            base, shared, [](std::string&) { return true; }, nullptr);
-        std::string error;
-        REQUIRE(api.readToken(st::writeFile(st::newDir(), "tok", "tok-01234567\n"), error));
-        FakeSend fake;
-        api.setForwarder(std::make_unique<PeerForwarder>(base, fake.fn()));
-        const std::string body = "{\"cpu\": 12}";
-        CHECK(api.handle("POST", "/v1/sites/east/report", "Bearer tok-01234567", body).status == 200);
-        REQUIRE(fake.sent.size() == 2);
-        CHECK(fake.sent[0].first.peer == "http://127.0.0.2:9053");
-        CHECK(fake.sent[1].first.peer == "http://127.0.0.4:9053");
-        for (const auto& [r, d] : fake.sent) {
-            CHECK(r.path == "/v1/sites/east/report");
-            CHECK(r.body == body);
-            CHECK(r.token == "tok-01234567");  // the members share the token
-            CHECK(r.origin == "http://127.0.0.3:9053");
-        }
-        // Marked (by a peer, or by gslbctl that reaches every member itself): applied, not forwarded.
-        CHECK(
-            api.handle("POST", "/v1/sites/east/report", "Bearer tok-01234567", body, "http://127.0.0.2:9053")
-                .status == 200);
-        CHECK(api.handle("POST", "/v1/sites/east/report", "Bearer tok-01234567", body, "gslbctl").status ==
-              200);
-        // Refused here, so refused there too: not forwarded.
-        CHECK(api.handle("POST", "/v1/sites/east/report", "Bearer tok-01234567", "{\"cpu\": 900}").status ==
-              400);
-        CHECK(api.handle("POST", "/v1/sites/east/report", "Bearer wrong-token", body).status == 401);
-        CHECK(api.handle("POST", "/v1/sites/nowhere/report", "Bearer tok-01234567", body).status == 404);
-        // Drains are not forwarded (gslbctl reaches every member; a drain is one member's admin state).
-        CHECK(api.handle("POST", "/v1/sites/east/drain", "Bearer tok-01234567", "{}").status == 200);
-        CHECK(fake.sent.size() == 2);
-        for (auto& [r, d] : fake.sent) d(true, "");
-        // Every peer has its row in /metrics.
-        std::string m = api.handle("GET", "/metrics", "", "").body;
-        CHECK(m.find("gslbd_cluster_forwards_total{peer=\"http://127.0.0.2:9053\",result=\"ok\"} 1") !=
-              std::string::npos);
-        CHECK(m.find("gslbd_cluster_forwards_total{peer=\"http://127.0.0.4:9053\",result=\"failed\"} 0") !=
-              std::string::npos);
-        CHECK(m.find("127.0.0.3:9053\",result") == std::string::npos);  // not itself
+    ForwardingApi f(text);
+    ControlApi& api = *f.api;
+    FakeSend& fake = f.fake;
+    const std::string body = "{\"cpu\": 12}";
+    CHECK(api.handle("POST", "/v1/sites/east/report", "Bearer tok-01234567", body).status == 200);
+    REQUIRE(fake.sent.size() == 2);
+    CHECK(fake.sent[0].first.peer == "http://127.0.0.2:9053");
+    CHECK(fake.sent[1].first.peer == "http://127.0.0.4:9053");
+    for (const auto& [r, d] : fake.sent) {
+        CHECK(r.path == "/v1/sites/east/report");
+        CHECK(r.body == body);
+        CHECK(r.token == "tok-01234567");  // the members share the token
+        CHECK(r.origin == "http://127.0.0.3:9053");
     }
-    event_base_free(base);
+    // Marked (by a peer, or by gslbctl that reaches every member itself): applied, not forwarded.
+    CHECK(api.handle("POST", "/v1/sites/east/report", "Bearer tok-01234567", body, "http://127.0.0.2:9053")
+              .status == 200);
+    CHECK(api.handle("POST", "/v1/sites/east/report", "Bearer tok-01234567", body, "gslbctl").status == 200);
+    // Refused here, so refused there too: not forwarded.
+    CHECK(api.handle("POST", "/v1/sites/east/report", "Bearer tok-01234567", "{\"cpu\": 900}").status == 400);
+    CHECK(api.handle("POST", "/v1/sites/east/report", "Bearer wrong-token", body).status == 401);
+    CHECK(api.handle("POST", "/v1/sites/nowhere/report", "Bearer tok-01234567", body).status == 404);
+    // Drains are not forwarded (gslbctl reaches every member; a drain is one member's admin state).
+    CHECK(api.handle("POST", "/v1/sites/east/drain", "Bearer tok-01234567", "{}").status == 200);
+    CHECK(fake.sent.size() == 2);
+    for (auto& [r, d] : fake.sent) d(true, "");
+    // Every peer has its row in /metrics.
+    std::string m = api.handle("GET", "/metrics", "", "").body;
+    CHECK(m.find("gslbd_cluster_forwards_total{peer=\"http://127.0.0.2:9053\",result=\"ok\"} 1") !=
+          std::string::npos);
+    CHECK(m.find("gslbd_cluster_forwards_total{peer=\"http://127.0.0.4:9053\",result=\"failed\"} 0") !=
+          std::string::npos);
+    CHECK(m.find("127.0.0.3:9053\",result") == std::string::npos);  // not itself
 }
 
 TEST_CASE("ControlApi without [cluster] forwards nothing") {
     std::string text = st::baseConfig("[hostname.\"www.t.test.\"]\n" + st::threeServices("www.t.test."));
-    event_base* base = event_base_new();
-    {
-        Shared shared;
-        shared.holder.publish(st::snapshot(text));
-        ControlApi api(
-            base, shared, [](std::string&) { return true; }, nullptr);
-        std::string error;
-        REQUIRE(api.readToken(st::writeFile(st::newDir(), "tok", "tok-01234567\n"), error));
-        FakeSend fake;
-        api.setForwarder(std::make_unique<PeerForwarder>(base, fake.fn()));
-        CHECK(api.handle("POST", "/v1/sites/east/report", "Bearer tok-01234567", "{\"cpu\": 1}").status ==
-              200);
-        CHECK(fake.sent.empty());
-        CHECK(api.handle("GET", "/metrics", "", "").body.find("gslbd_cluster_forwards_total{") ==
-              std::string::npos);
-    }
-    event_base_free(base);
+    ForwardingApi f(text);
+    ControlApi& api = *f.api;
+    FakeSend& fake = f.fake;
+    CHECK(api.handle("POST", "/v1/sites/east/report", "Bearer tok-01234567", "{\"cpu\": 1}").status == 200);
+    CHECK(fake.sent.empty());
+    CHECK(api.handle("GET", "/metrics", "", "").body.find("gslbd_cluster_forwards_total{") ==
+          std::string::npos);
 }
