@@ -190,6 +190,50 @@ site = "west"
     save("config", base + '[hostname."txt.t.test."]\n[hostname."alias.t.test."]\n[hostname."sub.t.test."]\n')
 
 
+def config_cluster():
+    """[cluster] (issue 18): members, self, health_quorum, and the refusals of each."""
+    base = """[server]
+listen = ["127.0.0.1:5353"]
+
+[control]
+listen = "127.0.0.1:8053"
+token_file = "control.token"
+
+[[zone]]
+name = "t.test."
+file = "t.zone"
+
+[check.web]
+type = "http"
+port = 80
+interval = 1
+timeout = 0.5
+
+[site.east]
+[site.west]
+
+[hostname."www.t.test."]
+[[hostname."www.t.test.".service]]
+address = "192.0.2.1"
+site = "east"
+check = "web"
+[[hostname."www.t.test.".service]]
+address = "192.0.2.2"
+site = "west"
+check = "web"
+"""
+    for cluster in ['members = ["http://127.0.0.1:8053", "http://127.0.0.2:8053"]\nhealth_quorum = 2\n',
+                    'members = ["http://192.0.2.9:8053", "http://127.0.0.1:8053/", "http://[::1]:8053"]\n'
+                    'self = "http://127.0.0.1:8053"\nhealth_quorum = 3\n',
+                    'members = ["http://127.0.0.1:8053"]\n',
+                    'members = ["127.0.0.1:8053", "https://127.0.0.2:8053", "http://ns1.example:8053"]\n',
+                    'members = ["http://127.0.0.1:8053", "http://127.0.0.1:8053/"]\n',
+                    'members = ["http://127.0.0.1:8053", "http://127.0.0.2:8053"]\nhealth_quorum = 3\n',
+                    'members = ["http://127.0.0.2:8053", "http://127.0.0.3:8053"]\nself = "http://127.0.0.4:8053"\n',
+                    'members = []\nhealth_quorum = 0\n']:
+        save("config", base + "\n[cluster]\n" + cluster)
+
+
 def api():
     tok = "Authorization: Bearer s3cret-token-0123"
     reqs = [
@@ -322,6 +366,7 @@ def nets():
 answer()
 loader()
 config()
+config_cluster()
 api()
 http_response()
 zonetext()
