@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -529,11 +530,19 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
             out.server.cookieSecretFile = resolvePath(path, cf);
         out.server.cookieRollover = int(s.getInt("cookie_rollover", 3600, 0, 86400 * 30));
         out.server.xdp = s.getStrings("xdp", {});
-        for (const auto& x : out.server.xdp) {
+        for (size_t i = 0; i < out.server.xdp.size(); ++i) {
+            const std::string& x = out.server.xdp[i];
             // IFNAMSIZ is 16 with its NUL; a name is never a path (it is joined into /sys/class/net/NAME).
             if (x.empty() || x.size() > 15 || x.find_first_of("/ \t\n") != std::string::npos || x == "." ||
                 x == "..")
-                s.fail(s.raw("xdp"), "xdp", fmt::format("\"{}\" is not an interface name", x));
+                s.fail(
+                    s.raw("xdp"), "xdp",
+                    fmt::format("\"{}\" is not an interface name (1 to 15 characters, no '/' or space)", x));
+            // Twice would be two programs for one interface: the second bind fails and logs a fallback while
+            // the first serves, which reads as if the fast path were off.
+            else if (std::find(out.server.xdp.begin(), out.server.xdp.begin() + long(i), x) !=
+                     out.server.xdp.begin() + long(i))
+                s.fail(s.raw("xdp"), "xdp", fmt::format("\"{}\" is listed twice", x));
         }
 #ifndef GSLBD_XDP
         if (!out.server.xdp.empty())

@@ -77,6 +77,17 @@ int mtuOf(const std::string& ifname) {
     return mtu;
 }
 
+// IFF_LOOPBACK from SIOCGIFFLAGS (lo, or any interface the kernel flags as a loopback).
+bool isLoopback(const std::string& ifname) {
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    ifreq r{};
+    std::snprintf(r.ifr_name, sizeof r.ifr_name, "%s", ifname.c_str());
+    bool loop = ioctl(fd, SIOCGIFFLAGS, &r) == 0 && (r.ifr_flags & IFF_LOOPBACK);
+    close(fd);
+    return loop;
+}
+
 }  // namespace
 
 class Queue {
@@ -315,6 +326,13 @@ void Path::open(const ServerConf& sc, const std::vector<Worker*>& workers) {
         uint32_t ifindex = if_nametoindex(name.c_str());
         if (ifindex == 0) {
             fail(fmt::format("no such interface ({})", strerror(errno)));
+            continue;
+        }
+        if (isLoopback(name)) {
+            // A loopback device has no link to answer over: frames sent from an AF_XDP socket on lo come back
+            // into lo's own receive path, where IPv4 answers were lost (tried by a new user: IPv4 timed out,
+            // IPv6 answered, the counters said both were sent). Loopback traffic stays on the sockets.
+            fail("a loopback interface, which the fast path does not serve");
             continue;
         }
         auto f = std::make_unique<Iface>();

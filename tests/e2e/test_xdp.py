@@ -342,6 +342,23 @@ class XdpTest(unittest.TestCase):
         finally:
             s.close()
 
+    def test_5b_fallback_on_loopback(self):
+        # A new user put xdp on lo: IPv4 answers were lost while the counters said they were sent. The fast path
+        # does not take a loopback interface: it says so and lo's queries stay on the sockets.
+        s = Server([f"{A4}:5300", "127.0.0.1:5300"], ["lo"], cport=8054)
+        try:
+            s.wait_serving()
+            self.assertIn("xdp on lo: a loopback interface, which the fast path does not serve", s.text())
+            p = sh("ip", "netns", "exec", SRV, "dig", "@127.0.0.1", "-p", "5300", "+norec", "+time=1", "+tries=2",
+                   "+nocookie", "static." + ZONE, "A", check=False)
+            r = parse_dig(p.stdout)
+            self.assertEqual(r.answer[0].rdata, "192.0.2.99", r)
+            m = s.metrics()
+            self.assertEqual(m["gslbd_xdp_sockets"], 0)
+            self.assertEqual(m["gslbd_xdp_queries_total"], 0)
+        finally:
+            s.close()
+
     def test_6_detached_at_exit_and_at_a_crash(self):
         self.need_xdp()
         self.assertEqual(self.server.stop(signal.SIGTERM), 0, self.server.text())

@@ -344,6 +344,8 @@ TEST_CASE("[server] xdp: interface names, refused by a gslbd built without libxd
             CHECK(err.find("[server] xdp: \"") != std::string::npos);
             CHECK(err.find("is not an interface name") != std::string::npos);
         }
+        std::string twice = st::configError(with("[\"veth0\", \"eth1\", \"veth0\"]"), &path);
+        CHECK(twice.find("[server] xdp: \"veth0\" is listed twice") != std::string::npos);
     } else {
         std::string text = with("[\"veth0\"]");
         std::string err = st::configError(text, &path);
