@@ -61,8 +61,10 @@ enum ReloadTrigger { kReloadSighup = 0, kReloadApi = 1 };
 struct Datagram {
     std::span<const uint8_t> query;
     const sockaddr_storage* peer = nullptr;  // the client (sockaddr_in / sockaddr_in6)
-    uint8_t* out = nullptr;                  // 65535 octets for the answer
-    zones::AnswerResult res;                 // after the call: res.len octets of `out` to send, 0: nothing
+    // 65535 octets for the answer; nullptr: answerDatagrams puts it in the worker's own buffer, packed after
+    // the batch's previous answers, and sets `out`
+    uint8_t* out = nullptr;
+    zones::AnswerResult res;  // after the call: res.len octets of `out` to send, 0: nothing
 };
 
 namespace xdp {
@@ -92,7 +94,7 @@ class Worker {
     /// The snapshot this worker answers from, refreshed when a reload published a newer one.
     const Snapshot& snapshot();
     /// Answer buffer i (0 <= i < kUdpBatch) of 65535 octets, for the caller of answerDatagrams.
-    uint8_t* answerBuffer(int i) { return sendBuf_.data() + size_t(i) * 65536; }
+    uint8_t* answerBuffer(int i);
     /// Serves an AF_XDP queue on this worker's loop (call before start()); the worker never owns it.
     void addXdp(xdp::Queue* q);
     int id() const { return id_; }
@@ -100,6 +102,7 @@ class Worker {
 
   private:
     struct UdpSocket;
+    struct UdpBatch;
     struct TcpConn;
     static void onUdp(evutil_socket_t fd, short what, void* arg);
     void resendTruncated(int fd, mmsghdr& m, zones::AnswerResult& res);
@@ -153,7 +156,8 @@ class Worker {
     std::shared_ptr<const Snapshot> snap_;
     uint64_t gen_ = 0;
     Selector selector_;
-    std::vector<uint8_t> recvBuf_, sendBuf_;
+    // recvmmsg/sendmmsg headers, buffers and per-datagram results, set up once (see UdpBatch).
+    std::unique_ptr<UdpBatch> batch_;
     // TCP answers of one read, each with its length prefix, sent in one send() (see flush).
     std::vector<uint8_t> tcpOut_;
     size_t staged_ = 0;
