@@ -64,6 +64,8 @@ class RateLimiter {
                  size_t maxLines = 20);
 
     size_t buckets() const { return mask_ + 1; }
+    /// Buckets the last sweep read: 0 when nothing was limited then nor since (it skipped the table).
+    size_t scanned() const { return scanned_; }
 
     /// The prefix `client` is counted under ("192.0.2.0/24", "2001:db8:1200::/56"): for the log and tests.
     static std::string prefixText(const RrlConf& conf, const sockaddr* client);
@@ -87,6 +89,10 @@ class RateLimiter {
     size_t mask_;
     uint64_t seed_;
     std::atomic<uint64_t> rate_{0};  // responses_per_second << 32 | ns per token, for the last rate asked
+    // A bucket was marked limited since the last sweep (set by account(), cleared by sweep()).
+    alignas(64) std::atomic<bool> fresh_{false};
+    size_t lastLimited_ = 0;  // what the last sweep returned (the control thread's own)
+    size_t scanned_ = 0;
 };
 
 }  // namespace gslb::server

@@ -156,6 +156,36 @@ TEST_CASE("RRL sweep: one line when a prefix starts being limited, one when it h
     CHECK(lines.back() == "rrl: and 10 more started, 0 more stopped being limited");
 }
 
+TEST_CASE("RRL sweep: the table is read only while something is or was just limited") {
+    RateLimiter r(4096, 10);
+    auto c = conf(5, 2);
+    uint32_t sc = 0;
+    std::vector<std::string> lines;
+    auto log = [&](const std::string& m) { lines.push_back(m); };
+    uint64_t t0 = 60 * kS;
+    CHECK(r.sweep(c, t0, log) == 0);
+    CHECK(r.scanned() == 0);                                       // nothing was ever limited
+    run(r, c, Addr("192.0.2.7"), answerFor(kWww, 12), 4, t0, sc);  // under the rate: nothing limited
+    CHECK(r.sweep(c, t0 + kS / 2, log) == 0);
+    CHECK(r.scanned() == 0);
+    run(r, c, Addr("192.0.2.7"), answerFor(kWww, 12), 20, t0 + kS / 2, sc);
+    CHECK(r.sweep(c, t0 + kS, log) == 1);  // limited since the last sweep: read, and reported
+    CHECK(r.scanned() == 4096);
+    CHECK(lines.size() == 1);
+    CHECK(r.sweep(c, t0 + 2 * kS, log) == 1);  // still within its window: read again, no new line
+    CHECK(r.scanned() == 4096);
+    CHECK(r.sweep(c, t0 + 4 * kS, log) == 0);  // stopped: read once more to say so
+    CHECK(r.scanned() == 4096);
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[1] == "rrl: 192.0.2.0/24 (answer responses) no longer limited");
+    CHECK(r.sweep(c, t0 + 5 * kS, log) == 0);  // and then left alone
+    CHECK(r.scanned() == 0);
+    // Limited again later: the next sweep reads it.
+    run(r, c, Addr("192.0.2.7"), answerFor(kWww, 12), 20, t0 + 6 * kS, sc);
+    CHECK(r.sweep(c, t0 + 6 * kS + kS / 2, log) == 1);
+    CHECK(lines.size() == 3);
+}
+
 TEST_CASE("RRL: a new rate applies at once (the limiter remembers the interval with its rate)") {
     RateLimiter r(4096, 11);
     uint32_t sc = 0;
