@@ -16,8 +16,8 @@ class ZoneDb {
     bool add(std::unique_ptr<Zone> z);
 
     /// The most specific zone that holds `lower` (lower-case wire, labels at `labelOff`), on label
-    /// boundaries; nullptr when none does (the server then answers REFUSED). O(labels) hash look-ups, no
-    /// allocation.
+    /// boundaries; nullptr when none does (the server then answers REFUSED). At most one hash look-up per
+    /// label (only suffixes as long as some apex are looked up), no allocation.
     const Zone* findZone(const uint8_t* lower, size_t len, const uint8_t* labelOff, size_t labels) const;
     /// Same for a name given as a wire string (build time, tools).
     const Zone* findZone(std::string_view lowerWire) const;
@@ -34,6 +34,10 @@ class ZoneDb {
     };
     std::vector<std::unique_ptr<Zone>> zones_;
     std::unordered_map<std::string, const Zone*, Hash, std::equal_to<>> byApex_;
+    // Bit L set: some apex is L octets long (wire form, at most 255). findZone hashes only the suffixes of
+    // those lengths: with one zone, one look-up per query instead of one per label of the QNAME.
+    uint64_t apexLengths_[4] = {};
+    bool apexLength(size_t len) const { return len < 256 && (apexLengths_[len >> 6] >> (len & 63) & 1); }
 };
 
 }  // namespace gslb::zones

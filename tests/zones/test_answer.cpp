@@ -201,6 +201,22 @@ TEST_CASE("outside our zones: REFUSED, on label boundaries") {
     }
 }
 
+TEST_CASE("the most specific of nested zones answers, whatever the apex lengths (findZone's length filter)") {
+    testutil::Server s;
+    const char* soa = "@ 300 IN SOA ns hostmaster 1 7200 3600 1209600 300\n@ NS ns\nns A 192.0.2.53\n";
+    s.add("t.", std::string("$ORIGIN t.\n") + soa + "a.b A 192.0.2.1\nx A 192.0.2.2\n");
+    s.add("b.t.", std::string("$ORIGIN b.t.\n") + soa + "a A 192.0.2.3\n");
+    s.add("long-apex-name.t.", std::string("$ORIGIN long-apex-name.t.\n") + soa + "a A 192.0.2.4\n");
+    CHECK(s.ask("a.b.t.", kTypeA).an == std::vector<std::string>{"a.b.t. 300 IN A 192.0.2.3"});
+    CHECK(s.ask("x.t.", kTypeA).an == std::vector<std::string>{"x.t. 300 IN A 192.0.2.2"});
+    CHECK(s.ask("a.long-apex-name.t.", kTypeA).an ==
+          std::vector<std::string>{"a.long-apex-name.t. 300 IN A 192.0.2.4"});
+    // A suffix as long as an apex but not one: looked up, not found, the next shorter one is.
+    CHECK(s.ask("a.c.t.", kTypeA).rcode == kRcodeNxDomain);
+    CHECK(s.ask("a.long-apex-namf.t.", kTypeA).rcode == kRcodeNxDomain);
+    CHECK(s.ask("a.u.", kTypeA).rcode == kRcodeRefused);
+}
+
 TEST_CASE("QNAME case is preserved in the question and in owners equal to it") {
     auto& s = server();
     auto q = makeQuery("WwW.T.tEsT.", kTypeA);
