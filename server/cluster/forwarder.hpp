@@ -14,6 +14,8 @@
 
 namespace gslb::server {
 
+class HttpClient;
+
 /// Marks a request a member sends to its peers (value: the sender's member URL) and one gslbctl sends to
 /// each member itself (value "gslbctl"): a marked report is never forwarded again, so there are no loops and
 /// no storms, whatever the members' lists say.
@@ -72,6 +74,9 @@ class PeerForwarder {
     std::map<std::string, Peer> peers_;
     std::map<std::string, PeerCounters> counters_;
     std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // callbacks after destruction do nothing
+    // httpSend's, by peer URL; each sends "Connection: close", so every request has a connection of its own.
+    // Declared last, so it goes first: its requests are cancelled before anything they would touch.
+    std::map<std::string, std::unique_ptr<HttpClient>> clients_;
 };
 
 }  // namespace gslb::server

@@ -1,8 +1,6 @@
 // PeerMonitor (contract in peers.hpp).
 #include "server/probes/peers.hpp"
 
-#include <event2/buffer.h>
-#include <event2/http.h>
 #include <netdb.h>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +10,7 @@
 
 #include "server/events.hpp"
 #include "server/gslb.hpp"
+#include "server/http_client.hpp"
 #include "server/log.hpp"
 #include "server/snapshot.hpp"
 
@@ -27,13 +26,8 @@ int64_t wallMs() {
         .count();
 }
 
-timeval toTimeval(double s) {
-    if (s < 0) s = 0;
-    return timeval{time_t(s), suseconds_t((s - double(time_t(s))) * 1e6)};
-}
-
 // A peer's answer can name every service of a big config; far more than that is not a peer talking.
-constexpr ev_ssize_t kMaxBody = 16 * 1024 * 1024;
+constexpr size_t kMaxBody = 16 * 1024 * 1024;
 
 }  // namespace
 
@@ -73,11 +67,8 @@ struct PeerMonitor::Impl {
         ClusterMember member;
         std::string host;  // numeric, for evhttp and the Host header
         int port = 0;
-        evhttp_connection* conn = nullptr;
-        evhttp_request* req = nullptr;  // in flight
-        std::string reqError;
-        event* timer = nullptr;
-        event* deadline = nullptr;
+        std::unique_ptr<HttpClient> http;
+        std::unique_ptr<PollTimers> timers;             // the next poll, and this one's timeout
         std::map<std::string, ParsedVerdict> verdicts;  // site '\0' address
         PeerStatus st;
     };
@@ -93,19 +84,8 @@ struct PeerMonitor::Impl {
     }
 
     void stop(Peer& p) {
-        cancel(p);
-        if (p.timer) event_free(p.timer);
-        if (p.deadline) event_free(p.deadline);
-        if (p.conn) evhttp_connection_free(p.conn);
-        p.timer = p.deadline = nullptr;
-        p.conn = nullptr;
-    }
-
-    void cancel(Peer& p) {
-        if (p.req) {
-            evhttp_cancel_request(p.req);  // frees the request; its callback is not called
-            p.req = nullptr;
-        }
+        p.timers.reset();
+        p.http.reset();  // cancels the poll in flight: its callback is not called
     }
 
     void apply(const Snapshot& s) {
@@ -136,19 +116,21 @@ struct PeerMonitor::Impl {
                     continue;  // the config checked the address; nothing to poll otherwise
                 p->host = host;
                 p->port = std::atoi(serv);
-                p->conn = evhttp_connection_base_new(base, nullptr, p->host.c_str(), uint16_t(p->port));
-                evhttp_connection_set_retries(p->conn, 0);
-                evhttp_connection_set_max_body_size(p->conn, kMaxBody);
-                p->timer = evtimer_new(base, onTimer, p.get());
-                p->deadline = evtimer_new(base, onDeadline, p.get());
                 Peer* raw = p.get();
+                p->http = std::make_unique<HttpClient>(base, p->host, p->port);
+                p->http->setMaxBody(kMaxBody);
+                p->timers = std::make_unique<PollTimers>(
+                    base, [this, raw] { poll(*raw); },
+                    [this, raw] {
+                        raw->http->cancel();
+                        finish(*raw, fmt::format("timeout after {} s", timeout), nullptr);
+                    });
                 peers.emplace(m.url, std::move(p));
                 poll(*raw);
             }
         for (auto it = peers.begin(); it != peers.end();) {
             if (keep.count(it->first)) {
-                timeval tv = toTimeval(timeout);
-                evhttp_connection_set_timeout_tv(it->second->conn, &tv);
+                it->second->http->setTimeout(timeout);
                 ++it;
                 continue;
             }
@@ -157,62 +139,38 @@ struct PeerMonitor::Impl {
         }
     }
 
-    static void onTimer(evutil_socket_t, short, void* arg) {
-        auto* p = static_cast<Peer*>(arg);
-        p->impl->poll(*p);
-    }
-    static void onDeadline(evutil_socket_t, short, void* arg) {
-        auto* p = static_cast<Peer*>(arg);
-        p->impl->cancel(*p);
-        p->impl->finish(*p, fmt::format("timeout after {} s", p->impl->timeout), nullptr);
-    }
-
     void poll(Peer& p) {
-        if (p.req) return;
-        timeval tv = toTimeval(timeout);
-        evhttp_connection_set_timeout_tv(p.conn, &tv);
-        evtimer_add(p.deadline, &tv);
-        p.reqError.clear();
-        p.req = evhttp_request_new(onResponse, &p);
-        evhttp_request_set_error_cb(p.req, onError);
-        evkeyvalq* h = evhttp_request_get_output_headers(p.req);
-        std::string host = p.host.find(':') != std::string::npos ? "[" + p.host + "]" : p.host;
-        host += ":" + std::to_string(p.port);
-        evhttp_add_header(h, "Host", host.c_str());
-        evhttp_add_header(h, "Accept", "application/json");
-        evhttp_add_header(h, "User-Agent", "gslbd");
-        if (evhttp_make_request(p.conn, p.req, EVHTTP_REQ_GET, "/v1/verdicts") != 0) {
-            p.req = nullptr;  // libevent freed it
-            evtimer_del(p.deadline);
+        if (p.http->inFlight() > 0) return;
+        p.http->setTimeout(timeout);
+        p.timers->deadlineIn(timeout);
+        Peer* raw = &p;
+        if (!p.http->send(EVHTTP_REQ_GET, "/v1/verdicts",
+                          {{"Accept", "application/json"}, {"User-Agent", "gslbd"}}, "",
+                          [this, raw](const HttpAnswer& a) { answered(*raw, a); })) {
+            p.timers->clearDeadline();
             finish(p, "cannot start the request", nullptr);
         }
     }
 
-    static void onError(evhttp_request_error e, void* arg) {
-        auto* p = static_cast<Peer*>(arg);
-        p->reqError = e == EVREQ_HTTP_TIMEOUT          ? "timeout"
-                      : e == EVREQ_HTTP_EOF            ? "connection closed early"
-                      : e == EVREQ_HTTP_INVALID_HEADER ? "invalid response header"
-                      : e == EVREQ_HTTP_DATA_TOO_LONG  ? "answer too large"
-                                                       : "connect or read failed";
+    static const char* requestError(evhttp_request_error e) {
+        return e == EVREQ_HTTP_TIMEOUT          ? "timeout"
+               : e == EVREQ_HTTP_EOF            ? "connection closed early"
+               : e == EVREQ_HTTP_INVALID_HEADER ? "invalid response header"
+               : e == EVREQ_HTTP_DATA_TOO_LONG  ? "answer too large"
+                                                : "connect or read failed";
     }
 
-    static void onResponse(evhttp_request* req, void* arg) {
-        auto* p = static_cast<Peer*>(arg);
-        p->req = nullptr;  // libevent frees it after this callback
-        evtimer_del(p->deadline);
-        if (!req || evhttp_request_get_response_code(req) == 0) {
-            p->impl->finish(*p, p->reqError.empty() ? "connect or read failed" : p->reqError, nullptr);
+    void answered(Peer& p, const HttpAnswer& a) {
+        p.timers->clearDeadline();
+        if (a.status == 0) {
+            finish(p, a.failed ? requestError(a.error) : "connect or read failed", nullptr);
             return;
         }
-        if (int code = evhttp_request_get_response_code(req); code != 200) {
-            p->impl->finish(*p, fmt::format("http {}", code), nullptr);
+        if (a.status != 200) {
+            finish(p, fmt::format("http {}", a.status), nullptr);
             return;
         }
-        evbuffer* in = evhttp_request_get_input_buffer(req);
-        std::string body(evbuffer_get_length(in), '\0');
-        if (!body.empty()) evbuffer_copyout(in, body.data(), body.size());
-        p->impl->finish(*p, "", &body);
+        finish(p, "", &a.body);
     }
 
     void finish(Peer& p, std::string error, const std::string* body) {
@@ -243,8 +201,7 @@ struct PeerMonitor::Impl {
                 recordEvent(log::Level::Warn, "cluster", p.st.url, "peer failing: " + error);
             }
         }
-        timeval tv = toTimeval(interval);
-        if (p.timer) evtimer_add(p.timer, &tv);
+        p.timers->nextRoundIn(interval);
         if (owner->onRound_) owner->onRound_();
     }
 };

@@ -1,9 +1,6 @@
 // SourceMonitor (contract in sources.hpp).
 #include "server/probes/sources.hpp"
 
-#include <event2/buffer.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -16,6 +13,7 @@
 #include "metrics/sources/mapping.hpp"
 #include "server/events.hpp"
 #include "server/gslb.hpp"
+#include "server/http_client.hpp"
 #include "server/log.hpp"
 #include "server/snapshot.hpp"
 
@@ -29,11 +27,6 @@ int64_t wallMs() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
-}
-
-timeval toTimeval(double s) {
-    if (s < 0) s = 0;
-    return timeval{time_t(s), suseconds_t((s - double(time_t(s))) * 1e6)};
 }
 
 ms::Aggregate aggregateOf(const std::string& a) {
@@ -90,24 +83,14 @@ struct Target {
 }  // namespace
 
 struct SourceMonitor::Impl {
-    struct Source;
-    // One HTTP request in flight.
-    struct Request {
-        Source* src = nullptr;
-        size_t index = 0;  // prometheus: the target's position; scrape: 0
-        evhttp_request* req = nullptr;
-        std::string error;  // from the error callback
-    };
     struct Source {
         Impl* impl = nullptr;
         SourceConf conf;
         std::string identity;  // type + url + preset: what must match for a reload to keep the state
         std::vector<Target> targets;
         std::map<std::string, ms::RateState> rates;  // by Target::id
-        evhttp_connection* conn = nullptr;
-        event* timer = nullptr;     // next scrape
-        event* deadline = nullptr;  // the scrape's timeout
-        std::vector<std::unique_ptr<Request>> inflight;
+        std::unique_ptr<HttpClient> http;
+        std::unique_ptr<PollTimers> timers;    // the next scrape, and this one's timeout
         std::map<size_t, std::string> bodies;  // prometheus: answers of this round by target
         size_t pending = 0;
         std::string roundError;
@@ -129,20 +112,12 @@ struct SourceMonitor::Impl {
 
     void stop(Source& s) {
         cancelInflight(s);
-        if (s.timer) event_free(s.timer);
-        if (s.deadline) event_free(s.deadline);
-        if (s.conn) evhttp_connection_free(s.conn);
-        s.timer = s.deadline = nullptr;
-        s.conn = nullptr;
+        s.timers.reset();
+        s.http.reset();
     }
 
     void cancelInflight(Source& s) {
-        for (auto& r : s.inflight)
-            if (r->req) {
-                evhttp_cancel_request(r->req);  // frees the request, its callback is not called
-                r->req = nullptr;
-            }
-        s.inflight.clear();
+        if (s.http) s.http->cancel();  // no callback follows
         s.pending = 0;
     }
 
@@ -265,10 +240,13 @@ struct SourceMonitor::Impl {
                 ns->st.name = name;
                 src = ns.get();
                 sources.emplace(name, std::move(ns));
-                src->conn = evhttp_connection_base_new(base, nullptr, sc.host.c_str(), uint16_t(sc.port));
-                evhttp_connection_set_retries(src->conn, 0);
-                src->timer = evtimer_new(base, onTimer, src);
-                src->deadline = evtimer_new(base, onDeadline, src);
+                src->http = std::make_unique<HttpClient>(base, sc.host, sc.port);
+                src->timers = std::make_unique<PollTimers>(
+                    base, [this, src] { start(*src); },
+                    [this, src] {
+                        cancelInflight(*src);
+                        finish(*src, fmt::format("timeout after {} s", src->conf.timeout));
+                    });
             } else {
                 src = it->second.get();
             }
@@ -276,9 +254,8 @@ struct SourceMonitor::Impl {
             src->st.type = sc.type;
             src->st.url = sc.url;
             src->st.preset = sc.preset;
-            evhttp_connection_set_max_body_size(src->conn, ev_ssize_t(sc.maxBytes));
-            timeval tv = toTimeval(sc.timeout);
-            evhttp_connection_set_timeout_tv(src->conn, &tv);
+            src->http->setMaxBody(sc.maxBytes);
+            src->http->setTimeout(sc.timeout);
             src->targets = targetsOf(s->config, sc);
             src->st.feeds.clear();
             for (const auto& t : src->targets) src->st.feeds.push_back(t.describe());
@@ -299,25 +276,13 @@ struct SourceMonitor::Impl {
         stop(*s);  // cancels what is in flight (no callback follows), so it can go now
     }
 
-    static void onTimer(evutil_socket_t, short, void* arg) {
-        auto* s = static_cast<Source*>(arg);
-        s->impl->start(*s);
-    }
-    static void onDeadline(evutil_socket_t, short, void* arg) {
-        auto* s = static_cast<Source*>(arg);
-        s->impl->cancelInflight(*s);
-        s->impl->finish(*s, fmt::format("timeout after {} s", s->conf.timeout));
-    }
-
     // ---- one round ----
     void start(Source& s) {
         if (s.pending > 0) return;
-        s.inflight.clear();  // the last round's requests are all done (freed by libevent)
         s.started = std::chrono::steady_clock::now();
         s.roundError.clear();
         s.bodies.clear();
-        timeval tv = toTimeval(s.conf.timeout);
-        evtimer_add(s.deadline, &tv);
+        s.timers->deadlineIn(s.conf.timeout);
         if (s.conf.type == "scrape") {
             issue(s, 0, s.conf.path.empty() ? "/" : s.conf.path,
                   "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5");
@@ -332,62 +297,40 @@ struct SourceMonitor::Impl {
     }
 
     void issue(Source& s, size_t index, const std::string& uri, const char* accept) {
-        auto r = std::make_unique<Request>();
-        r->src = &s;
-        r->index = index;
-        r->req = evhttp_request_new(onResponse, r.get());
-        evhttp_request_set_error_cb(r->req, onError);
-        evkeyvalq* h = evhttp_request_get_output_headers(r->req);
-        std::string host = s.conf.host.find(':') != std::string::npos ? "[" + s.conf.host + "]" : s.conf.host;
-        host += ":" + std::to_string(s.conf.port);
-        evhttp_add_header(h, "Host", host.c_str());
-        evhttp_add_header(h, "Accept", accept);
-        evhttp_add_header(h, "User-Agent", "gslbd");
-        evhttp_request* req = r->req;
-        s.inflight.push_back(std::move(r));
         ++s.pending;
-        if (evhttp_make_request(s.conn, req, EVHTTP_REQ_GET, uri.c_str()) != 0) {
-            // libevent freed the request already.
-            s.inflight.back()->req = nullptr;
+        Source* src = &s;
+        if (!s.http->send(EVHTTP_REQ_GET, uri, {{"Accept", accept}, {"User-Agent", "gslbd"}}, "",
+                          [this, src, index](const HttpAnswer& a) { answered(*src, index, a); })) {
             --s.pending;
             s.roundError = "cannot start the request";
         }
     }
 
-    static void onError(evhttp_request_error e, void* arg) {
-        auto* r = static_cast<Request*>(arg);
-        const char* why = e == EVREQ_HTTP_TIMEOUT          ? "timeout"
-                          : e == EVREQ_HTTP_EOF            ? "connection closed early"
-                          : e == EVREQ_HTTP_INVALID_HEADER ? "invalid response header"
-                          : e == EVREQ_HTTP_BUFFER_ERROR   ? "connect or read failed"
-                          : e == EVREQ_HTTP_DATA_TOO_LONG  ? "body larger than max_bytes"
-                                                           : "request failed";
-        r->error = why;
+    static const char* requestError(evhttp_request_error e) {
+        return e == EVREQ_HTTP_TIMEOUT          ? "timeout"
+               : e == EVREQ_HTTP_EOF            ? "connection closed early"
+               : e == EVREQ_HTTP_INVALID_HEADER ? "invalid response header"
+               : e == EVREQ_HTTP_BUFFER_ERROR   ? "connect or read failed"
+               : e == EVREQ_HTTP_DATA_TOO_LONG  ? "body larger than max_bytes"
+                                                : "request failed";
     }
 
-    static void onResponse(evhttp_request* req, void* arg) {
-        auto* r = static_cast<Request*>(arg);
-        Source& s = *r->src;
-        r->req = nullptr;  // libevent frees it after this callback
+    // One answer of the round (`index`: prometheus, the target's position; scrape, 0).
+    void answered(Source& s, size_t index, const HttpAnswer& a) {
         std::string err;
-        if (!req || evhttp_request_get_response_code(req) == 0) {
-            err = r->error.empty() ? "connect or read failed" : r->error;
-        } else if (int code = evhttp_request_get_response_code(req); code != 200) {
-            err = fmt::format("http {}", code);
+        if (a.status == 0) {
+            err = a.failed ? requestError(a.error) : "connect or read failed";
+        } else if (a.status != 200) {
+            err = fmt::format("http {}", a.status);
         } else {
-            evbuffer* in = evhttp_request_get_input_buffer(req);
-            size_t n = evbuffer_get_length(in);
-            std::string body(n, '\0');
-            if (n) evbuffer_copyout(in, body.data(), n);
-            s.bodies[r->index] = std::move(body);
+            s.bodies[index] = a.body;
         }
         if (!err.empty() && s.roundError.empty()) s.roundError = err;
         if (s.pending > 0) --s.pending;
         if (s.pending == 0) {
-            // Every answer of the round is in: the Request objects can go (their requests are done).
             std::string e = s.roundError;
-            evtimer_del(s.deadline);
-            s.impl->finish(s, e);
+            s.timers->clearDeadline();
+            finish(s, e);
         }
     }
 
@@ -419,9 +362,7 @@ struct SourceMonitor::Impl {
             }
         }
         // Next round: one interval after this one started.
-        double next = s.conf.interval - dur / 1000.0;
-        timeval tv = toTimeval(next);
-        evtimer_add(s.timer, &tv);
+        s.timers->nextRoundIn(s.conf.interval - dur / 1000.0);
     }
 
     // Reads the round's bodies into values and writes them. Returns an error when a body is unusable.

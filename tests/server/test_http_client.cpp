@@ -1,0 +1,243 @@
+// HttpClient and PollTimers (server/http_client.hpp), the control thread's one HTTP client (metric sources,
+// health_quorum peers, report forwarding), against a small loopback server run by the test: what is sent,
+// what comes back, and each way a request can fail or be called off.
+#include <doctest/doctest.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "server/http_client.hpp"
+
+using namespace gslb::server;
+
+namespace {
+
+// Answers each connection with `response` (raw bytes; empty: reads the request and never answers).
+class OneShotServer {
+  public:
+    explicit OneShotServer(std::string response) : response_(std::move(response)) {
+        fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        REQUIRE(bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+        socklen_t len = sizeof a;
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+        port_ = ntohs(a.sin_port);
+        REQUIRE(listen(fd_, 4) == 0);
+        REQUIRE(pipe(stop_) == 0);
+        thread_ = std::thread([this] { run(); });
+    }
+    ~OneShotServer() {
+        (void)!::write(stop_[1], "x", 1);
+        thread_.join();
+        close(fd_);
+        close(stop_[0]);
+        close(stop_[1]);
+    }
+    int port() const { return port_; }
+    std::string request() {
+        std::lock_guard<std::mutex> g(m_);
+        return request_;
+    }
+
+  private:
+    bool wait(int fd) {
+        pollfd p[2] = {{fd, POLLIN, 0}, {stop_[0], POLLIN, 0}};
+        return poll(p, 2, 5000) > 0 && !(p[1].revents & POLLIN);
+    }
+    void run() {
+        while (wait(fd_)) {
+            int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+            if (c < 0) continue;
+            std::string req;
+            char buf[4096];
+            while (req.find("\r\n\r\n") == std::string::npos && wait(c)) {
+                ssize_t n = read(c, buf, sizeof buf);
+                if (n <= 0) break;
+                req.append(buf, size_t(n));
+            }
+            {
+                std::lock_guard<std::mutex> g(m_);
+                request_ = req;
+            }
+            if (response_.empty()) {
+                pollfd p{stop_[0], POLLIN, 0};
+                poll(&p, 1, 5000);  // silent until the test is over
+            } else {
+                (void)!::send(c, response_.data(), response_.size(), MSG_NOSIGNAL);
+            }
+            close(c);
+        }
+    }
+    std::string response_;
+    int fd_ = -1, port_ = 0, stop_[2] = {-1, -1};
+    std::thread thread_;
+    std::mutex m_;
+    std::string request_;
+};
+
+struct Loop {
+    event_base* base = event_base_new();
+    ~Loop() { event_base_free(base); }
+    // Runs until `done` or `seconds` have passed.
+    void runUntil(const bool& done, double seconds) {
+        double waited = 0;
+        while (!done && waited < seconds) {
+            timeval tv{0, 20000};
+            event_base_loopexit(base, &tv);
+            event_base_dispatch(base);
+            waited += 0.02;
+        }
+    }
+};
+
+}  // namespace
+
+TEST_CASE("HttpClient: a GET carries Host and the caller's headers; the status and body come back") {
+    OneShotServer srv("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
+    Loop loop;
+    HttpClient c(loop.base, "127.0.0.1", srv.port());
+    c.setTimeout(2);
+    bool done = false;
+    HttpAnswer got;
+    REQUIRE(c.send(EVHTTP_REQ_GET, "/v1/verdicts", {{"Accept", "application/json"}, {"User-Agent", "gslbd"}},
+                   "", [&](const HttpAnswer& a) {
+                       got = a;
+                       done = true;
+                   }));
+    CHECK(c.inFlight() == 1);
+    loop.runUntil(done, 5);
+    REQUIRE(done);
+    CHECK(c.inFlight() == 0);
+    CHECK(got.status == 200);
+    CHECK(got.body == "hello");
+    CHECK_FALSE(got.failed);
+    std::string req = srv.request();
+    CHECK(req.rfind("GET /v1/verdicts HTTP/1.1\r\n", 0) == 0);
+    CHECK(req.find("\r\nHost: 127.0.0.1:" + std::to_string(srv.port()) + "\r\n") != std::string::npos);
+    CHECK(req.find("\r\nAccept: application/json\r\n") != std::string::npos);
+    CHECK(req.find("\r\nUser-Agent: gslbd\r\n") != std::string::npos);
+}
+
+TEST_CASE("HttpClient: a POST sends its body; a non-2xx status is an answer, with its body") {
+    OneShotServer srv("HTTP/1.1 401 Unauthorized\r\nContent-Length: 3\r\nConnection: close\r\n\r\nno\n");
+    Loop loop;
+    HttpClient c(loop.base, "127.0.0.1", srv.port());
+    bool done = false;
+    HttpAnswer got;
+    REQUIRE(c.send(EVHTTP_REQ_POST, "/v1/sites/east/report", {{"Content-Type", "application/json"}},
+                   "{\"cpu\": 1}", [&](const HttpAnswer& a) {
+                       got = a;
+                       done = true;
+                   }));
+    loop.runUntil(done, 5);
+    REQUIRE(done);
+    CHECK(got.status == 401);
+    CHECK(got.body == "no\n");
+    CHECK(srv.request().rfind("POST /v1/sites/east/report HTTP/1.1\r\n", 0) == 0);
+}
+
+TEST_CASE("HttpClient: no listener, no answer in time, a body over the cap: status 0 and why") {
+    Loop loop;
+    SUBCASE("refused") {
+        int port;
+        {
+            OneShotServer gone("x");
+            port = gone.port();
+        }  // closed: nothing listens there now
+        HttpClient c(loop.base, "127.0.0.1", port);
+        bool done = false;
+        HttpAnswer got;
+        REQUIRE(c.send(EVHTTP_REQ_GET, "/", {}, "", [&](const HttpAnswer& a) {
+            got = a;
+            done = true;
+        }));
+        loop.runUntil(done, 5);
+        REQUIRE(done);
+        CHECK(got.status == 0);
+    }
+    SUBCASE("timeout") {
+        OneShotServer silent("");
+        HttpClient c(loop.base, "127.0.0.1", silent.port());
+        c.setTimeout(0.2);
+        bool done = false;
+        HttpAnswer got;
+        REQUIRE(c.send(EVHTTP_REQ_GET, "/", {}, "", [&](const HttpAnswer& a) {
+            got = a;
+            done = true;
+        }));
+        loop.runUntil(done, 5);
+        REQUIRE(done);
+        CHECK(got.status == 0);
+        CHECK(got.failed);
+        CHECK(got.error == EVREQ_HTTP_TIMEOUT);
+    }
+    SUBCASE("too large") {
+        OneShotServer big("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + std::string(100, 'x'));
+        HttpClient c(loop.base, "127.0.0.1", big.port());
+        c.setMaxBody(10);
+        bool done = false;
+        HttpAnswer got;
+        REQUIRE(c.send(EVHTTP_REQ_GET, "/", {}, "", [&](const HttpAnswer& a) {
+            got = a;
+            done = true;
+        }));
+        loop.runUntil(done, 5);
+        REQUIRE(done);
+        CHECK(got.failed);
+        CHECK(got.error == EVREQ_HTTP_DATA_TOO_LONG);
+    }
+}
+
+TEST_CASE("HttpClient: cancel() and the destructor call nothing back") {
+    OneShotServer silent("");
+    Loop loop;
+    int calls = 0;
+    {
+        HttpClient c(loop.base, "127.0.0.1", silent.port());
+        c.setTimeout(0.2);
+        REQUIRE(c.send(EVHTTP_REQ_GET, "/", {}, "", [&](const HttpAnswer&) { ++calls; }));
+        c.cancel();
+        CHECK(c.inFlight() == 0);
+        REQUIRE(c.send(EVHTTP_REQ_GET, "/", {}, "", [&](const HttpAnswer&) { ++calls; }));
+    }  // destroyed with a request in flight
+    bool never = false;
+    loop.runUntil(never, 0.5);  // past the timeout: a stray callback would have run by now
+    CHECK(calls == 0);
+}
+
+TEST_CASE("PollTimers: the round and the deadline fire on their own; clearDeadline stops the deadline") {
+    Loop loop;
+    int rounds = 0, deadlines = 0, roundsAtDeadline = 0;
+    bool done = false;
+    PollTimers* tp = nullptr;
+    PollTimers t(
+        loop.base,
+        [&] {
+            ++rounds;
+            tp->deadlineIn(0.05);
+            if (rounds == 1) {  // ends in time; the next round comes after its deadline would have fired
+                tp->clearDeadline();
+                tp->nextRoundIn(0.15);
+            }
+        },
+        [&] {
+            ++deadlines;
+            roundsAtDeadline = rounds;
+            done = true;
+        });
+    tp = &t;
+    t.nextRoundIn(0);
+    loop.runUntil(done, 5);
+    REQUIRE(done);
+    CHECK(deadlines == 1);
+    CHECK(roundsAtDeadline == 2);  // the first round's deadline never fired
+}
