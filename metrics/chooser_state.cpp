@@ -4,10 +4,11 @@
 
 namespace gslb::metrics {
 
-ChooserState::ChooserState(std::size_t serviceCount) noexcept
-    : serviceCount_(std::min(serviceCount, kMaxServices)) {}
+ChooserState::ChooserState(std::size_t serviceCount, std::uint8_t needs) : needs_(needs) {
+    reset(serviceCount);
+}
 
-void ChooserState::reset(std::size_t serviceCount) noexcept {
+void ChooserState::reset(std::size_t serviceCount) {
     // A fresh state is all zeros: best-server then recalibrates on its first pick ("initially, the
     // distribution variables of the policy servers are reset to 0", seed 000).
     serviceCount_ = std::min(serviceCount, kMaxServices);
@@ -15,12 +16,16 @@ void ChooserState::reset(std::size_t serviceCount) noexcept {
     last_ = kNoLast;
     cycleStart_ = kNoLast;
     filled_ = 0;
-    remaining_.fill(0);
-    selected_.fill(0);
-    capacity_.fill(0.0);
-    throughput_.fill(0.0);
     prevActive_ = 0;
     recalibrations_ = 0;
+    auto size = [&](auto& v, std::uint8_t bit) {
+        v.assign((needs_ & bit) ? serviceCount_ : 0, {});
+        v.shrink_to_fit();
+    };
+    size(remaining_, kNeedsWeights);
+    size(selected_, kNeedsCounts);
+    size(capacity_, kNeedsTable);
+    size(throughput_, kNeedsTable);
 }
 
 void ChooserState::startAt(std::uint16_t index) noexcept {

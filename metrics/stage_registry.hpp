@@ -39,6 +39,7 @@ struct StageInfo {
     FilterFn filter;           // set for filter stages, nullptr for choosers
     ChooserFn chooser;         // set for choosers, nullptr for filters
     std::string_view summary;  // one line for error messages and docs
+    std::uint8_t state = 0;    // choosers: the ChooserNeeds bits of what it keeps between queries
 };
 
 // The stage called `name` (exact, case-sensitive), or nullptr.

@@ -287,7 +287,11 @@ json staticAnswer(const Snapshot& s, const std::string& name, uint16_t qtype, co
         q.insert(q.end(), {0, 8, 0, uint8_t(4 + octets), 0, client.subnet.family, client.subnet.bits, 0});
         q.insert(q.end(), client.subnet.addr, client.subnet.addr + octets);
     }
-    Selector sel(0, uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()));
+    // Explain mode: no worker's counters are touched (the control thread must not write a worker's row), and
+    // no chooser state is made per hostname (a CNAME chain reaches a GSLB name or two, not the zone's
+    // 10,000).
+    Selector sel(0, uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()),
+                 Selector::Mode::Explain);
     sel.rebind(&s.gslb);
     std::vector<uint8_t> out(65535);
     auto r = zones::answer(s.db, s.answer, q, true, out, &sel, zones::ClientInfo{source});

@@ -8,6 +8,7 @@
 #include <map>
 #include <new>
 #include <type_traits>
+#include <unordered_map>
 
 #include "metrics/rendezvous.hpp"
 #include "metrics/select.hpp"
@@ -169,7 +170,6 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
                     s.conf = &hc.services[k];
                     s.hostSlot = hostSlots++;
                     h.family[f].push_back(s);
-                    h.signature[f] += hc.services[k].site + "/" + s.address + ";";
                 }
                 if (!found)
                     return fail(hc.line,
@@ -375,31 +375,59 @@ const Location& Selector::locate(const zones::ClientSubnet& client) noexcept {
     return e.loc;
 }
 
+namespace {
+
+// The same services in the same order: (site name, address) pair by pair. Exact, and needs no signature
+// string kept per hostname.
+bool sameServices(const Gslb& oldG, const std::vector<GslbService>& oldS, const Gslb& newG,
+                  const std::vector<GslbService>& newS) {
+    if (oldS.size() != newS.size()) return false;
+    for (size_t i = 0; i < oldS.size(); ++i)
+        if (oldS[i].rdlen != newS[i].rdlen || std::memcmp(oldS[i].rdata, newS[i].rdata, oldS[i].rdlen) != 0 ||
+            oldG.sites[oldS[i].site] != newG.sites[newS[i].site])
+            return false;
+    return true;
+}
+
+}  // namespace
+
 void Selector::rebind(const Gslb* g) {
-    std::vector<metrics::ChooserState> states;
-    std::vector<std::string> sigs, names;
-    if (g) {
-        for (const auto& h : g->hosts)
+    std::vector<std::unique_ptr<metrics::ChooserState>> states;
+    if (g && mode_ == Mode::Worker) {
+        // The previous snapshot's hostnames by name: one hash map, so a reload is linear in hostnames (a
+        // scan per hostname stalled a worker's answers for 0.7 s at 10,000 hostnames).
+        std::unordered_map<std::string_view, size_t> before;
+        if (gslb_) {
+            before.reserve(gslb_->hosts.size());
+            for (size_t i = 0; i < gslb_->hosts.size(); ++i) before.emplace(gslb_->hosts[i].name, i);
+        }
+        states.resize(g->hosts.size() * 2);
+        for (size_t hi = 0; hi < g->hosts.size(); ++hi) {
+            const GslbHost& h = g->hosts[hi];
+            uint8_t needs = h.policy.chooser().state;
+            if (needs == metrics::kNeedsNothing) continue;
+            auto it = before.find(h.name);
             for (int f = 0; f < 2; ++f) {
-                std::string sig = h.signature[f];
-                bool kept = false;
-                for (size_t i = 0; i < names_.size(); ++i)
-                    if (names_[i] == h.name && signatures_[i] == sig && size_t(f) == i % 2) {
-                        states.push_back(
-                            states_[i]);  // same services: round robin etc. go on where they were
-                        kept = true;
-                        break;
+                if (h.family[f].empty()) continue;
+                auto& slot = states[hi * 2 + size_t(f)];
+                if (it != before.end()) {
+                    auto& old = states_[it->second * 2 + size_t(f)];
+                    // Same services and the same kind of state: round robin etc. go on where they were.
+                    if (old && old->needs() == needs &&
+                        sameServices(*gslb_, gslb_->hosts[it->second].family[f], *g, h.family[f])) {
+                        slot = std::move(old);
+                        continue;
                     }
-                if (!kept) states.emplace_back(h.family[f].size());
-                sigs.push_back(sig);
-                names.push_back(h.name);
+                }
+                slot = std::make_unique<metrics::ChooserState>(h.family[f].size(), needs);
             }
+        }
     }
+    if (mode_ == Mode::Explain && !fresh_)
+        fresh_ = std::make_unique<metrics::ChooserState>(metrics::kMaxServices, metrics::kNeedsAll);
     cache_.clear();
     if (g && g->topology && g->topology->hasGeoIp()) cache_.assign(4096, CacheEntry{});
     states_ = std::move(states);
-    signatures_ = std::move(sigs);
-    names_ = std::move(names);
     gslb_ = g;
 }
 
@@ -431,20 +459,29 @@ void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const
         out.scope = applyClient(*gslb_, h, svcs, client, loc, c, svcs.size()).scope;
     }
     uint16_t picked[metrics::kMaxServices];
-    auto r = metrics::select(h.policy, {c, svcs.size()}, states_[size_t(dynamic) * 2 + size_t(f)], rng_,
-                             {picked, h.answers});
+    metrics::ChooserState* st = &none_;
+    if (mode_ == Mode::Explain) {
+        st = fresh_.get();
+        st->reset(svcs.size());  // within its capacity: no allocation
+    } else if (auto& kept = states_[size_t(dynamic) * 2 + size_t(f)]) {
+        st = kept.get();
+    }
+    const bool count = mode_ == Mode::Worker;
+    auto r = metrics::select(h.policy, {c, svcs.size()}, *st, rng_, {picked, h.answers});
     if (r.status == metrics::SelectStatus::Ok && r.count > 0) {
         for (size_t k = 0; k < r.count; ++k) {
             const GslbService& s = svcs[picked[k]];
             out.recs[k] = {s.rdata, s.rdlen};
-            gslb_->answers->add(worker_, s.slot);
-            gslb_->hostAnswers->add(worker_, s.hostSlot);
+            if (count) {
+                gslb_->answers->add(worker_, s.slot);
+                gslb_->hostAnswers->add(worker_, s.hostSlot);
+            }
         }
         out.count = uint16_t(r.count);
         return;
     }
     // Nothing healthy (or every site taken out): the hostname's fallback decides (DESIGN.md "All down").
-    gslb_->fallbacks->add(worker_, uint32_t(dynamic));
+    if (count) gslb_->fallbacks->add(worker_, uint32_t(dynamic));
     if (h.fallback == Fallback::None) return;
     if (h.fallback == Fallback::Address && h.fallbackLen == svcs[0].rdlen) {
         out.recs[0] = {h.fallbackRdata, h.fallbackLen};
@@ -453,8 +490,10 @@ void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const
     }
     for (size_t i = 0; i < svcs.size() && i < zones::kMaxDynRecords; ++i) {
         out.recs[i] = {svcs[i].rdata, svcs[i].rdlen};
-        gslb_->answers->add(worker_, svcs[i].slot);
-        gslb_->hostAnswers->add(worker_, svcs[i].hostSlot);
+        if (count) {
+            gslb_->answers->add(worker_, svcs[i].slot);
+            gslb_->hostAnswers->add(worker_, svcs[i].hostSlot);
+        }
         out.count = uint16_t(i + 1);
     }
 }

@@ -72,7 +72,6 @@ struct GslbHost {
     uint8_t fallbackRdata[16];
     uint8_t fallbackLen = 0;             // 4 or 16: the family it answers; the other family falls back to all
     std::vector<GslbService> family[2];  // [0]: A, [1]: AAAA, in zone RRset order
-    std::string signature[2];            // the service set, to carry chooser state across reloads
     bool usesTopology = false;           // the policy has a `topology` stage
     bool hashed = false;                 // the chooser is `hashed`
     uint8_t hashBits[2] = {24, 56};      // hash_prefix_v4, hash_prefix_v6
@@ -145,15 +144,29 @@ int64_t monotonicMs();
 /// The per-worker selection hook: its own random generator and chooser state per hostname and family.
 class Selector : public zones::DynamicHook {
   public:
-    Selector(size_t worker, uint64_t seed) : worker_(worker), rng_(seed) {}
-    /// Points the selector at a new snapshot, keeping chooser state for hostnames whose service set is the
-    /// same.
+    enum class Mode : uint8_t {
+        Worker,   // a worker thread's: counts answers into row `worker` of the snapshot's counters
+        Explain,  // the control thread's simulated query (server/explain.hpp): counts nothing, keeps no
+                  // state per hostname (a stateful chooser picks from a fresh state, as explain says)
+    };
+    Selector(size_t worker, uint64_t seed, Mode mode = Mode::Worker)
+        : worker_(worker), mode_(mode), rng_(seed) {}
+    /// Points the selector at a new snapshot, keeping chooser state for hostnames (by name) whose service set
+    /// and chooser are the same; linear in hostnames. Precondition: the Gslb bound before (if any) is still
+    /// alive — rebind compares with it (Worker::snapshot keeps the old snapshot until it returns).
     void rebind(const Gslb* gslb);
     void select(int32_t dynamic, uint16_t qtype, const zones::Zone& zone, const zones::RRset* set,
                 const zones::Client& client, zones::DynAnswer& out) noexcept override;
+    /// The chooser state kept for (host, family): null when its chooser keeps none (random, weighted-random,
+    /// hashed, load-factor), in Explain mode, or for a family without services. Tests and status.
+    const metrics::ChooserState* state(size_t host, int family) const {
+        size_t i = host * 2 + size_t(family);
+        return i < states_.size() ? states_[i].get() : nullptr;
+    }
 
   private:
     size_t worker_;
+    Mode mode_;
     metrics::Rng rng_;
     const Gslb* gslb_ = nullptr;
     // Recently located clients, when a GeoIP database is configured (its lookups walk an mmap'd tree and
@@ -167,9 +180,11 @@ class Selector : public zones::DynamicHook {
     const Location& locate(const zones::ClientSubnet& client) noexcept;
     std::vector<CacheEntry> cache_;
     Location scratch_;
-    std::vector<metrics::ChooserState> states_;  // [host * 2 + family]
-    std::vector<std::string> signatures_;
-    std::vector<std::string> names_;
+    // [host * 2 + family]; null where nothing is kept. Only hostnames with a stateful chooser own one, sized
+    // to their service count (ChooserState: per-service arrays only for what the chooser reads).
+    std::vector<std::unique_ptr<metrics::ChooserState>> states_;
+    metrics::ChooserState none_{0, metrics::kNeedsNothing};  // passed to choosers that keep nothing
+    std::unique_ptr<metrics::ChooserState> fresh_;           // Explain: reset before each pick
 };
 
 }  // namespace gslb::server

@@ -206,6 +206,9 @@ Worker::~Worker() {
 }
 
 const Snapshot& Worker::snapshot() {
+    if (shared_.holder.generation() == gen_) return *snap_;
+    // Selector::rebind compares the new hostnames with the old ones: the old snapshot lives until it has.
+    std::shared_ptr<const Snapshot> old = snap_;
     uint64_t before = gen_;
     shared_.holder.refresh(snap_, gen_);
     if (gen_ != before) selector_.rebind(&snap_->gslb);

@@ -29,8 +29,8 @@ double responseTime(const Candidate& c, double Candidate::*field, double slowest
 }
 
 void recalibrate(std::span<const Candidate> active, ChooserState& state) {
-    state.capacity_.fill(0.0);
-    state.throughput_.fill(0.0);
+    std::fill(state.capacity_.begin(), state.capacity_.end(), 0.0);
+    std::fill(state.throughput_.begin(), state.throughput_.end(), 0.0);
     ++state.recalibrations_;
     double Candidate::*field = nullptr;
     double slowest = kUnknown;
@@ -71,7 +71,7 @@ int chooseBestServer(std::span<const Candidate> active, std::uint64_t taken, con
     const std::uint64_t mask = detail::maskOf(active);
     bool recal = (mask & ~state.prevActive_) != 0;  // a server came into the active state
     state.prevActive_ = mask;
-    for (std::size_t i = 0; i < kMaxServices && !recal; ++i)
+    for (std::size_t i = 0; i < state.capacity_.size() && !recal; ++i)
         recal = !((mask >> i) & 1U) && state.capacity_[i] > 0;  // an inactive server still has capacity
     if (recal) recalibrate(active, state);
 

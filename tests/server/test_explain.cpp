@@ -14,7 +14,7 @@ namespace {
 std::string zone() {
     std::string z =
         "$ORIGIN x.test.\n$TTL 300\n@ IN SOA ns1 hostmaster 7 3600 900 604800 120\n@ IN NS ns1\n"
-        "ns1 IN A 192.0.2.53\nstatic IN A 192.0.2.77\n";
+        "ns1 IN A 192.0.2.53\nstatic IN A 192.0.2.77\nalias IN CNAME hash\n";
     for (const char* h : {"www", "hash", "down"})
         for (const char* a : {"192.0.2.1", "192.0.2.2", "192.0.2.3"})
             z += std::string(h) + " IN A " + a + "\n";
@@ -119,4 +119,21 @@ TEST_CASE("explain: fallback, static names, bad requests") {
     CHECK_FALSE(explain(*f.snap, {"www.x.test.", "MX", "", ""}, err, e));
     CHECK_FALSE(explain(*f.snap, {"www.x.test.", "A", "not-an-ip", ""}, err, e));
     CHECK_FALSE(explain(*f.snap, {"www.x.test.", "A", "", "10.0.0.0/33"}, err, e));
+}
+
+TEST_CASE("explain: a static name that leads to a GSLB hostname counts no answer in any worker's row") {
+    // The control thread simulating a query must not write worker 0's counters (a data race with that
+    // worker, and an answer nobody got in /metrics).
+    Fixture f;
+    json j = f.run({"alias.x.test.", "A", "198.51.100.7", ""});
+    CHECK(j["hostname"].is_null());
+    REQUIRE(j["answer"]["records"].size() == 2);  // the CNAME and one address of `hash`
+    CHECK(j["answer"]["records"][0].get<std::string>().find("CNAME") != std::string::npos);
+    CHECK(j["answer"]["records"][1].get<std::string>().find("192.0.2.") != std::string::npos);
+    const Gslb& g = f.snap->gslb;
+    uint64_t counted = 0;
+    for (uint32_t s = 0; s < g.answers->slots(); ++s) counted += g.answers->total(s);
+    for (uint32_t s = 0; s < g.hostAnswers->slots(); ++s) counted += g.hostAnswers->total(s);
+    for (uint32_t s = 0; s < g.fallbacks->slots(); ++s) counted += g.fallbacks->total(s);
+    CHECK(counted == 0);
 }

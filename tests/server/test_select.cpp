@@ -404,3 +404,65 @@ TEST_CASE("ANY at a GSLB name answers with the chosen address, not every candida
         CHECK(m.addresses() == std::vector<std::string>{"192.0.2.2"});
     }
 }
+
+TEST_CASE("rebind keeps chooser state for hostnames whose services did not change, by name") {
+    // Two least-selected hostnames (deterministic: a fresh state answers A, B, C, A, ...) and a random one.
+    auto cfg = [](const std::string& second) {
+        std::string c =
+            "[server]\nlisten = [\"127.0.0.1:5353\"]\n[[zone]]\nname = \"s.test.\"\nfile = \"t.zone\"\n"
+            "[site.east]\n[site.west]\n[site.south]\n";
+        c += "[hostname.\"keep.s.test.\"]\npolicy = [\"least-selected\"]\n" +
+             st::threeServices("keep.s.test.");
+        c += "[hostname.\"change.s.test.\"]\npolicy = [\"least-selected\"]\n" + second;
+        c += "[hostname.\"rnd.s.test.\"]\npolicy = [\"random\"]\n" + st::threeServices("rnd.s.test.");
+        return c;
+    };
+    std::string zone =
+        "$ORIGIN s.test.\n$TTL 300\n@ IN SOA ns1 hostmaster 7 3600 900 604800 120\n@ IN NS ns1\n"
+        "ns1 IN A 192.0.2.53\n";
+    for (const char* h : {"keep", "change", "rnd"})
+        for (const char* a : kAddr) zone += std::string(h) + " IN A " + a + "\n";
+    auto a = st::snapshot(cfg(st::threeServices("change.s.test.")), zone);
+    Selector sel{0, 7};
+    sel.rebind(&a->gslb);
+    auto ask = [&](const Snapshot& s, const std::string& host) {
+        auto q = st::makeQuery(host + ".s.test.", 1);
+        std::vector<uint8_t> out(65535);
+        auto r = gslb::zones::answer(s.db, s.answer, q, false, out, &sel);
+        REQUIRE(r.action == gslb::zones::Action::Send);
+        out.resize(r.len);
+        auto m = st::decode(out);
+        REQUIRE(m.addresses().size() == 1);
+        return m.addresses()[0];
+    };
+    CHECK(ask(*a, "keep") == "192.0.2.1");
+    CHECK(ask(*a, "keep") == "192.0.2.2");
+    CHECK(ask(*a, "change") == "192.0.2.1");
+    CHECK(ask(*a, "change") == "192.0.2.2");
+    // Only stateful choosers own a state, sized to the hostname's services; `rnd` and the empty AAAA none.
+    REQUIRE(sel.state(0, 0) != nullptr);
+    CHECK(sel.state(0, 0)->serviceCount() == 3);
+    CHECK(sel.state(0, 1) == nullptr);
+    CHECK(sel.state(2, 0) == nullptr);
+
+    // The reload: `change` swaps the sites of two addresses (a different service set), and a hostname that
+    // sorts first is added, so every other one moves: state is found by name, not by position.
+    std::string swapped =
+        "[[hostname.\"change.s.test.\".service]]\naddress = \"192.0.2.1\"\nsite = \"west\"\n"
+        "[[hostname.\"change.s.test.\".service]]\naddress = \"192.0.2.2\"\nsite = \"east\"\n"
+        "[[hostname.\"change.s.test.\".service]]\naddress = \"192.0.2.3\"\nsite = \"south\"\n";
+    std::string zone2 = zone;
+    for (const char* ad : kAddr) zone2 += std::string("added IN A ") + ad + "\n";
+    st::Written w =
+        st::writeConfig(cfg(swapped) + "[hostname.\"added.s.test.\"]\npolicy = [\"least-selected\"]\n" +
+                            st::threeServices("added.s.test."),
+                        zone2);
+    std::string error;
+    auto b = buildSnapshot(w.config, a.get(), error);
+    REQUIRE_MESSAGE(b != nullptr, error);
+    REQUIRE(b->gslb.hosts[0].name == "added.s.test.");
+    REQUIRE(b->gslb.hosts[2].name == "keep.s.test.");
+    sel.rebind(&b->gslb);
+    CHECK(ask(*b, "keep") == "192.0.2.3");    // went on where it was
+    CHECK(ask(*b, "change") == "192.0.2.1");  // started afresh
+}
