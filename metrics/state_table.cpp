@@ -3,17 +3,16 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <functional>
 
 namespace gslb::metrics {
 
 namespace {
 constexpr auto kRelaxed = std::memory_order_relaxed;
 
-std::string serviceMapKey(std::string_view site, std::string_view address) {
-    std::string k(site);
-    k += '\0';  // not valid in a site name or an address, so keys can't collide
-    k += address;
-    return k;
+std::uint64_t serviceHash(std::string_view site, std::string_view address) {
+    const std::uint64_t h = std::hash<std::string_view>{}(site)*0x9E3779B97F4A7C15ULL;
+    return (h ^ std::hash<std::string_view>{}(address)) * 0xBF58476D1CE4E5B9ULL;
 }
 
 bool fresh(std::int64_t atMs, std::int64_t nowMs, std::int64_t maxAgeMs) {
@@ -38,9 +37,16 @@ Result<std::shared_ptr<StateTable>> StateTable::build(const std::vector<std::str
             return R::failure(
                 fmt::format("service {} is on unknown site \"{}\"", services[i].address, services[i].site));
         t->serviceSite_.push_back(site->second);
-        if (!t->serviceIndex_.emplace(serviceMapKey(services[i].site, services[i].address), i).second)
+    }
+    std::size_t buckets = 16;
+    while (buckets < services.size() * 2) buckets *= 2;
+    t->serviceSlots_.assign(buckets, kNoSlot);
+    for (std::uint32_t i = 0; i < services.size(); ++i) {
+        std::uint32_t& b = t->serviceSlots_[t->probe(services[i].site, services[i].address)];
+        if (b != kNoSlot)
             return R::failure(
                 fmt::format("duplicate service {} on site \"{}\"", services[i].address, services[i].site));
+        b = i;
     }
     t->services_ = std::make_unique<ServiceState[]>(services.size());
     t->sites_ = std::make_unique<SiteState[]>(sites.size());
@@ -85,9 +91,21 @@ std::optional<std::uint32_t> StateTable::findSite(std::string_view site) const {
 }
 
 std::optional<std::uint32_t> StateTable::findService(std::string_view site, std::string_view address) const {
-    const auto it = serviceIndex_.find(serviceMapKey(site, address));
-    if (it == serviceIndex_.end()) return std::nullopt;
-    return it->second;
+    if (serviceSlots_.empty()) return std::nullopt;
+    const std::uint32_t slot = serviceSlots_[probe(site, address)];
+    if (slot == kNoSlot) return std::nullopt;
+    return slot;
+}
+
+std::size_t StateTable::probe(std::string_view site, std::string_view address) const noexcept {
+    // The bucket that holds (site, address), or the empty one where it would go: linear probing, and the
+    // table is at most half full, so a probe ends soon.
+    const std::size_t mask = serviceSlots_.size() - 1;
+    for (std::size_t b = serviceHash(site, address) & mask;; b = (b + 1) & mask) {
+        const std::uint32_t slot = serviceSlots_[b];
+        if (slot == kNoSlot || (serviceKeys_[slot].site == site && serviceKeys_[slot].address == address))
+            return b;
+    }
 }
 
 void StateTable::setHealth(std::uint32_t s, Health h) noexcept {

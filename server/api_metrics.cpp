@@ -182,7 +182,7 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
                     bySite[{h.name, site}] += n;
                     o.sample("gslbd_hostname_answers_total",
                              fmt::format("hostname=\"{}\",site=\"{}\",address=\"{}\"", esc(h.name), esc(site),
-                                         esc(sv.address)),
+                                         esc(sv.address())),
                              double(n));
                 }
         o.head("gslbd_hostname_site_answers_total", "counter",

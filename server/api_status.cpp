@@ -96,7 +96,7 @@ ApiResponse ControlApi::status(const Snapshot& s) {
             for (const auto& sv : h.family[f]) {
                 hostsOf[sv.slot].push_back(h.name);
                 svcs.push_back(
-                    {{"site", t.siteName(sv.site)}, {"address", sv.address}, {"weight", sv.weight}});
+                    {{"site", t.siteName(sv.site)}, {"address", sv.address()}, {"weight", sv.weight}});
             }
         std::vector<std::string> stages;
         for (const auto* st : h.policy.filters()) stages.emplace_back(st->name);

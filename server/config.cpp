@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "metrics/policy.hpp"
+#include "server/cluster/digest.hpp"
 #include "server/config_sources.hpp"
 #include "server/schema.hpp"
 
@@ -835,6 +836,7 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
         error = e.what();
         return false;
     }
+    out.tomlDigest = canonicalTomlDigest(root);  // last: it erases the per-member keys from root
     return true;
 }
 

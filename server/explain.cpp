@@ -84,7 +84,7 @@ class Explainer {
 
     std::string id(const Candidate& c) const {
         const GslbService& sv = svcs_[c.index];
-        return t_.siteName(sv.site) + "/" + sv.address;
+        return t_.siteName(sv.site) + "/" + sv.address();
     }
     json ids(std::span<const Candidate> cs) const {
         json a = json::array();
@@ -479,7 +479,7 @@ bool explain(const Snapshot& s, const ExplainRequest& req, json& out, std::strin
             if (pos < 0) break;
             const Candidate& x = active[size_t(pos)];
             picked.push_back(ex.id(x));
-            records.push_back(svcs[x.index].address);
+            records.push_back(svcs[x.index].address());
             taken |= std::uint64_t{1} << x.index;
         }
         cj["picked"] = picked;
@@ -504,7 +504,7 @@ bool explain(const Snapshot& s, const ExplainRequest& req, json& out, std::strin
         if (h.fallback == Fallback::Address && h.fallbackLen == (f == 0 ? 4 : 16)) {
             records.push_back(fb);
         } else if (h.fallback != Fallback::None) {
-            for (const auto& sv : svcs) records.push_back(sv.address);
+            for (const auto& sv : svcs) records.push_back(sv.address());
         }
     }
     answer["rcode"] = "NOERROR";

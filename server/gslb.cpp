@@ -70,7 +70,7 @@ std::vector<std::string> hostAnswerKeys(const Gslb& g) {
         for (const auto& fam : h.family)
             for (const auto& s : fam)
                 if (s.hostSlot < keys.size())
-                    keys[s.hostSlot] = h.name + '\0' + g.sites[s.site] + '\0' + s.address;
+                    keys[s.hostSlot] = h.name + '\0' + g.sites[s.site] + '\0' + s.address();
     return keys;
 }
 
@@ -162,7 +162,6 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
                     if (s.rdlen != rd.len || std::memcmp(s.rdata, bytes, rd.len) != 0) continue;
                     found = true;
                     used[k] = true;
-                    s.address = hc.services[k].address;
                     s.slot = *out.table->findService(hc.services[k].site, hc.services[k].address);
                     s.site = out.table->siteOf(s.slot);
                     s.weight = hc.services[k].weight;

@@ -21,15 +21,16 @@ namespace gslb::server {
 
 /// One candidate address of a hostname at a site.
 struct GslbService {
-    std::string address;
     uint8_t rdata[16];
     uint8_t rdlen = 0;      // 4 (A) or 16 (AAAA)
     uint32_t slot = 0;      // service slot in the StateTable: (site, address)
     uint32_t site = 0;      // site slot
     uint32_t hostSlot = 0;  // this (hostname, service)'s row in Gslb::hostAnswers
     double weight = 1;
-    uint64_t hashKey = 0;  // `hashed`: rendezvous key of the address
-    const ServiceConf* conf = nullptr;
+    uint64_t hashKey = 0;               // `hashed`: rendezvous key of the address
+    const ServiceConf* conf = nullptr;  // never null once built: the snapshot's config holds it
+    /// The address as configured (kept once, in the config; the answer path reads rdata).
+    const std::string& address() const { return conf->address; }
 };
 
 /// A hostname's `topology` stage, compiled: how the client's location ranks its sites.

@@ -39,15 +39,20 @@ class AnswerHistory {
     double intervalSec() const { return intervalSec_; }
 
   private:
+    // Sparse: a track keeps only its intervals with answers, as (sample number, answers). Most services of a
+    // large zone answer in few intervals of a 5-minute window; a deque of 150 counters and three copies of
+    // the key per service cost about 900 octets per GSLB service once the first sample was taken.
     struct Track {
-        std::string hostname, site, address;
-        uint64_t last = 0;            // the counter's total at the previous sample
-        std::deque<uint64_t> deltas;  // aligned with times_
-        bool seen = false;            // present in the latest sample
+        uint64_t last = 0;  // the counter's total at the previous sample
+        // (sample number, answers > 0), oldest first; 32 bits each: 2^32 samples of 2 s are 272 years, and an
+        // interval's count saturates at 2^32 - 1 (2 billion answers a second for one service).
+        std::vector<std::pair<uint32_t, uint32_t>> answers;
+        bool seen = false;  // present in the latest sample
     };
     size_t capacity_;
     double intervalSec_;
     std::deque<int64_t> times_;
+    uint32_t samples_ = 0;                 // samples taken: the number of the latest is samples_ - 1
     std::map<std::string, Track> tracks_;  // by hostname '\0' site '\0' address
 };
 

@@ -206,7 +206,7 @@ struct SourceMonitor::Impl {
                 for (const auto& svc : h.services)
                     if (svc.site == site.name) {
                         auto& slot = addresses[svc.address];
-                        if (!slot || (!slot->set && svc.connections.set)) slot = &svc.connections;
+                        if (!slot || (!slot->set && svc.connections->set)) slot = &*svc.connections;
                     }
             for (const auto& [addr, m] : addresses) {
                 if (m->set) {

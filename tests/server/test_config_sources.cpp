@@ -45,7 +45,7 @@ TEST_CASE("sources: a scraped and a prometheus source with presets and explicit 
     CHECK(cfg.sites[0].sources == std::vector<std::string>{"east-lb"});
     CHECK(cfg.sites[0].cpu.set);
     CHECK(cfg.sites[0].cpu.label == "site");
-    CHECK(cfg.hostnames[0].services[0].connections.metric ==
+    CHECK(cfg.hostnames[0].services[0].connections->metric ==
           "haproxy_frontend_current_sessions{proxy=\"www\"}");
     CHECK(unreadSettings(cfg).empty());
 }
