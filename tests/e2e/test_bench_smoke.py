@@ -154,5 +154,24 @@ class BenchInstrSmoke(unittest.TestCase):
         self.assertGreater(st["ir_per_q"], st["parts"]["zones"])
 
 
+class InstrNames(unittest.TestCase):
+    """The instr stage's per-function diff: one function gets one name whatever path its build recorded
+    (last session's diff listed zones/answer.cpp:answer twice, once as build/../zones/answer.cpp)."""
+
+    def test_function_key(self):
+        raws = ["build/../zones/answer.cpp:gslb::zones::answer(std::span<unsigned char const>) [/x/gslbd]",
+                "/work/wt/udp/build/../zones/answer.cpp:gslb::zones::answer(std::span<unsigned char const>)",
+                "../zones/answer.cpp:gslb::zones::answer(int)",
+                "zones/answer.cpp:gslb::zones::answer",
+                "build/../zones/answer.cpp:gslb::zones::(anonymous namespace)::Ctx::mustSigned() [/x/gslbd]",
+                "???:std::_Hash_bytes(void const*, unsigned long, unsigned long) [/usr/lib/libstdc++.so.6]"]
+        code = ("import importlib.machinery, sys; m = importlib.machinery.SourceFileLoader('bench', sys.argv[1])"
+                ".load_module(); print('\\n'.join(m._function_key(r) for r in sys.argv[2:]))")
+        r = subprocess.run([sys.executable, "-c", code, BENCH] + raws, capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.splitlines(), ["zones/answer.cpp:gslb::zones::answer"] * 4 + [
+            "zones/answer.cpp:gslb::zones::(anonymous namespace)::Ctx::mustSigned", "???:std::_Hash_bytes"])
+
+
 if __name__ == "__main__":
     run_tests()
