@@ -79,7 +79,10 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
     o.sample("gslbd_xdp_responses_total", "", double(xdpOut));
     o.head("gslbd_xdp_sockets", "gauge", "AF_XDP sockets serving (one per interface receive queue).");
     o.sample("gslbd_xdp_sockets", "", double(shared_.xdpSockets.load()));
-    if (const xdp::Path* xp = shared_.xdpPath.load()) {
+    // The kernel's drop counts exist only with AF_XDP sockets: with none (no `xdp`, or every interface fell
+    // back) there is nothing that could drop, and a zero would read as "serving, no drops".
+    const xdp::Path* xp = shared_.xdpSockets.load() > 0 ? shared_.xdpPath.load() : nullptr;
+    if (xp) {
         xdp::Path::Drops dr = xp->drops();
         o.head(
             "gslbd_xdp_dropped_total", "counter",

@@ -10,6 +10,8 @@
 #include <ctime>
 #include "zones/dnssec.hpp"
 #include "server/gslb.hpp"
+#include "server/worker.hpp"
+#include "server/xdp/path.hpp"
 
 namespace gslb::server {
 
@@ -214,6 +216,26 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                 {"peers", peers}};
         }
     }
+    // [server] xdp (README "AF_XDP fast path"): each interface, serving or fallen back to the sockets with
+    // the reason logged at start; empty without `xdp`.
+    j["xdp"] = json::array();
+    if (const xdp::Path* xp = shared_.xdpPath.load())
+        for (const auto& x : xp->status()) {
+            json drops = nullptr;
+            if (x.serving)
+                drops = {{"dropped", x.drops.dropped},
+                         {"ring_full", x.drops.ringFull},
+                         {"fill_empty", x.drops.fillEmpty},
+                         {"invalid", x.drops.invalid}};
+            j["xdp"].push_back({{"name", x.name},
+                                {"state", x.serving ? "serving" : "fell back"},
+                                {"reason", x.serving ? json(nullptr) : json(x.reason)},
+                                {"sockets", x.sockets},
+                                {"mode", x.serving ? json(x.zeroCopy ? "zero-copy" : "copy") : json(nullptr)},
+                                {"queries", x.queries},
+                                {"responses", x.responses},
+                                {"dropped", drops}});
+        }
     auto reloads = [&](int trig) {
         return json{{"ok", shared_.reloads[trig][0].load(std::memory_order_relaxed)},
                     {"failed", shared_.reloads[trig][1].load(std::memory_order_relaxed)}};

@@ -21,6 +21,7 @@
 #include "server/service/privileges.hpp"
 #include "server/snapshot.hpp"
 #include "server/unread_settings.hpp"
+#include "server/xdp/path.hpp"
 #include "zones/loader.hpp"
 #include "zones/name.hpp"
 #include "zones/rrtype.hpp"
@@ -123,6 +124,11 @@ void startChecks(const Config& cfg, const zones::ZoneDb&, Report& rep) {
                                        cfg.server.user));
     if (cfg.server.user.empty() && geteuid() == 0)
         rep.warning(where, "[server] user is not set: gslbd would keep running as root");
+    // [server] xdp: an interface this machine lacks (or a loopback) falls back to the sockets at start. A
+    // warning, not a problem: the config may be checked on another host than the one it serves on.
+    for (const auto& name : cfg.server.xdp)
+        if (std::string why = xdp::interfaceProblem(name); !why.empty())
+            rep.warning(where, xdp::fallbackLine(name, why));
     if (!cfg.server.stateDir.empty()) {
         struct stat st;
         if (stat(cfg.server.stateDir.c_str(), &st) != 0)

@@ -169,11 +169,20 @@ void logStatus(Daemon& d) {
     }
     size_t records = 0;
     for (const auto& z : snap->db.zones()) records += z->recordCount();
+    // [server] xdp: each interface as /v1/status has it (serving, or fell back and why).
+    std::string xdpText;
+    if (d.xdpPath)
+        for (const auto& x : d.xdpPath->status())
+            xdpText +=
+                x.serving
+                    ? fmt::format("; xdp {} serving, {} socket(s), {} mode, queries {} responses {}", x.name,
+                                  x.sockets, x.zeroCopy ? "zero-copy" : "copy", x.queries, x.responses)
+                    : fmt::format("; xdp {} fell back to the sockets: {}", x.name, x.reason);
     log::info(
         "status: {} zone(s), {} records; queries udp {} tcp {} dropped {}; tcp connections {}, "
-        "transfers {}",
+        "transfers {}{}",
         snap->db.zones().size(), records, udp, tcp, dropped, d.shared.tcpConnections.load(),
-        d.shared.axfrActive.load());
+        d.shared.axfrActive.load(), xdpText);
 }
 
 // Every signal whose default action ends the process, but TERM and INT (stop) and HUP (reload, handled

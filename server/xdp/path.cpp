@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <xdp/xsk.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -77,15 +78,11 @@ int mtuOf(const std::string& ifname) {
     return mtu;
 }
 
-// IFF_LOOPBACK from SIOCGIFFLAGS (lo, or any interface the kernel flags as a loopback).
-bool isLoopback(const std::string& ifname) {
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return false;
-    ifreq r{};
-    std::snprintf(r.ifr_name, sizeof r.ifr_name, "%s", ifname.c_str());
-    bool loop = ioctl(fd, SIOCGIFFLAGS, &r) == 0 && (r.ifr_flags & IFF_LOOPBACK);
-    close(fd);
-    return loop;
+// EBUSY (or EEXIST) from binding a socket to a queue or attaching the program: the interface has an XDP
+// program, or a queue an AF_XDP socket, that is not ours - another gslbd, Knot's XDP mode, a test tool.
+// strerror alone ("Device or resource busy") does not say what is busy or where to look.
+std::string busyHint(const std::string& ifname) {
+    return fmt::format(" - another XDP program is attached to {}: `ip link show {}`", ifname, ifname);
 }
 
 }  // namespace
@@ -105,6 +102,10 @@ class Queue {
     xsk_ring_prod tx{};
     std::vector<uint64_t> free;  // frames neither in a ring nor in flight
     bool zeroCopy = false;
+    int socketErrno = 0;  // why the socket could not be made (open() false)
+    // Frames received and answers sent on this queue, for Path::status (the workers' totals are in
+    // WorkerStats): written by the serving worker only, read by the control thread.
+    std::atomic<uint64_t> queries{0}, responses{0};
 
     ~Queue() {
         if (xsk) xsk_socket__delete(xsk);
@@ -147,6 +148,7 @@ class Queue {
         }
         if (r != 0) {
             xsk = nullptr;
+            socketErrno = r < 0 ? -r : r;
             error = "AF_XDP socket: " + errText(r);
             return false;
         }
@@ -192,6 +194,7 @@ class Queue {
             uint32_t idx = 0;
             uint32_t n = xsk_ring_cons__peek(&rx, kBatch, &idx);
             if (n == 0) break;
+            bump(queries, n);
             Datagram dg[kBatch];
             sockaddr_storage peers[kBatch];
             Frame fr[kBatch];
@@ -256,6 +259,7 @@ class Queue {
             if (t) {
                 xsk_ring_prod__submit(&tx, t);
                 bump(st.xdpSent, t);
+                bump(responses, t);
                 if (xsk_ring_prod__needs_wakeup(&tx))
                     sendto(xsk_socket__fd(xsk), nullptr, 0, MSG_DONTWAIT, nullptr, 0);
             }
@@ -269,6 +273,7 @@ class Queue {
 
 struct Path::Iface {
     std::string name;
+    std::string fellBack;  // why the sockets serve it (then no program, no queues); empty when serving
     bpf_object* obj = nullptr;
     bpf_link* link = nullptr;
     std::vector<std::unique_ptr<Queue>> queues;
@@ -300,39 +305,65 @@ int Path::sockets() const {
     return n;
 }
 
+namespace {
+
+void addDrops(const std::vector<std::unique_ptr<Queue>>& queues, Path::Drops& d) {
+    for (const auto& q : queues) {
+        xdp_statistics s{};
+        socklen_t len = sizeof s;
+        if (getsockopt(xsk_socket__fd(q->xsk), SOL_XDP, XDP_STATISTICS, &s, &len) != 0) continue;
+        d.dropped += s.rx_dropped;
+        d.ringFull += s.rx_ring_full;
+        d.fillEmpty += s.rx_fill_ring_empty_descs;
+        d.invalid += s.rx_invalid_descs + s.tx_invalid_descs;
+    }
+}
+
+}  // namespace
+
 Path::Drops Path::drops() const {
     Drops d;
-    for (const auto& i : ifaces_)
-        for (const auto& q : i->queues) {
-            xdp_statistics s{};
-            socklen_t len = sizeof s;
-            if (getsockopt(xsk_socket__fd(q->xsk), SOL_XDP, XDP_STATISTICS, &s, &len) != 0) continue;
-            d.dropped += s.rx_dropped;
-            d.ringFull += s.rx_ring_full;
-            d.fillEmpty += s.rx_fill_ring_empty_descs;
-            d.invalid += s.rx_invalid_descs + s.tx_invalid_descs;
-        }
+    for (const auto& i : ifaces_) addDrops(i->queues, d);
     return d;
+}
+
+std::vector<Path::IfaceStatus> Path::status() const {
+    std::vector<IfaceStatus> out;
+    for (const auto& i : ifaces_) {
+        IfaceStatus s;
+        s.name = i->name;
+        s.serving = i->fellBack.empty();
+        s.reason = i->fellBack;
+        s.sockets = int(i->queues.size());
+        s.zeroCopy = !i->queues.empty();
+        for (const auto& q : i->queues) {
+            s.zeroCopy = s.zeroCopy && q->zeroCopy;
+            s.queries += q->queries.load(std::memory_order_relaxed);
+            s.responses += q->responses.load(std::memory_order_relaxed);
+        }
+        addDrops(i->queues, s.drops);
+        out.push_back(std::move(s));
+    }
+    return out;
 }
 
 void Path::open(const ServerConf& sc, const std::vector<Worker*>& workers) {
     if (sc.xdp.empty() || workers.empty()) return;
+    ifaces_.reserve(sc.xdp.size());
     libbpf_set_print(libbpfPrint);
     size_t next = 0;
     for (const auto& name : sc.xdp) {
+        // Logged once, and kept for /v1/status: the interface is then the sockets' alone.
         auto fail = [&](const std::string& why) {
-            log::warn("xdp on {}: {}; its UDP queries are answered on the sockets", name, why);
+            log::warn("{}", fallbackLine(name, why));
+            auto gone = std::make_unique<Iface>();
+            gone->name = name;
+            gone->fellBack = why;
+            ifaces_.push_back(std::move(gone));
         };
-        uint32_t ifindex = if_nametoindex(name.c_str());
-        if (ifindex == 0) {
-            fail(fmt::format("no such interface ({})", strerror(errno)));
-            continue;
-        }
-        if (isLoopback(name)) {
-            // A loopback device has no link to answer over: frames sent from an AF_XDP socket on lo come back
-            // into lo's own receive path, where IPv4 answers were lost (tried by a new user: IPv4 timed out,
-            // IPv6 answered, the counters said both were sent). Loopback traffic stays on the sockets.
-            fail("a loopback interface, which the fast path does not serve");
+        uint32_t ifindex = 0;
+        if (std::string why = interfaceProblem(name, &ifindex); !why.empty()) {
+            fail(why);
             continue;
         }
         auto f = std::make_unique<Iface>();
@@ -368,7 +399,12 @@ void Path::open(const ServerConf& sc, const std::vector<Worker*>& workers) {
             queue->where = fmt::format("{} queue {}", name, q);
             queue->ifindex = ifindex;
             queue->mtu = mtu;
-            if (!queue->open(name, uint32_t(q), why)) break;
+            if (!queue->open(name, uint32_t(q), why)) {
+                // The queue is bound to an AF_XDP socket of another program (a second gslbd on the same
+                // interface meets the first one's sockets before it would meet its program).
+                if (queue->socketErrno == EBUSY) why += busyHint(name);
+                break;
+            }
             int fd = xsk_socket__fd(queue->xsk);
             uint32_t key = uint32_t(q);
             if (bpf_map_update_elem(xsks, &key, &fd, BPF_ANY) != 0) {
@@ -386,9 +422,7 @@ void Path::open(const ServerConf& sc, const std::vector<Worker*>& workers) {
         if (!f->link) {
             int e = errno;
             fail("cannot attach the XDP program: " + errText(e) +
-                 (e == EBUSY || e == EEXIST
-                      ? " - another XDP program is attached (ip link show dev " + name + ")"
-                      : ""));
+                 (e == EBUSY || e == EEXIST ? busyHint(name) : ""));
             continue;
         }
         bool zc = true;

@@ -7,6 +7,7 @@
 // without libxdp) is logged once and served by the sockets. The program is attached through a bpf_link: the
 // kernel takes it off when gslbd exits, crashes included.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,14 @@ namespace gslb::server::xdp {
 
 /// True when this gslbd was built with libxdp and libbpf (meson -Dxdp; else `xdp` is a config error).
 bool available();
+
+/// The line gslbd logs (a warning) when the fast path cannot take `ifname` and leaves it to the sockets:
+/// "xdp on IFACE: WHY; its UDP queries are answered on the sockets". `gslbd --check` says the same.
+std::string fallbackLine(const std::string& ifname, const std::string& why);
+/// Why the fast path cannot take `ifname` on this machine as far as an unprivileged look tells (it does not
+/// exist: "no such interface (No such device)"; a loopback interface), else empty. Sets *ifindex (0 when
+/// missing). What needs the attach itself (driver, capabilities, another XDP program) is found at start.
+std::string interfaceProblem(const std::string& ifname, uint32_t* ifindex = nullptr);
 
 class Queue;
 /// The AF_XDP socket's descriptor, for the worker's event loop.
@@ -49,6 +58,19 @@ class Path {
         uint64_t dropped = 0, ringFull = 0, fillEmpty = 0, invalid = 0;
     };
     Drops drops() const;
+
+    /// One `[server] xdp` interface, for /v1/status and the SIGUSR1 line (README "AF_XDP fast path"), in the
+    /// config's order. Any thread: what open() decided does not change, the counts are relaxed atomics.
+    struct IfaceStatus {
+        std::string name;
+        bool serving = false;   // false: fell back to the sockets, for `reason`
+        std::string reason;     // the WHY of fallbackLine() (the words logged at start); empty when serving
+        int sockets = 0;        // AF_XDP sockets, one per receive queue (0 when fell back)
+        bool zeroCopy = false;  // every socket in zero-copy mode (else copy mode)
+        uint64_t queries = 0, responses = 0;  // frames received, answers sent, on this interface
+        Drops drops;                          // the kernel's counts for this interface's sockets
+    };
+    std::vector<IfaceStatus> status() const;
 
   private:
     struct Iface;

@@ -22,5 +22,8 @@ int Path::sockets() const {
 Path::Drops Path::drops() const {
     return {};
 }
+std::vector<Path::IfaceStatus> Path::status() const {
+    return {};
+}
 
 }  // namespace gslb::server::xdp

@@ -8,10 +8,16 @@ XDP on its end of a veth pair, dig/kdig and raw frames from the other.
 - A malformed frame (a UDP length past the IP payload) is dropped without an answer and without a crash.
 - TCP on the same address is the kernel's (the program passes it): it answers in full.
 - SIGTERM takes the program off the interface; so does SIGKILL (a bpf_link dies with its process).
-- Fallback: xdp on an interface that does not exist: one log line, and the sockets answer.
+- Fallback: xdp on an interface that does not exist: one log line, and the sockets answer; `gslbd --check`
+  warns in the same words; no gslbd_xdp_dropped_total without AF_XDP sockets.
+- /v1/status, `gslbctl status` and the SIGUSR1 line say, per interface, serving (sockets, mode, counts) or
+  fell back (and why).
+- A second gslbd on the same interface falls back, says another XDP program is attached and where to look,
+  and answers on its sockets while the first keeps the fast path.
 
 Skipped, with the reason, where namespaces cannot be made (not root) or gslbd was built without libxdp.
 """
+import json
 import os
 import shutil
 import signal
@@ -24,7 +30,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import gslbd_path, parse_dig, run_tests  # noqa: E402
+from harness import gslbctl_path, gslbd_path, parse_dig, run_tests  # noqa: E402
 
 TAG = f"{os.getpid() % 100000}"
 SRV, CLI = f"gxs{TAG}", f"gxc{TAG}"
@@ -146,6 +152,32 @@ class Server:
                 out[k] = float(v)
         return out
 
+    def status(self):
+        p = sh("ip", "netns", "exec", SRV, "curl", "-s", "-H", "Authorization: Bearer xdp-t0ken-16chars",
+               f"http://127.0.0.1:{self.cport}/v1/status")
+        return json.loads(p.stdout)
+
+    def gslbctl_status(self):
+        """`gslbctl status` as an operator runs it on the server's host, with the server's config."""
+        return subprocess.run(["ip", "netns", "exec", SRV, gslbctl_path(), "status", "-c", "gslbd.toml"],
+                              cwd=self.dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=20).stdout
+
+    def usr1_line(self):
+        """The SIGUSR1 status line (the last one logged)."""
+        n = self.text().count("status: ")
+        os.kill(self.proc.pid, signal.SIGUSR1)
+        deadline = time.time() + 5
+        while time.time() < deadline and self.text().count("status: ") == n:
+            time.sleep(0.05)
+        return [l for l in self.text().splitlines() if "status: " in l][-1]
+
+    def check(self):
+        """`gslbd --check` of this server's config, in its namespace: (exit code, stdout + stderr)."""
+        p = subprocess.run(["ip", "netns", "exec", SRV, gslbd_path(), "--check", "-c", "gslbd.toml"], cwd=self.dir,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=20)
+        return p.returncode, p.stdout
+
     def stop(self, sig=signal.SIGTERM):
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, sig)
@@ -248,6 +280,27 @@ class XdpTest(unittest.TestCase):
         m = self.server.metrics()
         self.assertEqual(m["gslbd_xdp_sockets"], 1)
         self.assertEqual(m['gslbd_xdp_dropped_total{reason="fill_empty"}'], 0)  # the kernel's own counts
+        # Per interface, in /v1/status, `gslbctl status` and the SIGUSR1 line: serving, its sockets, the mode
+        # (a veth has no zero-copy) and the counts, which follow the fast path's own.
+        n_in, n_out = self.through_xdp(lambda: q(A4, "static." + ZONE))
+        self.assertEqual((n_in, n_out), (1, 1))
+        x = self.server.status()["xdp"]
+        m = self.server.metrics()
+        self.assertEqual(len(x), 1, x)
+        self.assertEqual({k: x[0][k] for k in ("name", "state", "reason", "sockets", "mode")},
+                         {"name": IF_SRV, "state": "serving", "reason": None, "sockets": 1, "mode": "copy"}, x)
+        self.assertEqual((x[0]["queries"], x[0]["responses"]),
+                         (m["gslbd_xdp_queries_total"], m["gslbd_xdp_responses_total"]), x)
+        self.assertGreaterEqual(x[0]["queries"], 1)
+        self.assertEqual(x[0]["dropped"]["fill_empty"], 0, x)
+        out = self.server.gslbctl_status()
+        self.assertIn(f"XDP: {IF_SRV} serving, 1 AF_XDP socket(s), copy mode, {x[0]['queries']} queries, "
+                      f"{x[0]['responses']} responses", out)
+        self.assertIn(f"; xdp {IF_SRV} serving, 1 socket(s), copy mode, queries {x[0]['queries']} responses "
+                      f"{x[0]['responses']}", self.server.usr1_line())
+        rc, out = self.server.check()  # the interface is there: no warning about it
+        self.assertEqual(rc, 0, out)
+        self.assertNotIn("xdp on", out)
         try:
             from prometheus_client.parser import text_string_to_metric_families
         except ImportError:
@@ -338,7 +391,21 @@ class XdpTest(unittest.TestCase):
             self.assertIn("answered on the sockets", s.text())
             r = q(A4, "static." + ZONE, "A", "-p", "5300")
             self.assertEqual(r.answer[0].rdata, "192.0.2.99", r)
-            self.assertEqual(s.metrics()["gslbd_xdp_sockets"], 0)
+            m = s.metrics()
+            self.assertEqual(m["gslbd_xdp_sockets"], 0)
+            # No socket, nothing the kernel could drop: the family is left out rather than shown as zeros.
+            self.assertFalse([k for k in m if k.startswith("gslbd_xdp_dropped_total")], m)
+            self.assertIn("gslbd_xdp_queries_total", m)
+            why = "no such interface (No such device)"
+            x = s.status()["xdp"]
+            self.assertEqual(x, [{"name": "nosuch0", "state": "fell back", "reason": why, "sockets": 0, "mode": None,
+                                  "queries": 0, "responses": 0, "dropped": None}])
+            self.assertIn(f"XDP: nosuch0 fell back: {why}", s.gslbctl_status())
+            self.assertIn(f"; xdp nosuch0 fell back to the sockets: {why}", s.usr1_line())
+            # --check cannot know the host the config is for: a warning in the daemon's words, exit 0.
+            rc, out = s.check()
+            self.assertEqual(rc, 0, out)
+            self.assertIn(f"warning: xdp on nosuch0: {why}; its UDP queries are answered on the sockets", out)
         finally:
             s.close()
 
@@ -402,6 +469,34 @@ class XdpTest(unittest.TestCase):
             self.assertEqual(m["gslbd_xdp_responses_total"], tc + full)
         finally:
             s.close()
+
+    def test_8_second_gslbd_on_the_interface(self):
+        # The interface's queue already has the first gslbd's AF_XDP socket (and its program): the second one
+        # says what is busy and where to look, and answers on its sockets; the first keeps the fast path.
+        self.need_xdp()
+        first = Server([f"{A4}:53"], [IF_SRV], cport=8056)
+        second = None
+        try:
+            first.wait_serving()
+            second = Server([f"{A4}:5301"], [IF_SRV], cport=8057)
+            second.wait_serving()
+            hint = f"another XDP program is attached to {IF_SRV}: `ip link show {IF_SRV}`"
+            line = next((l for l in second.text().splitlines() if f"xdp on {IF_SRV}:" in l), "")
+            self.assertIn(hint, line, second.text())
+            self.assertIn("answered on the sockets", line)
+            x = second.status()["xdp"][0]
+            self.assertEqual(x["state"], "fell back", x)
+            self.assertIn(hint, x["reason"])
+            r = q(A4, "static." + ZONE, "A", "-p", "5301")
+            self.assertEqual(r.answer[0].rdata, "192.0.2.99", r)
+            self.assertEqual(second.metrics()["gslbd_xdp_queries_total"], 0)
+            before = first.metrics()["gslbd_xdp_queries_total"]
+            self.assertEqual(q(A4, "static." + ZONE).answer[0].rdata, "192.0.2.99")
+            self.assertEqual(first.metrics()["gslbd_xdp_queries_total"], before + 1)
+        finally:
+            if second:
+                second.close()
+            first.close()
 
 
 if __name__ == "__main__":

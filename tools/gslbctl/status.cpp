@@ -159,6 +159,20 @@ std::string renderStatus(const J& s) {
         out += "RELOADS: " + line + "\n";
     }
 
+    // [server] xdp: one line per interface, so a fast path that fell back to the sockets is seen here too.
+    bool first = true;
+    for (const auto& x : array(s, "xdp")) {
+        if (first && !out.empty() && out.back() == '\n' && !(out.size() > 1 && out[out.size() - 2] == '\n'))
+            out += "\n";
+        first = false;
+        if (cell(x, "state") == "serving")
+            out += fmt::format("XDP: {} serving, {} AF_XDP socket(s), {} mode, {} queries, {} responses\n",
+                               cell(x, "name"), cell(x, "sockets"), cell(x, "mode"), cell(x, "queries"),
+                               cell(x, "responses"));
+        else
+            out += fmt::format("XDP: {} {}: {}\n", cell(x, "name"), cell(x, "state"), cell(x, "reason"));
+    }
+
     // Drains, in one place: what an operator took out and must put back (they survive restarts).
     std::vector<std::string> drained;
     for (const auto& x : array(s, "sites")) {
