@@ -173,5 +173,39 @@ class InstrNames(unittest.TestCase):
             "zones/answer.cpp:gslb::zones::(anonymous namespace)::Ctx::mustSigned", "???:std::_Hash_bytes"])
 
 
+class BenchXdpAb(unittest.TestCase):
+    """The xdp stage's A/B server (issue 16): gslbd-xdp-old is --gslbd-old-bin with `[server] xdp`, measured in
+    the same rounds as gslbd-xdp, with its ratio printed; without the binary the stage refuses at once."""
+
+    def test_old_needs_its_binary(self):
+        r = subprocess.run([sys.executable, BENCH, "--no-build", "--stages", "xdp", "--xdp-servers",
+                            "gslbd-xdp,gslbd-xdp-old"], capture_output=True, text=True,
+                           env=dict(os.environ, GSLBD=gslbd_path()), timeout=30)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("gslbd-xdp-old needs --gslbd-old-bin", r.stdout + r.stderr)
+
+    @unittest.skipUnless(os.geteuid() == 0 and shutil.which("dnsperf") and shutil.which("ip"),
+                         "needs root, dnsperf and ip (network namespaces, XDP)")
+    def test_ab_in_the_same_rounds(self):
+        with tempfile.TemporaryDirectory(prefix="bench-xdp.") as tmp:
+            out = os.path.join(tmp, "xdp.json")
+            r = subprocess.run([sys.executable, BENCH, "--no-build", "--stages", "xdp", "--xdp-servers",
+                                "gslbd-xdp,gslbd-xdp-old", "--gslbd-old-bin", gslbd_path(), "--xdp-modes", "udp",
+                                "--repeat", "1", "--duration", "1", "--names", "1000",
+                                "--xdp-sysfs", "napi_defer_hard_irqs=0", "--json", out],
+                               capture_output=True, text=True, env=dict(os.environ, GSLBD=gslbd_path()),
+                               timeout=100)
+            print(r.stdout[-2500:])
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            with open(out) as f:
+                res = json.load(f)["xdp"]
+        for kind in ("gslbd-xdp", "gslbd-xdp-old"):
+            self.assertGreater(res[kind]["static"]["qps"] or 0, 0, kind)
+            self.assertGreater(res[kind]["static"]["side_us_per_q"] or 0, 0, kind)
+        self.assertIn("gslbd-xdp / gslbd-xdp-old", r.stdout)
+        self.assertIn("server end napi_defer_hard_irqs=0", r.stdout)
+        self.assertNotIn("served on sockets", r.stdout)
+
+
 if __name__ == "__main__":
     run_tests()
