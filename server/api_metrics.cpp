@@ -88,11 +88,13 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
             "gslbd_xdp_dropped_total", "counter",
             "Frames for the AF_XDP fast path the kernel dropped before gslbd read them: larger than a frame "
             "(dropped), receive ring full (ring_full: gslbd fell behind), no frame to receive into "
-            "(fill_empty), invalid descriptors (invalid).");
+            "(fill_empty), invalid descriptors (invalid); and answers gslbd dropped for want of TX ring room "
+            "(tx_full).");
         o.sample("gslbd_xdp_dropped_total", "reason=\"dropped\"", double(dr.dropped));
         o.sample("gslbd_xdp_dropped_total", "reason=\"ring_full\"", double(dr.ringFull));
         o.sample("gslbd_xdp_dropped_total", "reason=\"fill_empty\"", double(dr.fillEmpty));
         o.sample("gslbd_xdp_dropped_total", "reason=\"invalid\"", double(dr.invalid));
+        o.sample("gslbd_xdp_dropped_total", "reason=\"tx_full\"", double(dr.txFull));
     }
     o.head("gslbd_queries_dropped_total", "counter", "Messages not answered (responses, runts).");
     o.sample("gslbd_queries_dropped_total", "", double(dropped));

@@ -226,7 +226,8 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                 drops = {{"dropped", x.drops.dropped},
                          {"ring_full", x.drops.ringFull},
                          {"fill_empty", x.drops.fillEmpty},
-                         {"invalid", x.drops.invalid}};
+                         {"invalid", x.drops.invalid},
+                         {"tx_full", x.drops.txFull}};
             j["xdp"].push_back({{"name", x.name},
                                 {"state", x.serving ? "serving" : "fell back"},
                                 {"reason", x.serving ? json(nullptr) : json(x.reason)},

@@ -24,6 +24,7 @@
 #include "server/stats.hpp"
 #include "server/worker.hpp"
 #include "server/xdp/frame.hpp"
+#include "server/xdp/tx_ring.hpp"
 #include "server/gslbd_xdp_obj.hpp"  // generated in the build directory (server/meson.build)
 #include "zones/answer.hpp"
 
@@ -106,6 +107,7 @@ class Queue {
     // Frames received and answers sent on this queue, for Path::status (the workers' totals are in
     // WorkerStats): written by the serving worker only, read by the control thread.
     std::atomic<uint64_t> queries{0}, responses{0};
+    std::atomic<uint64_t> txFull{0};  // answers dropped: no TX ring room within kTxWaitNs (tx_ring.hpp)
 
     ~Queue() {
         if (xsk) xsk_socket__delete(xsk);
@@ -185,8 +187,32 @@ class Queue {
             recvfrom(xsk_socket__fd(xsk), nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
     }
 
+    // The TX ring as reserveTx/kickTx (tx_ring.hpp) drive it.
+    struct Tx {
+        Queue& q;
+        uint32_t reserve(uint32_t n, uint32_t& idx) {
+            uint32_t k = std::min(n, xsk_prod_nb_free(&q.tx, n));
+            return k ? xsk_ring_prod__reserve(&q.tx, k, &idx) : 0;
+        }
+        bool kick() {
+            bool again = false;
+            if (xsk_ring_prod__needs_wakeup(&q.tx) &&
+                sendto(xsk_socket__fd(q.xsk), nullptr, 0, MSG_DONTWAIT, nullptr, 0) < 0)
+                again = errno == EAGAIN || errno == ENOBUFS || errno == EBUSY;
+            q.reclaim();
+            return again;
+        }
+        static int64_t nowNs() {
+            timespec t;
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+        }
+    };
+
     void serve() {
         Worker& w = *worker;
+        Tx ring{*this};
+        int64_t txDeadline = 0;  // the wake-up's bound on waiting for the TX ring (tx_ring.hpp)
         const Snapshot& snap = w.snapshot();
         WorkerStats& st = w.shared().stats[w.id()];
         reclaim();
@@ -237,15 +263,13 @@ class Queue {
                 ++sending;
             }
             uint32_t tidx = 0;
-            if (sending && xsk_ring_prod__reserve(&tx, uint32_t(sending), &tidx) != uint32_t(sending)) {
-                reclaim();
-                if (xsk_ring_prod__reserve(&tx, uint32_t(sending), &tidx) != uint32_t(sending)) sending = 0;
-            }
+            uint32_t room = sending ? reserveTx(ring, uint32_t(sending), tidx, txDeadline) : 0;
+            if (room < uint32_t(sending)) bump(txFull, uint64_t(sending) - room);
             uint32_t t = 0;
             for (int i = 0; i < m; ++i) {
                 auto& res = dg[i].res;
                 uint64_t a = addr[i];
-                if (res.len == 0 || sending == 0) {
+                if (res.len == 0 || t == room) {  // no answer, or no room for it in the TX ring
                     free.push_back(xsk_umem__extract_addr(a));
                     continue;
                 }
@@ -260,8 +284,7 @@ class Queue {
                 xsk_ring_prod__submit(&tx, t);
                 bump(st.xdpSent, t);
                 bump(responses, t);
-                if (xsk_ring_prod__needs_wakeup(&tx))
-                    sendto(xsk_socket__fd(xsk), nullptr, 0, MSG_DONTWAIT, nullptr, 0);
+                kickTx(ring, txDeadline);
             }
             refill();
             if (n < uint32_t(kBatch)) break;
@@ -309,6 +332,7 @@ namespace {
 
 void addDrops(const std::vector<std::unique_ptr<Queue>>& queues, Path::Drops& d) {
     for (const auto& q : queues) {
+        d.txFull += q->txFull.load(std::memory_order_relaxed);
         xdp_statistics s{};
         socklen_t len = sizeof s;
         if (getsockopt(xsk_socket__fd(q->xsk), SOL_XDP, XDP_STATISTICS, &s, &len) != 0) continue;

@@ -53,9 +53,10 @@ class Path {
     /// Frames the kernel dropped before gslbd could read them, summed over the sockets (XDP_STATISTICS,
     /// linux/if_xdp.h; gslbd_xdp_dropped_total): rx_dropped (e.g. larger than a frame), rx_ring_full (gslbd
     /// fell behind), rx_fill_ring_empty_descs (no frame to receive into), and invalid descriptors. Any
-    /// thread.
+    /// thread. txFull is gslbd's own: answers dropped because the TX ring had no room within kTxWaitNs
+    /// (server/xdp/tx_ring.hpp).
     struct Drops {
-        uint64_t dropped = 0, ringFull = 0, fillEmpty = 0, invalid = 0;
+        uint64_t dropped = 0, ringFull = 0, fillEmpty = 0, invalid = 0, txFull = 0;
     };
     Drops drops() const;
 

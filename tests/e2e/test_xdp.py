@@ -293,6 +293,9 @@ class XdpTest(unittest.TestCase):
                          (m["gslbd_xdp_queries_total"], m["gslbd_xdp_responses_total"]), x)
         self.assertGreaterEqual(x[0]["queries"], 1)
         self.assertEqual(x[0]["dropped"]["fill_empty"], 0, x)
+        # Answers the TX ring had no room for (tx_ring.hpp): none here, in both places.
+        self.assertEqual(x[0]["dropped"]["tx_full"], 0, x)
+        self.assertEqual(m['gslbd_xdp_dropped_total{reason="tx_full"}'], 0)
         out = self.server.gslbctl_status()
         self.assertIn(f"XDP: {IF_SRV} serving, 1 AF_XDP socket(s), copy mode, {x[0]['queries']} queries, "
                       f"{x[0]['responses']} responses", out)
