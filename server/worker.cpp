@@ -24,9 +24,8 @@ namespace gslb::server {
 namespace {
 
 constexpr int kBatch = Worker::kUdpBatch;  // datagrams per recvmmsg/sendmmsg
-constexpr size_t kRecvSize = 4096;   // a query larger than this is truncated by the kernel, then FORMERR
-constexpr size_t kSendSize = 65536;  // Worker::answerBuffer's stride
-static_assert(kSendSize == 65536, "Worker::answerBuffer strides by 65536");
+constexpr size_t kRecvSize = 4096;       // a query larger than this is truncated by the kernel, then FORMERR
+constexpr size_t kSendSize = 65536;      // room for one answer (answer() wants up to 65535 octets)
 constexpr size_t kTcpOutHigh = 1 << 20;  // stop reading a TCP client that does not read its answers
 constexpr size_t kTcpIn = 4096;          // a connection's input buffer, unless one message needs more
 constexpr size_t kTcpMsgMax = 65535;     // an answer over TCP (RFC 1035 §4.2.2: a two-octet length)
@@ -120,7 +119,7 @@ struct Worker::UdpBatch {
     int filled = 0;      // headers of in[] the last recvmmsg wrote into
     size_t control = 0;  // the msg_controllen in[] are set up with (0: no IP_PKTINFO on that socket)
     std::unique_ptr<uint8_t[]> queries{new uint8_t[kBatch * kRecvStride]};
-    // kBatch answers of kSendSize each, packed or at answerBuffer()'s fixed strides.
+    // kBatch answers of kSendSize each, packed (answerDatagrams).
     std::unique_ptr<uint8_t[]> answers{new uint8_t[kBatch * (kSendSize + kAnswerAlign)]};
 
     UdpBatch() {
@@ -368,10 +367,6 @@ void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
         }
         if (n < kBatch) return;
     }
-}
-
-uint8_t* Worker::answerBuffer(int i) {
-    return batch_->answers.get() + size_t(i) * kSendSize;
 }
 
 void Worker::answerDatagrams(const Snapshot& snap, Datagram* dg, int n) {

@@ -93,8 +93,6 @@ class Worker {
     static constexpr int kUdpBatch = 32;
     /// The snapshot this worker answers from, refreshed when a reload published a newer one.
     const Snapshot& snapshot();
-    /// Answer buffer i (0 <= i < kUdpBatch) of 65535 octets, for the caller of answerDatagrams.
-    uint8_t* answerBuffer(int i);
     /// Serves an AF_XDP queue on this worker's loop (call before start()); the worker never owns it.
     void addXdp(xdp::Queue* q);
     int id() const { return id_; }

@@ -31,12 +31,18 @@
 namespace gslb::server::xdp {
 namespace {
 
-// UMEM per queue: kFrames frames of kFrameSize octets (a page each: the kernel's aligned-chunk mode). Half
-// wait in the fill ring for the kernel to receive into; an answer is written into its query's frame and
-// sent from it, and the frame comes back to the fill ring once the completion ring returns it.
+// UMEM per queue: kFrames frames of kFrameSize octets (a page each: the kernel's aligned-chunk mode). kFill
+// of them wait in the fill ring for the kernel to receive into; an answer is written into its query's frame
+// and sent from it, and the frame comes back to the spare list once the completion ring returns it.
 constexpr uint32_t kFrameSize = XSK_UMEM__DEFAULT_FRAME_SIZE;
 constexpr uint32_t kFrames = 4096;
 constexpr uint32_t kRing = 2048;  // fill, completion, rx and tx ring sizes (powers of two)
+// Frames kept in the fill ring. The kernel takes them in ring order, so every frame in it is touched once per
+// kFill queries: with the whole ring (2048) filled, 2048+ pages cycled through the caches and the TLB (one
+// 4 KiB page per frame, the packet always at the same offset in it, so in the same few cache sets). 512 is
+// still twice what a UDP socket's default receive buffer holds (212992 octets, ~270 small datagrams) for a
+// worker that is late; the spare frames (kFrames - kFill) cover answers in flight.
+constexpr uint32_t kFill = 512;
 constexpr int kBatch = Worker::kUdpBatch;
 constexpr int kRounds = 8;  // batches per wake-up, then back to the loop (as the UDP sockets do)
 
@@ -124,6 +130,10 @@ class Queue {
             error = fmt::format("UMEM of {} MiB: {}", size >> 20, strerror(errno));
             return false;
         }
+        // Huge pages where the kernel has transparent ones (`madvise` mode, Debian's default): every frame is
+        // a page of its own, so with 4 KiB pages nearly every query's frame missed the TLB on the worker's
+        // side (reading the query, writing the answer). A hint: without THP the UMEM works all the same.
+        madvise(area, size, MADV_HUGEPAGE);
         xsk_umem_config uc{};
         uc.fill_size = kRing;
         uc.comp_size = kRing;
@@ -154,9 +164,9 @@ class Queue {
             error = "AF_XDP socket: " + errText(r);
             return false;
         }
-        // Half the frames to the fill ring, the rest spare (they refill it while answers are in flight).
+        // kFill frames to the fill ring, the rest spare (they refill it while answers are in flight).
         uint32_t idx = 0;
-        uint32_t n = xsk_ring_prod__reserve(&fill, kRing, &idx);
+        uint32_t n = xsk_ring_prod__reserve(&fill, kFill, &idx);
         for (uint32_t i = 0; i < n; ++i) *xsk_ring_prod__fill_addr(&fill, idx + i) = uint64_t(i) * kFrameSize;
         xsk_ring_prod__submit(&fill, n);
         for (uint32_t i = n; i < kFrames; ++i) free.push_back(uint64_t(i) * kFrameSize);
@@ -172,10 +182,13 @@ class Queue {
         if (n) xsk_ring_cons__release(&comp, n);
     }
 
+    // Tops the fill ring up to kFill from the spare frames, the most recently used first (`free` is a stack:
+    // those are the likeliest still in the cache).
     void refill() {
         if (free.empty()) return;
-        uint32_t want =
-            uint32_t(std::min<size_t>(free.size(), xsk_prod_nb_free(&fill, uint32_t(free.size()))));
+        uint32_t held = kRing - xsk_prod_nb_free(&fill, kRing);  // frames the kernel has yet to receive into
+        if (held >= kFill) return;
+        uint32_t want = uint32_t(std::min<size_t>(free.size(), kFill - held));
         uint32_t idx = 0;
         uint32_t n = want ? xsk_ring_prod__reserve(&fill, want, &idx) : 0;
         for (uint32_t i = 0; i < n; ++i) {
@@ -237,7 +250,9 @@ class Queue {
                     continue;
                 }
                 addr[m] = d->addr;
-                dg[m] = {{p + fr[m].payload, fr[m].payloadLen}, &peers[m], w.answerBuffer(m), {}};
+                // out nullptr: answerDatagrams packs the answers one after another, as for the sockets (at
+                // answerBuffer's 64 KiB strides the batch's answers all fell in the same cache sets)
+                dg[m] = {{p + fr[m].payload, fr[m].payloadLen}, &peers[m], nullptr, {}};
                 ++m;
             }
             xsk_ring_cons__release(&rx, n);
