@@ -426,6 +426,10 @@ class XdpTest(unittest.TestCase):
             m = s.metrics()
             self.assertEqual(m["gslbd_xdp_sockets"], 0)
             self.assertEqual(m["gslbd_xdp_queries_total"], 0)
+            rc, out = s.check()  # knowable without attaching: --check says it too
+            self.assertEqual(rc, 0, out)
+            self.assertIn("warning: xdp on lo: a loopback interface, which the fast path does not serve; its UDP "
+                          "queries are answered on the sockets", out)
         finally:
             s.close()
 

@@ -1,0 +1,29 @@
+// `gslbctl status`: /v1/status as text (tools/gslbctl/status.cpp), here its [server] xdp lines.
+#include <doctest/doctest.h>
+
+#include "tools/gslbctl/status.hpp"
+
+using namespace gslb::ctl;
+using J = nlohmann::json;
+
+TEST_CASE("status: one XDP line per interface, serving or fell back with the reason") {
+    J s = J::parse(R"json({
+      "zones": [{"name": "gslb.example.com.", "serial": 1, "records": 4}],
+      "reloads": {"sighup": {"ok": 0, "failed": 0}, "api": {"ok": 1, "failed": 0}},
+      "xdp": [{"name": "eth0", "state": "serving", "reason": null, "sockets": 4, "mode": "zero-copy",
+               "queries": 1520, "responses": 1519, "dropped": {"tx_full": 0}},
+              {"name": "eth1", "state": "fell back", "reason": "no such interface (No such device)",
+               "sockets": 0, "mode": null, "queries": 0, "responses": 0, "dropped": null}]
+})json");
+    std::string text = renderStatus(s);
+    CHECK(text.find("RELOADS: SIGHUP 0 ok, 0 failed; API 1 ok, 0 failed\n\n"
+                    "XDP: eth0 serving, 4 AF_XDP socket(s), zero-copy mode, 1520 queries, 1519 responses\n"
+                    "XDP: eth1 fell back: no such interface (No such device)\n") != std::string::npos);
+}
+
+TEST_CASE("status: no XDP line without [server] xdp, nor from a server that predates it") {
+    J s = J::parse(R"({"zones": [{"name": "a.", "serial": 1, "records": 2}], "xdp": []})");
+    CHECK(renderStatus(s).find("XDP") == std::string::npos);
+    s.erase("xdp");
+    CHECK(renderStatus(s).find("XDP") == std::string::npos);
+}
