@@ -1,5 +1,6 @@
 #include "server/xdp/frame.hpp"
 
+#include <bit>
 #include <cstring>
 
 namespace gslb::server::xdp {
@@ -25,22 +26,38 @@ void swapBytes(uint8_t* a, uint8_t* b) {
 }  // namespace
 
 uint32_t checksumAdd(std::span<const uint8_t> data, uint32_t sum) noexcept {
-    // 16-bit words in network order; an odd last octet is padded with zero (RFC 1071 §4.1). Eight octets at a
-    // time as four big-endian words summed into 64 bits (RFC 1071 §2 (B): the sum may be taken in any order
-    // and word size, and folded at the end), so that no carry is lost before the fold.
-    uint64_t s = sum;
+    // 16-bit words in network order; an odd last octet is padded with zero (RFC 1071 §4.1). The words are
+    // summed as they lie in memory, 32 bits at a time into 64, and the folded sum is byte-swapped once at the
+    // end on a little-endian host: the one's complement sum does not depend on the byte order or the word
+    // size, as long as the carries are folded back (RFC 1071 §2 (A), (B)). Half the instructions of swapping
+    // every word (an answer's UDP checksum was 60 % of the fast path's own work beside answerDatagrams).
+    constexpr bool little = std::endian::native == std::endian::little;
     const uint8_t* p = data.data();
     size_t n = data.size();
-    for (; n >= 8; p += 8, n -= 8) {
-        uint64_t w;
-        std::memcpy(&w, p, 8);
-        w = __builtin_bswap64(w);
-        s += (w >> 48) + ((w >> 32) & 0xffff) + ((w >> 16) & 0xffff) + (w & 0xffff);
+    uint64_t s = 0;
+    for (; n >= 16; p += 16, n -= 16) {
+        uint64_t a, b;
+        std::memcpy(&a, p, 8);
+        std::memcpy(&b, p + 8, 8);
+        s += (a & 0xffffffff) + (a >> 32) + (b & 0xffffffff) + (b >> 32);
     }
-    for (; n >= 2; p += 2, n -= 2) s += uint64_t(p[0]) << 8 | p[1];
-    if (n) s += uint64_t(p[0]) << 8;
-    while (s >> 32) s = (s & 0xffffffff) + (s >> 32);
-    return uint32_t(s);
+    for (; n >= 4; p += 4, n -= 4) {
+        uint32_t a;
+        std::memcpy(&a, p, 4);
+        s += a;
+    }
+    if (n >= 2) {
+        uint16_t a;
+        std::memcpy(&a, p, 2);
+        s += a;
+        p += 2;
+        n -= 2;
+    }
+    if (n) s += little ? uint64_t(p[0]) : uint64_t(p[0]) << 8;  // the high half of its word in network order
+    while (s >> 16) s = (s & 0xffff) + (s >> 16);
+    uint64_t t = uint64_t(sum) + (little ? __builtin_bswap16(uint16_t(s)) : uint16_t(s));
+    while (t >> 32) t = (t & 0xffffffff) + (t >> 32);
+    return uint32_t(t);
 }
 
 uint16_t checksumFold(uint32_t sum) noexcept {
