@@ -373,6 +373,10 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
         if (!get) return apiError(405, "use GET for /v1/verdicts");
         return verdicts();
     }
+    if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "admin") {
+        if (!get) return apiError(405, "use GET for /v1/admin");
+        return adminChanges(*snap);
+    }
     if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "history") {
         if (!get) return apiError(405, "use GET for /v1/history");
         return history();
@@ -406,6 +410,14 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
         return ApiResponse{200, jsonText(nlohmann::json{{"ok", true}, {"message", message}}) + "\n"};
     }
     const std::string& site = parts[2];
+    // ?scope=member (gslbctl --member): a drain or enable of this member only (cluster/admin_log.hpp).
+    bool local = false;
+    for (const auto& [k, v] : queryParams(path)) {
+        if (k != "scope" || parts.back() == "report") continue;
+        if (v != "member" && v != "cluster")
+            return apiError(400, fmt::format("scope must be member or cluster, not \"{}\"", v));
+        local = v == "member";
+    }
     if (parts.size() == 4) {
         if (parts[3] == "report") {
             ApiResponse r = report(*snap, site, body);
@@ -413,11 +425,12 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
             if (r.status == 200 && forwarded.empty()) forwardReport(*snap, path, body);
             return r;
         }
-        if (parts[3] == "drain" || parts[3] == "enable") return admin(*snap, site, "", parts[3] == "enable");
+        if (parts[3] == "drain" || parts[3] == "enable")
+            return admin(*snap, site, "", parts[3] == "enable", local);
         return apiError(404, fmt::format("no such endpoint: {} {}", method, path));
     }
     if (parts[5] == "drain" || parts[5] == "enable")
-        return admin(*snap, site, parts[4], parts[5] == "enable");
+        return admin(*snap, site, parts[4], parts[5] == "enable", local);
     return apiError(404, fmt::format("no such endpoint: {} {}", method, path));
 }
 

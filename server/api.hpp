@@ -14,8 +14,11 @@
 //                                                 the page with its explain form's answer (api_page.hpp)
 //   POST /v1/sites/{site}/report                  {"cpu":35,"sessions_used":…,"sessions_max":…,
 //                                                  "loads":{"busy":0.3},"services":{"192.0.2.10":{"connections":900}}}
-//   POST /v1/sites/{site}/drain | enable
-//   POST /v1/sites/{site}/services/{address}/drain | enable
+//   POST /v1/sites/{site}/drain | enable[?scope=member]
+//   POST /v1/sites/{site}/services/{address}/drain | enable[?scope=member]
+//                                                 scope=member: this member only, never adopted by a peer
+//   GET  /v1/admin                                this member's admin changes with what orders them, for its
+//                                                 [cluster] peers (api_admin.cpp, cluster/admin_log.hpp)
 //   POST /v1/reload                               reload config and zones (as SIGHUP), answer ok or the error
 //
 // With a [cluster], an accepted report without an X-Gslbd-Forwarded header is forwarded once to every other
@@ -43,6 +46,7 @@
 #include <vector>
 
 #include "metrics/load_factor.hpp"
+#include "server/cluster/admin_log.hpp"
 #include "server/cluster/forwarder.hpp"
 #include "server/history.hpp"
 #include "server/probes/health.hpp"
@@ -102,7 +106,21 @@ class ControlApi {
     const PeerForwarder& forwarder() const { return *forwarder_; }
 
     ApiResponse report(const Snapshot& s, const std::string& site, const std::string& body);
-    ApiResponse admin(const Snapshot& s, const std::string& site, const std::string& address, bool enable);
+    /// A drain or enable of a site (address empty) or a service, recorded in the admin log; `local`: on this
+    /// member only (?scope=member).
+    ApiResponse admin(const Snapshot& s, const std::string& site, const std::string& address, bool enable,
+                      bool local = false);
+    /// GET /v1/admin: {"self": URL, "changes": [cluster::changeJson of each change of a site or service the
+    /// config has]}. A read endpoint, no token, as /v1/status (which shows the same states).
+    ApiResponse adminChanges(const Snapshot& s);
+    /// A peer's changes (its GET /v1/admin, from `peer`): takes those the merge rule adopts
+    /// (cluster::AdminLog::merge), applies them to the table, logs and records each that changed a state,
+    /// and persists. Returns how many states changed.
+    size_t adoptChanges(const Snapshot& s, const std::vector<cluster::RemoteChange>& theirs,
+                        const std::string& peer);
+    /// The admin log the drains are recorded in (the daemon's, restored from state_dir); by default one
+    /// of this object's own.
+    void setAdminLog(cluster::AdminLog* log) { adminLog_ = log ? log : &ownAdminLog_; }
     ApiResponse status(const Snapshot& s);
     /// GET /v1/explain?name=…&type=A&client=ADDR[&ecs=PREFIX][&format=text] (api_explain.cpp).
     ApiResponse explainQuery(const Snapshot& s, const std::string& path);
@@ -141,6 +159,8 @@ class ControlApi {
     evhttp* http_ = nullptr;
     int fd_ = -1;  // bound, not yet served
     std::function<void()> adminChanged_;
+    cluster::AdminLog ownAdminLog_;
+    cluster::AdminLog* adminLog_ = &ownAdminLog_;
     std::string listenText_;
     event* historyTimer_ = nullptr;
     AnswerHistory history_;

@@ -1,6 +1,10 @@
 // POST /v1/sites/{site}/drain|enable and /v1/sites/{site}/services/{address}/drain|enable: the admin state,
 // which overrides health (a drained service is never chosen) and survives reloads (StateTable carries it).
+// Each change is recorded with what orders it among the [cluster] members (server/cluster/admin_log.hpp);
+// GET /v1/admin publishes them and adoptChanges() takes a peer's newer ones (server/cluster/admin_sync.hpp).
 #include <nlohmann/json.hpp>
+
+#include <chrono>
 
 #include "server/api.hpp"
 #include "server/events.hpp"
@@ -8,21 +12,48 @@
 
 namespace gslb::server {
 
+namespace {
+
+int64_t unixMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+std::string selfUrl(const Snapshot& s) {
+    const ClusterConf& c = s.config.cluster;
+    return c.enabled && c.selfIndex >= 0 ? c.members[size_t(c.selfIndex)].url : "";
+}
+
+// The slot of a site (address empty) or a service, if the table has it.
+std::optional<uint32_t> slotOf(const metrics::StateTable& t, const cluster::AdminKey& k) {
+    return k.address.empty() ? t.findSite(k.site) : t.findService(k.site, k.address);
+}
+
+std::string subjectOf(const cluster::AdminKey& k) {
+    return k.address.empty() ? "site " + k.site : fmt::format("{} ({})", k.address, k.site);
+}
+
+}  // namespace
+
 ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const std::string& address,
-                              bool enable) {
+                              bool enable, bool local) {
     metrics::StateTable& t = *s.gslb.table;
     auto siteSlot = t.findSite(site);
     if (!siteSlot) return apiError(404, fmt::format("unknown site \"{}\"", site));
     const char* verb = enable ? "enabled" : "drained";
+    const char* by = local ? "by the control API, on this member only" : "by the control API";
     if (address.empty()) {
         bool was = t.siteEnabled(*siteSlot);
         t.setSiteEnabled(*siteSlot, enable);
+        // Recorded even when nothing changed here: a repeated drain is the operator's latest word, and must
+        // order after an enable another member may have taken meanwhile.
+        adminLog_->record({site, ""}, enable, unixMs(), selfUrl(s), local);
         if (was != enable) {
-            log::info("site {} {} by the control API", site, verb);
-            recordEvent(log::Level::Info, "admin", "site " + site,
-                        fmt::format("{} by the control API", verb));
-            if (adminChanged_) adminChanged_();
+            log::info("site {} {} {}", site, verb, by);
+            recordEvent(log::Level::Info, "admin", "site " + site, fmt::format("{} {}", verb, by));
         }
+        if (adminChanged_) adminChanged_();
         // Services drained one by one keep their own drain when the site is enabled: say which, so that
         // "enable SITE" does not read as "everything of SITE answers again".
         nlohmann::json still = nlohmann::json::array();
@@ -38,15 +69,53 @@ ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const 
     if (!slot) return apiError(404, fmt::format("site \"{}\" has no service {}", site, address));
     bool was = t.serviceEnabled(*slot);
     t.setServiceEnabled(*slot, enable);
+    adminLog_->record({site, address}, enable, unixMs(), selfUrl(s), local);
     if (was != enable) {
-        log::info("service {} ({}) {} by the control API", address, site, verb);
+        log::info("service {} ({}) {} {}", address, site, verb, by);
         recordEvent(log::Level::Info, "admin", fmt::format("{} ({})", address, site),
-                    fmt::format("{} by the control API", verb));
-        if (adminChanged_) adminChanged_();
+                    fmt::format("{} {}", verb, by));
     }
+    if (adminChanged_) adminChanged_();
     return ApiResponse{200, jsonText(nlohmann::json{
                                 {"ok", true}, {"site", site}, {"address", address}, {"enabled", enable}}) +
                                 "\n"};
+}
+
+ApiResponse ControlApi::adminChanges(const Snapshot& s) {
+    const metrics::StateTable& t = *s.gslb.table;
+    nlohmann::json changes = nlohmann::json::array();
+    for (const auto& [key, c] : adminLog_->entries())
+        if (slotOf(t, key)) changes.push_back(cluster::changeJson(key, c));
+    return ApiResponse{200, jsonText(nlohmann::json{{"self", selfUrl(s)}, {"changes", changes}}) + "\n"};
+}
+
+size_t ControlApi::adoptChanges(const Snapshot& s, const std::vector<cluster::RemoteChange>& theirs,
+                                const std::string& peer) {
+    metrics::StateTable& t = *s.gslb.table;
+    // Only what this config has: a peer that runs another config must not fill the log with strangers.
+    std::vector<cluster::RemoteChange> known;
+    for (const auto& r : theirs)
+        if (slotOf(t, r.key)) known.push_back(r);
+    auto taken = adminLog_->merge(known, unixMs());
+    size_t changed = 0;
+    for (const auto& r : taken) {
+        auto slot = *slotOf(t, r.key);
+        bool was = r.key.address.empty() ? t.siteEnabled(slot) : t.serviceEnabled(slot);
+        if (r.key.address.empty())
+            t.setSiteEnabled(slot, r.change.enabled);
+        else
+            t.setServiceEnabled(slot, r.change.enabled);
+        if (was == r.change.enabled) continue;  // the same state, now with the newer change's order
+        ++changed;
+        std::string why = fmt::format("{} by the cluster: the change of {} on {}, learnt from {}",
+                                      r.change.enabled ? "enabled" : "drained", isoTime(r.change.timeMs),
+                                      r.change.origin.empty() ? "(unknown)" : r.change.origin, peer);
+        log::info("{} {}", r.key.address.empty() ? "site " + r.key.site : "service " + subjectOf(r.key), why);
+        recordEvent(log::Level::Info, "admin", subjectOf(r.key), why);
+    }
+    // Persist even when only the order changed: a restart must not bring back the older change's time.
+    if (!taken.empty() && adminChanged_) adminChanged_();
+    return changed;
 }
 
 }  // namespace gslb::server

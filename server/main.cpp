@@ -17,6 +17,7 @@
 
 #include "server/api.hpp"
 #include "server/check.hpp"
+#include "server/cluster/admin_sync.hpp"
 #include "server/events.hpp"
 #include "server/probes/health.hpp"
 #include "server/probes/peers.hpp"
@@ -46,10 +47,12 @@ struct Daemon {
     event_base* base = nullptr;
 
     std::unique_ptr<ControlApi> api;
-    std::unique_ptr<HealthMonitor> health;   // its events live on `base`: destroyed before the base
-    std::unique_ptr<SourceMonitor> sources;  // metric scrapes (issue 12), on `base` too
-    std::unique_ptr<PeerMonitor> peers;      // [cluster] peers' verdicts for health_quorum (issue 18)
-    std::string stateDir;                    // [server] state_dir at start; empty: drains are not kept
+    std::unique_ptr<HealthMonitor> health;          // its events live on `base`: destroyed before the base
+    std::unique_ptr<SourceMonitor> sources;         // metric scrapes (issue 12), on `base` too
+    std::unique_ptr<PeerMonitor> peers;             // [cluster] peers' verdicts for health_quorum (issue 18)
+    std::string stateDir;                           // [server] state_dir at start; empty: drains are not kept
+    cluster::AdminLog adminLog;                     // what orders each drain among the [cluster] members
+    std::unique_ptr<cluster::AdminSync> adminSync;  // reads the peers' drains (needs the API: after it)
     std::unique_ptr<xfr::Notifier> notifier;
 
     static const zones::Zone* findZone(const Snapshot& s, const std::string& name) {
@@ -87,7 +90,7 @@ struct Daemon {
     void saveAdminState() {
         if (stateDir.empty()) return;
         std::string error;
-        if (!service::saveAdminState(*shared.holder.get()->gslb.table, stateDir, error))
+        if (!service::saveAdminState(*shared.holder.get()->gslb.table, stateDir, error, &adminLog))
             log::error("admin state not saved (drains will not survive a restart): {}", error);
     }
 
@@ -139,7 +142,15 @@ struct Daemon {
         if (peers) peers->apply(*shared.holder.get());
         if (health) health->apply(*shared.holder.get());  // new checks start, unchanged ones keep their state
         if (health) health->refreshQuorum();
-        saveAdminState();  // drains of services that left the config are gone from the table: forget them
+        // Drains of services that left the config are gone from the table: forget them (a service added
+        // back later starts enabled, and so must its change).
+        const metrics::StateTable& table = *shared.holder.get()->gslb.table;
+        adminLog.retain([&table](const cluster::AdminKey& k) {
+            return k.address.empty() ? table.findSite(k.site).has_value()
+                                     : table.findService(k.site, k.address).has_value();
+        });
+        saveAdminState();
+        if (adminSync) adminSync->apply(*shared.holder.get());
         notifyChanged(old.get(), *shared.holder.get());
         if (sources) sources->apply(*shared.holder.get());
         message = fmt::format("reloaded {}: {} zone(s), {} records", configPath, zones, records);
@@ -293,7 +304,7 @@ int main(int argc, char** argv) {
             return 1;
         }
         service::AdminStateLoad loaded;
-        if (!service::loadAdminState(*snap->gslb.table, sc.stateDir, loaded, error)) {
+        if (!service::loadAdminState(*snap->gslb.table, sc.stateDir, loaded, error, &d.adminLog)) {
             log::error(
                 "admin state: {} (fix or delete it; refusing to serve what the operator may have drained)",
                 error);
@@ -349,6 +360,11 @@ int main(int argc, char** argv) {
             d.base, d.shared, [&d](std::string& m) { return d.reload(m); },
             [&d](uint32_t slot) { return d.health->status(slot); });
         d.api->setAdminChanged([&d] { d.saveAdminState(); });
+        d.api->setAdminLog(&d.adminLog);
+        d.adminSync = std::make_unique<cluster::AdminSync>(
+            d.base, [&d](const std::vector<cluster::RemoteChange>& changes, const std::string& peer) {
+                d.api->adoptChanges(*d.shared.holder.get(), changes, peer);
+            });
         d.api->setSourceStatus([&d] { return d.sources->status(); });
         d.api->setQuorum([&d] { return d.health->verdicts(); }, [&d] { return d.health->quorumStatus(); });
         if (!d.api->bind(sc_control, error)) {
@@ -369,7 +385,7 @@ int main(int argc, char** argv) {
     if (!d.stateDir.empty()) {
         // As the user that writes it from now on (this also forgets the dropped entries): a state_dir we
         // cannot write is a start-up error, not a surprise at the first drain.
-        if (!service::saveAdminState(*d.shared.holder.get()->gslb.table, d.stateDir, error)) {
+        if (!service::saveAdminState(*d.shared.holder.get()->gslb.table, d.stateDir, error, &d.adminLog)) {
             log::error("[server] state_dir is not writable: {}", error);
             return 1;
         }
@@ -390,6 +406,11 @@ int main(int argc, char** argv) {
     // Health quorum: the peers' verdicts come from now on; until the first poll this member's own view
     // decides, as the start-up round did.
     d.peers->apply(*d.shared.holder.get());
+    // Drains made while this member was away: the peers' newer ones apply before the first answer.
+    if (d.adminSync) {
+        d.adminSync->apply(*d.shared.holder.get());
+        d.adminSync->runInitialRound();
+    }
     // Scrapes start now and land as they come: a metric is unknown until then, which every stage handles.
     d.sources->apply(*d.shared.holder.get());
 
@@ -437,7 +458,8 @@ int main(int argc, char** argv) {
     for (auto& w : d.workers) w->stop();
     d.workers.clear();
     d.shared.xdpPath.store(nullptr);
-    d.xdpPath.reset();  // closes the AF_XDP sockets, takes the programs off the interfaces
+    d.xdpPath.reset();    // closes the AF_XDP sockets, takes the programs off the interfaces
+    d.adminSync.reset();  // its callback reaches the API
     d.api.reset();
     d.notifier.reset();
     d.peers.reset();  // its round callback reaches the health monitor

@@ -33,7 +33,8 @@ bool writeAll(int fd, const std::string& s) {
 
 }  // namespace
 
-bool saveAdminState(const metrics::StateTable& table, const std::string& dir, std::string& error) {
+bool saveAdminState(const metrics::StateTable& table, const std::string& dir, std::string& error,
+                    const cluster::AdminLog* log) {
     nlohmann::json sites = nlohmann::json::array(), services = nlohmann::json::array();
     for (uint32_t i = 0; i < table.siteCount(); ++i)
         if (!table.siteEnabled(i)) sites.push_back(table.siteName(i));
@@ -42,11 +43,16 @@ bool saveAdminState(const metrics::StateTable& table, const std::string& dir, st
             const auto& k = table.serviceKey(i);
             services.push_back({{"site", k.site}, {"address", k.address}});
         }
-    std::string text =
-        nlohmann::json{{"version", 1}, {"drained_sites", sites}, {"drained_services", services}}.dump(1) +
-        "\n";
-
-    return writeStateFile(dir, kAdminStateFile, text, error);
+    nlohmann::json j{{"version", 1}, {"drained_sites", sites}, {"drained_services", services}};
+    if (log) {
+        nlohmann::json changes = nlohmann::json::array();
+        for (const auto& [key, c] : log->entries())
+            if (key.address.empty() ? table.findSite(key.site).has_value()
+                                    : table.findService(key.site, key.address).has_value())
+                changes.push_back(cluster::changeJson(key, c));
+        j["changes"] = std::move(changes);
+    }
+    return writeStateFile(dir, kAdminStateFile, j.dump(1) + "\n", error);
 }
 
 bool writeStateFile(const std::string& dir, const char* name, const std::string& text, std::string& error) {
@@ -96,31 +102,46 @@ bool loadStateFile(const std::string& dir, const char* name, const char* what, c
 }
 
 bool loadAdminState(metrics::StateTable& table, const std::string& dir, AdminStateLoad& out,
-                    std::string& error) {
+                    std::string& error, cluster::AdminLog* log) {
     out = AdminStateLoad{};
     return loadStateFile(
         dir, kAdminStateFile, "admin state", "",
         [&](const nlohmann::json& j) {
-            for (const auto& s : j.at("drained_sites")) {
-                std::string site = s.get<std::string>();
-                if (auto slot = table.findSite(site)) {
-                    table.setSiteEnabled(*slot, false);
-                    ++out.applied;
-                } else {
-                    out.dropped.push_back(fmt::format("site {} (no longer configured)", site));
+            auto drop = [&](const cluster::AdminKey& k) {
+                out.dropped.push_back(
+                    k.address.empty()
+                        ? fmt::format("site {} (no longer configured)", k.site)
+                        : fmt::format("service {} ({}) (no longer configured)", k.address, k.site));
+            };
+            // One entry: a drain (or, from "changes", an enable) with what orders it.
+            auto apply = [&](const cluster::AdminKey& k, const cluster::AdminChange& c) {
+                auto site = table.findSite(k.site);
+                auto slot = k.address.empty() ? site : table.findService(k.site, k.address);
+                if (!slot) {
+                    if (!c.enabled) drop(k);
+                    return;
                 }
-            }
-            for (const auto& s : j.at("drained_services")) {
-                std::string site = s.at("site").get<std::string>();
-                std::string address = s.at("address").get<std::string>();
-                if (auto slot = table.findService(site, address)) {
-                    table.setServiceEnabled(*slot, false);
-                    ++out.applied;
-                } else {
-                    out.dropped.push_back(
-                        fmt::format("service {} ({}) (no longer configured)", address, site));
+                if (k.address.empty())
+                    table.setSiteEnabled(*slot, c.enabled);
+                else
+                    table.setServiceEnabled(*slot, c.enabled);
+                if (!c.enabled) ++out.applied;
+                if (log) log->put(k, c);
+            };
+            if (auto changes = j.find("changes"); changes != j.end()) {
+                for (const auto& c : changes->get_ref<const nlohmann::json::array_t&>()) {
+                    auto r = cluster::changeFromJson(c);
+                    if (!r) throw std::runtime_error("a change without site, enabled, time_ms or origin");
+                    apply(r->key, r->change);
                 }
+                return;
             }
+            // A file from before drains converged: each drain was this member's own, so it stays local (no
+            // peer takes it over) and older than any change the cluster makes.
+            cluster::AdminChange drained{false, 0, "", true};
+            for (const auto& s : j.at("drained_sites")) apply({s.get<std::string>(), ""}, drained);
+            for (const auto& s : j.at("drained_services"))
+                apply({s.at("site").get<std::string>(), s.at("address").get<std::string>()}, drained);
         },
         error);
 }

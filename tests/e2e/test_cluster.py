@@ -2,9 +2,10 @@
 """Several gslbd instances as one NS set (issue 18, README "Several instances as one NS set"): three members on
 127.0.0.2, .3 and .4, all on the same ports, so each member's config is the same file but for the address it
 listens on (loopback answers on all of 127.0.0.0/8). gslbctl's fan-out, report forwarding, status differences,
-a dead member."""
+a dead member, drains converging on a member that was stopped or down during them."""
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -69,6 +70,7 @@ def config(addr, dns_port, control_port, members):
     return f"""[server]
 listen = ["{addr}:{dns_port}"]
 workers = 1
+state_dir = "state"
 
 [control]
 listen = "{addr}:{control_port}"
@@ -331,6 +333,77 @@ class Cluster(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.out)
         time.sleep(0.3)
         self.assertEqual([a - b for a, b in zip(self.reports(), before)], [1, 1, 1])
+
+    # ---- drains converge (README "Drains converge")
+    def admin_file(self, m):
+        with open(m.path("state/admin-state.json")) as f:
+            return json.load(f)
+
+    def test_6_a_member_stopped_during_a_drain_converges(self):
+        m1, m2, m3 = self.members
+        # gslbctl reaches m1 and m2 only (a config listing those two: m3 is cut off from the operator), while
+        # m3 is stopped as a hung machine would be; a SIGSTOPped m3 reached by gslbctl would still read the
+        # queued request after SIGCONT and drain by itself.
+        d = tempfile.mkdtemp(prefix="e2e-cluster-ctl-")
+        two = os.path.join(d, "ctl.toml")
+        with open(two, "w") as f:
+            f.write(f'[control]\ntoken_file = "{m1.path("token")}"\n'
+                    f'[cluster]\nmembers = {json.dumps([m1.url, m2.url])}\n')
+        os.kill(m3.proc.pid, signal.SIGSTOP)
+        try:
+            p = ctl("drain", "east", "-c", two)
+            self.assertEqual(p.returncode, 0, p.out)
+            time.sleep(0.3)
+        finally:
+            os.kill(m3.proc.pid, signal.SIGCONT)
+        t0 = time.monotonic()
+        wait_for(lambda: not m3.site("east")["enabled"], 4, "m3 drains east after SIGCONT")
+        took = time.monotonic() - t0
+        q = build_query("www." + ZONE, "A")
+        self.assertEqual({rr[4] for rr in decode_msg(udp_query(m3.port, q, addr=m3.addr)).answer}, {"198.51.100.10"})
+        print(f"MEASURED: a member SIGSTOPped during gslbctl drain drains {took * 1000:.0f} ms after SIGCONT")
+        changes = {(c["site"], c.get("address")): c for c in api(m3.addr, m3.cport, "/v1/admin")["changes"]}
+        east = changes[("east", None)]
+        self.assertFalse(east["enabled"])
+        self.assertIn(east["origin"], {m1.url, m2.url})
+        self.assertIn("site east drained by the cluster: the change of ", m3.stderr())
+        # Persisted, with what orders it.
+        on_disk = {c["site"]: c for c in self.admin_file(m3)["changes"]}
+        self.assertEqual(on_disk["east"]["time_ms"], east["time_ms"])
+        self.assertEqual(self.admin_file(m3)["drained_sites"], ["east"])
+        p = ctl("enable", "east", "-c", self.cfg)
+        self.assertEqual(p.returncode, 0, p.out)
+
+    def test_7_a_restarted_member_adopts_a_newer_enable_and_spreads_no_older_drain(self):
+        m1, m2, m3 = self.members
+        svc = "198.51.100.10"
+        p = ctl("drain", "west", svc, "-c", self.cfg)
+        self.assertEqual(p.returncode, 0, p.out)
+        drained_at = [c for c in self.admin_file(m2)["changes"] if c.get("address") == svc][0]["time_ms"]
+        m2.kill()  # its state_dir keeps the drain
+        p = ctl("enable", "west", svc, "-c", self.cfg, "--timeout", "0.5")
+        self.assertEqual(p.returncode, 1, p.out)
+        self.assertIn(f"{m2.url}: FAILED: unreachable: connection refused", p.stdout)
+        m2._spawn([os.environ.get("GSLBD") or os.path.join(REPO, "build", "server", "gslbd"),
+                   "--config", m2.config_path])
+        m2.wait_up()
+        # Before its first answer it read the peers: the newer enable beat the drain it had kept on disk.
+        self.assertTrue(m2.service(svc)["enabled"], m2.stderr())
+        self.assertIn("admin state: 1 drain(s) restored", m2.stderr())
+        self.assertIn(f"service {svc} (west) enabled by the cluster", m2.stderr())
+        change = [c for c in self.admin_file(m2)["changes"] if c.get("address") == svc][0]
+        self.assertTrue(change["enabled"])
+        self.assertGreater(change["time_ms"], drained_at)
+        self.assertEqual(self.admin_file(m2)["drained_services"], [])
+        # The older drain went nowhere: after a poll interval the peers still have the service enabled.
+        time.sleep(1.2)
+        for m in (m1, m3):
+            self.assertTrue(m.service(svc)["enabled"], m.addr)
+        # Reports live in memory only: give the restarted member the sites' metrics again, then all agree.
+        for site, cpu in (("east", 42), ("west", 18)):
+            self.assertEqual(ctl("report", site, f"cpu={cpu}", "-c", self.cfg).returncode, 0)
+        p = ctl("status", "-c", self.cfg)
+        self.assertIn("DIFFERENCES: none, all 3 members agree", p.stdout)
 
     def test_9_killed_member_is_unreachable_and_the_others_drain(self):
         dead = self.members[2]

@@ -251,6 +251,9 @@ int admin(const LiveArgs& a, const std::string& action, const std::string& site,
     std::string path = "/v1/sites/" + pathSegment(site);
     if (!address.empty()) path += "/services/" + pathSegment(address);
     path += "/" + action;
+    // --member makes one member differ on purpose: the members must not converge on it (README "Drains
+    // converge").
+    if (!a.member.empty()) path += "?scope=member";
     return send(a, ep, "POST", path, "{}", [&](const nlohmann::json& j, Outcome& o) {
         o.out = fmt::format("{}: {}{}\n", action == "drain" ? "drained" : "enabled", site,
                             address.empty() ? " (every service of the site)" : " " + address);
