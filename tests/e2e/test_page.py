@@ -11,7 +11,10 @@ port, so it is down with a reason); queries make answers; west is drained throug
   - the explain form: GET /?name=… answered on the server (no JavaScript), and in chromium asked live from
     GET /v1/explain, both without a token;
   - metric sources: east's load balancer scraped here (ok), south's on a closed port (failing), shown on the
-    page with their state and events, and in /metrics for the dashboard's panels.
+    page with their state and events, and in /metrics for the dashboard's panels;
+  - health_quorum (a second gslbd, class Quorum): the setting, a peer that answers (a fake one here, which
+    sees the service up) and one that does not, and the service the quorum keeps up while this member's own
+    check says down, on the server-rendered page and in chromium.
 """
 import http.server
 import json
@@ -46,8 +49,11 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 class Health(http.server.BaseHTTPRequestHandler):
     """/health for the checks; /metrics is east's load balancer, scraped by [source.east-lb]."""
 
+    def answer(self):
+        return b"# TYPE lb_cpu_percent gauge\nlb_cpu_percent 35\n" if self.path == "/metrics" else b"ok"
+
     def do_GET(self):
-        body = b"# TYPE lb_cpu_percent gauge\nlb_cpu_percent 35\n" if self.path == "/metrics" else b"ok"
+        body = self.answer()
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -111,6 +117,8 @@ class Dom(HTMLParser):
         if tag == "pre" and a.get("id") == "explain-out":
             self.explain, self._pre = a, True
         key = a.get("data-site") or a.get("data-service") or a.get("data-source")
+        if "data-peer" in a or "data-differs" in a:  # the health quorum's tables: their own name space
+            key = "peer:" + a["data-peer"] if "data-peer" in a else "differs:" + a["data-differs"]
         if tag == "tr" and key:
             self._row = self.rows.setdefault(key, {"cells": [], "class": a.get("class", "")})
         if tag == "tr" and "data-seq" in a:
@@ -385,6 +393,82 @@ class Page(unittest.TestCase):
             for e in es:
                 for m in re.findall(r"\b(gslbd_[a-z0-9_]+)", e):
                     self.assertIn(m, exported, f"panel {title!r} reads {m}, which /metrics does not have")
+
+
+class FakePeer(Health):
+    """A [cluster] member as the health quorum reads it: it sees east's service up."""
+
+    def answer(self):
+        if self.path == "/v1/verdicts":
+            return json.dumps({"services": [{"site": "east", "address": "192.0.2.10", "health": "up",
+                                             "age_ms": 50}]}).encode()
+        return json.dumps({"changes": []}).encode()
+
+
+class Quorum(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.peer = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakePeer)
+        threading.Thread(target=cls.peer.serve_forever, daemon=True).start()
+        cls.cport, dead = free_port(), closed_port()
+        cls.peer_url, cls.dead_url = f"http://127.0.0.1:{cls.peer.server_address[1]}", f"http://127.0.0.1:{dead}"
+        zone = ZONE.split("www IN A")[0] + "www IN A 192.0.2.10\n"
+        cls.g = Gslbd(files={"zone.db": zone, "control.token": TOKEN + "\n"}, wait_zone=ORIGIN)
+        cls.g.raw_config = (
+            f'[server]\nlisten = ["127.0.0.1:{cls.g.port}"]\nworkers = 1\n\n'
+            f'[control]\nlisten = "127.0.0.1:{cls.cport}"\ntoken_file = "control.token"\n\n'
+            f'[cluster]\nmembers = ["http://127.0.0.1:{cls.cport}", "{cls.peer_url}", "{cls.dead_url}"]\n'
+            'health_quorum = 2\n\n'
+            f'[[zone]]\nname = "{ORIGIN}"\nfile = "zone.db"\n\n'
+            '[check.web]\ntype = "tcp"\ninterval = 0.5\ntimeout = 0.5\nrise = 1\nfall = 1\n\n'
+            f'[site.east]\n\n[hostname."www.{ORIGIN}"]\n[[hostname."www.{ORIGIN}".service]]\n'
+            f'address = "192.0.2.10"\nsite = "east"\ncheck = "web"\ncheck_address = "127.0.0.1"\nport = {dead}\n')
+        cls.g.__enter__()
+        cls.base = f"http://127.0.0.1:{cls.cport}"
+        cls.profile = tempfile.TemporaryDirectory(prefix="e2e-chromium-")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # the peer's verdict in and the quorum overruling the own check
+            with urllib.request.urlopen(cls.base + "/v1/status", timeout=5) as r:
+                c = [s for s in json.load(r)["services"] if s["address"] == "192.0.2.10"][0]["check"]
+            if c["own_state"] == "down" and c["state"] == "up":
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError(f"the quorum did not overrule the own check: {c}")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.g.__exit__(None, None, None)
+        cls.peer.shutdown()
+        cls.profile.cleanup()
+
+    chromium = Page.chromium
+
+    def check_page(self, d):
+        peer, dead = d.rows.get("peer:" + self.peer_url), d.rows.get("peer:" + self.dead_url)
+        self.assertIsNotNone(peer, sorted(d.rows))
+        self.assertIsNotNone(dead, sorted(d.rows))
+        # Peer, State, Last success, Last error, ...
+        self.assertEqual(peer["cells"][1], "ok")
+        self.assertRegex(peer["cells"][2], r"^(now|\d+ s)$")
+        self.assertEqual(dead["cells"][1], "failing")
+        self.assertEqual(dead["cells"][2], "never")
+        self.assertIn("connect or read failed", dead["cells"][3])
+        differs = d.rows.get("differs:east/192.0.2.10")
+        self.assertIsNotNone(differs, sorted(d.rows))
+        self.assertEqual(differs["cells"][1:], ["down", "up", "1 of 2 votes down, quorum 2"])
+
+    def test_1_the_server_renders_the_quorum(self):
+        with urllib.request.urlopen(self.base + "/", timeout=5) as r:
+            html = r.read().decode()
+        self.assertIn("quorum 2 of 3 members; peers polled every 0.5 s", html)
+        self.assertNotIn('id="quorum-card" hidden', html)
+        self.check_page(parse(html))
+
+    def test_2_chromium_renders_the_quorum_live(self):
+        d = parse(self.chromium("--dump-dom", budget=3000))
+        self.assertEqual(d.body.get("data-loaded"), "1")
+        self.check_page(d)
 
 
 if __name__ == "__main__":

@@ -198,6 +198,74 @@ TEST_CASE("renderPage escapes what it shows and marks stale metrics") {
     CHECK(htmlEscape("a&b\"'<>") == "a&amp;b&quot;&#39;&lt;&gt;");
 }
 
+TEST_CASE("renderPage: health_quorum, each peer, and the services the quorum overrules") {
+    auto check = [](const char* own, const char* state, int down, int voters) {
+        return nlohmann::json{
+            {"type", "http"}, {"target", "127.0.0.1:1"},
+            {"state", state}, {"own_state", own},
+            {"flaps", 0},     {"quorum", {{"voters", voters}, {"down_votes", down}, {"own_view", false}}}};
+    };
+    auto service = [](const char* address, nlohmann::json c) {
+        return nlohmann::json{
+            {"site", "east"},  {"address", address},   {"hostnames", nlohmann::json::array()},
+            {"enabled", true}, {"health", c["state"]}, {"check", c}};
+    };
+    nlohmann::json st = {
+        {"sites", {{{"name", "east"}, {"enabled", true}, {"up", true}}}},
+        {"services",
+         {service("192.0.2.1", check("down", "up", 1, 2)), service("192.0.2.2", check("up", "up", 0, 2))}},
+        {"health_quorum",
+         {{"quorum", 2},
+          {"members", 3},
+          {"own_view", false},
+          {"own_view_services", 0},
+          {"own_view_since", nullptr},
+          {"poll_interval_s", 1.0},
+          {"poll_timeout_s", 1.0},
+          {"peers",
+           {{{"url", "http://192.0.2.54:8053"},
+             {"state", "ok"},
+             {"last_success_age_s", 0.4},
+             {"last_error", nullptr},
+             {"polls", 12},
+             {"failures", 0},
+             {"verdicts", 2}},
+            {{"url", "http://192.0.2.55:8053"},
+             {"state", "failing"},
+             {"last_success_age_s", nullptr},
+             {"last_error", "connect or read failed"},
+             {"polls", 12},
+             {"failures", 12},
+             {"verdicts", 0}}}}}}};
+    std::string h = renderPage(st, {}, 0);
+    CHECK(h.find("id=\"quorum-card\" hidden") == std::string::npos);
+    CHECK(h.find("quorum 2 of 3 members; peers polled every 1.0 s") != std::string::npos);
+    CHECK(h.find("every checked service is decided by the quorum") != std::string::npos);
+    // Each peer with its state and the age of its last success ("never" for the one that never answered).
+    auto peer = h.find("<tr data-peer=\"http://192.0.2.54:8053\">");
+    REQUIRE(peer != std::string::npos);
+    CHECK(h.substr(peer, 300).find("<span class=\"pill up\">ok</span></td><td class=\"num\">now</td>") !=
+          std::string::npos);
+    auto dead = h.find("<tr data-peer=\"http://192.0.2.55:8053\">");
+    REQUIRE(dead != std::string::npos);
+    CHECK(h.substr(dead, 300).find(">never<") != std::string::npos);
+    CHECK(h.find("connect or read failed") != std::string::npos);
+    // Only the service whose effective verdict is not its own checks'.
+    auto differs = h.find("<tr data-differs=\"east/192.0.2.1\">");
+    REQUIRE(differs != std::string::npos);
+    CHECK(h.substr(differs, 300).find("1 of 2 votes down, quorum 2") != std::string::npos);
+    CHECK(h.find("data-differs=\"east/192.0.2.2\"") == std::string::npos);
+    // Decided on the own view: said in the summary.
+    st["health_quorum"]["own_view"] = true;
+    st["health_quorum"]["own_view_services"] = 2;
+    st["health_quorum"]["own_view_since"] = "2026-12-01T21:00:00.000Z";
+    CHECK(renderPage(st, {}, 0).find("2 service(s) decided on this member&#39;s own checks alone") !=
+          std::string::npos);
+    // Without health_quorum the card is hidden.
+    st["health_quorum"] = nullptr;
+    CHECK(renderPage(st, {}, 0).find("id=\"quorum-card\" hidden") != std::string::npos);
+}
+
 TEST_CASE("AnswerHistory: deltas per interval and key, a bounded window, keys that leave are dropped") {
     Api a;
     AnswerHistory h(3, 2);

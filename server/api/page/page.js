@@ -187,6 +187,34 @@
     }).join("") + "</tr>").join("");
   }
 
+  // [cluster] health_quorum: the setting, each peer's polls, and the services whose effective verdict is not
+  // what this member's own checks say (api_page.cpp renders the same without JavaScript).
+  function quorumText(q) {
+    const t = `quorum ${q.quorum} of ${q.members} members; peers polled every ${q.poll_interval_s} s (timeout ${q.poll_timeout_s} s); `;
+    if (q.own_view) return t + `${q.own_view_services} service(s) decided on this member's own checks alone (too few fresh verdicts) since ${q.own_view_since}`;
+    return t + "every checked service is decided by the quorum";
+  }
+  function renderQuorum(st) {
+    const q = st.health_quorum;
+    const card = $("#quorum-card");
+    if (!q) { card.hidden = true; return; }
+    card.hidden = false;
+    $("#quorum-summary").textContent = quorumText(q);
+    const none = (n, text) => `<tr><td colspan="${n}" class="muted">${text}</td></tr>`;
+    $("#quorum-peers tbody").innerHTML = (q.peers || []).map((p) => {
+      const cls = p.state === "ok" ? "up" : p.state === "failing" ? "down" : "unknown";
+      return `<tr data-peer="${esc(p.url)}"><td class="mono">${esc(p.url)}</td><td>${pill(cls, p.state)}</td>
+        <td class="num">${fmtAge(p.last_success_age_s)}</td><td>${p.last_error === null ? "" : esc(p.last_error)}</td>
+        <td class="num">${fmtNum(p.polls)}</td><td class="num">${fmtNum(p.failures)}</td><td class="num">${fmtNum(p.verdicts)}</td></tr>`;
+    }).join("") || none(7, "no peers");
+    $("#quorum-differs tbody").innerHTML = st.services.filter((s) => s.check && s.check.quorum && s.check.own_state !== s.check.state).map((s) => {
+      const key = s.site + "/" + s.address, v = s.check.quorum;
+      const votes = `${v.down_votes} of ${v.voters} votes down, quorum ${q.quorum}` + (v.own_view ? "; too few votes: own view" : "");
+      return `<tr data-differs="${esc(key)}"><td class="mono">${esc(key)}</td><td>${pill(s.check.own_state, s.check.own_state)}</td>
+        <td>${pill(s.check.state, s.check.state)}</td><td>${esc(votes)}</td></tr>`;
+    }).join("") || none(4, "none: every service is as this member's checks see it");
+  }
+
   function renderEvents() {
     const kind = $("#ev-kind").value;
     const kinds = new Set(state.events.map((e) => e.kind));
@@ -317,6 +345,7 @@
     renderSites(st);
     renderServices(st);
     renderSources(st);
+    renderQuorum(st);
     renderEvents();
     renderChart();
   }
