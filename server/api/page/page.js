@@ -241,6 +241,13 @@
     if (!h || !h.samples || h.samples.length < 2) return null;
     const host = $("#chart-host").value, by = $("#chart-by").value;
     const groups = {};
+    // /v1/history has no series for a service without answers in the window: the configured ones (from
+    // /v1/status) start at 0, so the legend still names every site or service of the selection.
+    for (const s of (state.status && state.status.services) || []) {
+      if (host && !(s.hostnames || []).includes(host)) continue;
+      const key = by === "site" ? s.site : s.site + " " + s.address;
+      groups[key] = groups[key] || new Array(h.samples.length).fill(0);
+    }
     for (const s of h.series) {
       if (host && s.hostname !== host) continue;
       const key = by === "site" ? s.site : s.site + " " + s.address;
