@@ -1,8 +1,12 @@
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "metrics/state_table.hpp"
 
@@ -157,4 +161,79 @@ TEST_CASE("state table: one writer, concurrent readers (run under TSan/ASan to s
     writer.join();
     CHECK(fillCandidate(*t, 0, 0, 1.0, 20000, 0).cpu == 99);
     CHECK(reads >= 0);
+}
+
+namespace {
+// n services over 7 sites, each address used on two sites (hostnames share VIPs across sites in real
+// configs): keys that differ only by site must still be told apart.
+std::vector<ServiceKey> manyKeys(size_t n) {
+    std::vector<ServiceKey> keys;
+    for (size_t i = 0; i < n; ++i)
+        keys.push_back({"s" + std::to_string(i % 7),
+                        fmt::format("10.{}.{}.{}", i / 2 >> 16 & 255, i / 2 >> 8 & 255, i / 2 & 255)});
+    return keys;
+}
+const std::vector<std::string> kSevenSites = {"s0", "s1", "s2", "s3", "s4", "s5", "s6"};
+}  // namespace
+
+TEST_CASE("state table index: every size up to and across the bucket doublings, exactly half full included") {
+    // The (site, address) index is open addressing over a power of two of at least twice the services:
+    // sizes 8, 16, …, 4096 fill it exactly to half, and at a few hundred keys collisions, runs of probes and
+    // runs that wrap past the last bucket are certain. Each key must find its own slot and a key that is
+    // not there must end its probe (a table without an empty bucket would probe forever).
+    std::vector<size_t> sizes;
+    for (size_t n = 0; n <= 70; ++n) sizes.push_back(n);
+    for (size_t n : {127, 128, 129, 511, 512, 513, 4096}) sizes.push_back(n);
+    for (size_t n : sizes) {
+        CAPTURE(n);
+        const auto keys = manyKeys(n);
+        auto r = StateTable::build(kSevenSites, keys);
+        REQUIRE_MESSAGE(r.ok(), r.error());
+        const StateTable& t = *r.value();
+        REQUIRE(t.serviceCount() == n);
+        bool ok = true;
+        for (uint32_t i = 0; i < n; ++i) ok = ok && t.findService(keys[i].site, keys[i].address) == i;
+        CHECK(ok);
+        for (uint32_t i = 0; i < n; ++i) {
+            const auto& k = keys[i];
+            // The address on a site that does not have it (i % 7 + 3 is never a site holding i / 2 too).
+            ok = ok && !t.findService("s" + std::to_string((i % 7 + 3) % 7), k.address);
+            ok = ok && !t.findService(k.site, k.address + ".");  // a longer address, the same prefix
+            ok = ok && !t.findService(k.address, k.site);        // swapped
+        }
+        CHECK(ok);
+        CHECK_FALSE(t.findService("", ""));
+        CHECK_FALSE(t.findService("nowhere", "192.0.2.1"));
+        CHECK_FALSE(t.findService("s0" + std::string(1, '\0'), "10.0.0.0"));  // a NUL is part of the key
+    }
+}
+
+TEST_CASE("state table index: a duplicate found among many keys; a reload across sizes carries by key") {
+    auto keys = manyKeys(1000);
+    keys.push_back(keys[617]);
+    auto dup = StateTable::build(kSevenSites, keys);
+    REQUIRE_FALSE(dup.ok());
+    CHECK(dup.error() ==
+          fmt::format("duplicate service {} on site \"{}\"", keys[617].address, keys[617].site));
+
+    // 9 services (32 buckets) -> 300 in reverse order (1024 buckets): each old key's state lands on its new
+    // slot, new keys start unknown.
+    auto small = StateTable::build(kSevenSites, manyKeys(9));
+    REQUIRE(small.ok());
+    StateTable& old = *small.value();
+    for (uint32_t i = 0; i < 9; ++i) old.reportConnections(i, 100 + i, 1000);
+    auto bigKeys = manyKeys(300);
+    std::reverse(bigKeys.begin(), bigKeys.end());
+    auto big = StateTable::build(kSevenSites, bigKeys, &old);
+    REQUIRE(big.ok());
+    const StateTable& t = *big.value();
+    for (uint32_t i = 0; i < 300; ++i) {
+        CAPTURE(i);
+        const double c = fillCandidate(t, i, t.siteOf(i), 1, 1000, 60000).connections;
+        auto was = old.findService(bigKeys[i].site, bigKeys[i].address);
+        if (was)
+            CHECK(c == 100 + *was);
+        else
+            CHECK(std::isnan(c));
+    }
 }
