@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <ctime>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -97,6 +98,25 @@ struct Loop {
             waited += 0.02;
         }
     }
+    // Sends one request on `c` and runs until its answer (at most 5 s): in flight from the send until the
+    // callback, which runs once.
+    HttpAnswer exchange(HttpClient& c, evhttp_cmd_type method, const std::string& uri,
+                        const HttpClient::Headers& headers = {}, const std::string& body = "") {
+        bool done = false;
+        int calls = 0;
+        HttpAnswer got;
+        REQUIRE(c.send(method, uri, headers, body, [&](const HttpAnswer& a) {
+            got = a;
+            done = true;
+            ++calls;
+        }));
+        CHECK(c.inFlight() == 1);
+        runUntil(done, 5);
+        REQUIRE(done);
+        CHECK(calls == 1);
+        CHECK(c.inFlight() == 0);
+        return got;
+    }
 };
 
 }  // namespace
@@ -106,17 +126,8 @@ TEST_CASE("HttpClient: a GET carries Host and the caller's headers; the status a
     Loop loop;
     HttpClient c(loop.base, "127.0.0.1", srv.port());
     c.setTimeout(2);
-    bool done = false;
-    HttpAnswer got;
-    REQUIRE(c.send(EVHTTP_REQ_GET, "/v1/verdicts", {{"Accept", "application/json"}, {"User-Agent", "gslbd"}},
-                   "", [&](const HttpAnswer& a) {
-                       got = a;
-                       done = true;
-                   }));
-    CHECK(c.inFlight() == 1);
-    loop.runUntil(done, 5);
-    REQUIRE(done);
-    CHECK(c.inFlight() == 0);
+    HttpAnswer got = loop.exchange(c, EVHTTP_REQ_GET, "/v1/verdicts",
+                                   {{"Accept", "application/json"}, {"User-Agent", "gslbd"}});
     CHECK(got.status == 200);
     CHECK(got.body == "hello");
     CHECK_FALSE(got.failed);
@@ -131,15 +142,8 @@ TEST_CASE("HttpClient: a POST sends its body; a non-2xx status is an answer, wit
     OneShotServer srv("HTTP/1.1 401 Unauthorized\r\nContent-Length: 3\r\nConnection: close\r\n\r\nno\n");
     Loop loop;
     HttpClient c(loop.base, "127.0.0.1", srv.port());
-    bool done = false;
-    HttpAnswer got;
-    REQUIRE(c.send(EVHTTP_REQ_POST, "/v1/sites/east/report", {{"Content-Type", "application/json"}},
-                   "{\"cpu\": 1}", [&](const HttpAnswer& a) {
-                       got = a;
-                       done = true;
-                   }));
-    loop.runUntil(done, 5);
-    REQUIRE(done);
+    HttpAnswer got = loop.exchange(c, EVHTTP_REQ_POST, "/v1/sites/east/report",
+                                   {{"Content-Type", "application/json"}}, "{\"cpu\": 1}");
     CHECK(got.status == 401);
     CHECK(got.body == "no\n");
     CHECK(srv.request().rfind("POST /v1/sites/east/report HTTP/1.1\r\n", 0) == 0);
@@ -154,28 +158,14 @@ TEST_CASE("HttpClient: no listener, no answer in time, a body over the cap: stat
             port = gone.port();
         }  // closed: nothing listens there now
         HttpClient c(loop.base, "127.0.0.1", port);
-        bool done = false;
-        HttpAnswer got;
-        REQUIRE(c.send(EVHTTP_REQ_GET, "/", {}, "", [&](const HttpAnswer& a) {
-            got = a;
-            done = true;
-        }));
-        loop.runUntil(done, 5);
-        REQUIRE(done);
+        HttpAnswer got = loop.exchange(c, EVHTTP_REQ_GET, "/");
         CHECK(got.status == 0);
     }
     SUBCASE("timeout") {
         OneShotServer silent("");
         HttpClient c(loop.base, "127.0.0.1", silent.port());
         c.setTimeout(0.2);
-        bool done = false;
-        HttpAnswer got;
-        REQUIRE(c.send(EVHTTP_REQ_GET, "/", {}, "", [&](const HttpAnswer& a) {
-            got = a;
-            done = true;
-        }));
-        loop.runUntil(done, 5);
-        REQUIRE(done);
+        HttpAnswer got = loop.exchange(c, EVHTTP_REQ_GET, "/");
         CHECK(got.status == 0);
         CHECK(got.failed);
         CHECK(got.error == EVREQ_HTTP_TIMEOUT);
@@ -184,14 +174,7 @@ TEST_CASE("HttpClient: no listener, no answer in time, a body over the cap: stat
         OneShotServer big("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + std::string(100, 'x'));
         HttpClient c(loop.base, "127.0.0.1", big.port());
         c.setMaxBody(10);
-        bool done = false;
-        HttpAnswer got;
-        REQUIRE(c.send(EVHTTP_REQ_GET, "/", {}, "", [&](const HttpAnswer& a) {
-            got = a;
-            done = true;
-        }));
-        loop.runUntil(done, 5);
-        REQUIRE(done);
+        HttpAnswer got = loop.exchange(c, EVHTTP_REQ_GET, "/");
         CHECK(got.failed);
         CHECK(got.error == EVREQ_HTTP_DATA_TOO_LONG);
     }
@@ -212,6 +195,21 @@ TEST_CASE("HttpClient: cancel() and the destructor call nothing back") {
     bool never = false;
     loop.runUntil(never, 0.5);  // past the timeout: a stray callback would have run by now
     CHECK(calls == 0);
+}
+
+TEST_CASE("toTimeval and wallMs (server/clock.hpp), the control thread's one copy of each") {
+    timeval a = toTimeval(1.25);
+    CHECK(a.tv_sec == 1);
+    CHECK(a.tv_usec == 250000);
+    timeval b = toTimeval(0.0005);
+    CHECK(b.tv_sec == 0);
+    CHECK(b.tv_usec == 500);
+    timeval n = toTimeval(-3);  // a deadline already past fires at once
+    CHECK(n.tv_sec == 0);
+    CHECK(n.tv_usec == 0);
+    const int64_t t = int64_t(time(nullptr)) * 1000;
+    CHECK(wallMs() >= t - 1000);
+    CHECK(wallMs() <= t + 2000);
 }
 
 TEST_CASE("PollTimers: the round and the deadline fire on their own; clearDeadline stops the deadline") {
