@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "server/clock.hpp"
 #include "server/log.hpp"
 
 namespace gslb::server {
@@ -40,9 +41,7 @@ ControlApi::~ControlApi() {
 
 void ControlApi::onHistoryTimer(evutil_socket_t, short, void* arg) {
     auto* api = static_cast<ControlApi*>(arg);
-    api->sampleHistory(std::chrono::duration_cast<std::chrono::milliseconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count());
+    api->sampleHistory(wallMs());
 }
 
 bool ControlApi::loadToken(const std::string& path, std::string& token, std::string& error) {

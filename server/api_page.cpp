@@ -12,6 +12,7 @@
 
 #include "server/api.hpp"
 #include "server/api/page/page_assets.hpp"
+#include "server/clock.hpp"
 #include "server/explain.hpp"
 
 namespace gslb::server {
@@ -386,9 +387,7 @@ ApiResponse ControlApi::page(const Snapshot& s, const std::string& file, const s
         return ApiResponse{200, std::string(page::kPageJs), "application/javascript; charset=utf-8"};
     if (!file.empty()) return apiError(404, "no such file: /ui/" + file);
     auto st = json::parse(status(s).body);
-    int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
+    int64_t now = wallMs();
     PageExplain ex;
     for (const auto& [k, v] : queryParams(path)) {
         if (k == "name") ex.name = v;

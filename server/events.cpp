@@ -1,15 +1,12 @@
 #include "server/events.hpp"
 
-#include <chrono>
+#include "server/clock.hpp"
 
 namespace gslb::server {
 
 uint64_t EventLog::record(log::Level level, std::string_view kind, std::string subject, std::string message,
                           int64_t unixMs) {
-    if (unixMs == 0)
-        unixMs = std::chrono::duration_cast<std::chrono::milliseconds>(
-                     std::chrono::system_clock::now().time_since_epoch())
-                     .count();
+    if (unixMs == 0) unixMs = wallMs();
     std::lock_guard<std::mutex> g(m_);
     if (ring_.size() >= capacity_) {
         ring_.pop_front();

@@ -8,11 +8,6 @@
 
 namespace gslb::server {
 
-timeval toTimeval(double s) {
-    if (s < 0) s = 0;
-    return timeval{time_t(s), suseconds_t((s - double(time_t(s))) * 1e6)};
-}
-
 struct HttpClient::Call {
     HttpClient* client = nullptr;
     evhttp_request* req = nullptr;

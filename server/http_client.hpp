@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "server/clock.hpp"
+
 namespace gslb::server {
 
 /// What one request got.
@@ -23,9 +25,6 @@ struct HttpAnswer {
     bool failed = false;  // libevent's error callback ran; `error` says why
     evhttp_request_error error = EVREQ_HTTP_TIMEOUT;
 };
-
-/// s -> timeval (a negative time is 0).
-timeval toTimeval(double seconds);
 
 class HttpClient {
   public:

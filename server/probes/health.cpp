@@ -18,6 +18,7 @@
 #include "metrics/health/hysteresis.hpp"
 #include "metrics/health/quorum.hpp"
 #include "metrics/health/smoothing.hpp"
+#include "server/clock.hpp"
 #include "server/events.hpp"
 #include "server/probes/health_check.hpp"
 #include "server/log.hpp"
@@ -30,19 +31,8 @@ using metrics::Health;
 
 namespace {
 
-int64_t wallMs() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
 double monoSec() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-timeval toTimeval(double s) {
-    if (s < 0) s = 0;
-    return timeval{time_t(s), suseconds_t((s - double(time_t(s))) * 1e6)};
 }
 
 std::string slotKeyOf(const std::string& site, const std::string& address) {

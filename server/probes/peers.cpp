@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 
+#include "server/clock.hpp"
 #include "server/events.hpp"
 #include "server/gslb.hpp"
 #include "server/http_client.hpp"
@@ -19,12 +19,6 @@ namespace gslb::server {
 using metrics::Health;
 
 namespace {
-
-int64_t wallMs() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 // A peer's answer can name every service of a big config; far more than that is not a peer talking.
 constexpr size_t kMaxBody = 16 * 1024 * 1024;

@@ -11,6 +11,7 @@
 #include "metrics/load_factor.hpp"
 #include "metrics/sources/exposition.hpp"
 #include "metrics/sources/mapping.hpp"
+#include "server/clock.hpp"
 #include "server/events.hpp"
 #include "server/gslb.hpp"
 #include "server/http_client.hpp"
@@ -22,12 +23,6 @@ namespace gslb::server {
 namespace ms = gslb::metrics::sources;
 
 namespace {
-
-int64_t wallMs() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 ms::Aggregate aggregateOf(const std::string& a) {
     return a == "avg" ? ms::Aggregate::Avg : a == "max" ? ms::Aggregate::Max : ms::Aggregate::Sum;
