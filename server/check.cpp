@@ -200,14 +200,18 @@ int checkConfig(const std::string& configPath, std::FILE* out) {
     }
 
     if (cfgOk && zonesOk) {
-        // Each hostname on its own, so that one bad hostname does not hide the next.
+        // Each hostname on its own, so that one bad hostname does not hide the next. The rest of the config
+        // is copied once and each build's one bound node is unbound after it: a copy of the whole config
+        // and a walk over every node per hostname made this quadratic (46 s of CPU at 10,000 hostnames).
+        Config one = cfg;
         for (const auto& h : cfg.hostnames) {
-            for (auto& z : db.zones())
-                for (uint32_t n = 0; n < z->nodeCount(); ++n) z->mutableNode(n).dynamic = -1;
-            Config one = cfg;
-            one.hostnames = {h};
+            one.hostnames.assign(1, h);
             Gslb g;
             if (!buildGslb(one, db, nullptr, 1, g, error)) rep.problem(error);
+            for (const auto& bound : g.hosts)
+                for (auto& z : db.zones())
+                    if (uint32_t n = z->find(bound.wire); n != zones::kNone && z->node(n).dynamic >= 0)
+                        z->mutableNode(n).dynamic = -1;
         }
         for (const auto& w : unreadSettings(cfg)) rep.warning(w.where, w.message);
         startChecks(cfg, db, rep);

@@ -35,6 +35,13 @@ template <class K>
 void NetTable::Family<K>::build(std::vector<std::pair<K, K>> ranges, const std::vector<int32_t>& ids) {
     // Prefixes either nest or are disjoint. Sorted by start, then by size (larger first), a sweep with a
     // stack of the enclosing prefixes emits each stretch of the space with its most specific prefix.
+    starts.clear();
+    value.clear();
+    index.clear();
+    // No prefix of this family: lookup finds no interval and answers "none, scope 0", what one interval
+    // of the whole space would say, without the 65,537-entry index (256 KB, rebuilt by every buildGslb,
+    // which `gslbd --check` runs once per hostname).
+    if (ranges.empty()) return;
     constexpr K kMax = ~K(0);
     std::vector<size_t> order(ranges.size());
     std::iota(order.begin(), order.end(), 0);
@@ -42,8 +49,6 @@ void NetTable::Family<K>::build(std::vector<std::pair<K, K>> ranges, const std::
         if (ranges[a].first != ranges[b].first) return ranges[a].first < ranges[b].first;
         return ranges[a].second > ranges[b].second;
     });
-    starts.clear();
-    value.clear();
     auto emit = [&](K start, int32_t v) {
         if (!starts.empty() && value.back() == v) return;  // the same result continues
         if (!starts.empty() && starts.back() == start) {

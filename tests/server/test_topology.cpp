@@ -65,6 +65,27 @@ std::string makeMmdb(const std::string& dir, const std::string& lines) {
 
 }  // namespace
 
+TEST_CASE("nets: a family without prefixes (or an empty table) matches nothing, scope 0, for any address") {
+    // Such a family keeps no interval index at all (an empty [topology] is built by every buildGslb).
+    NetTable only4, none;
+    std::string err;
+    REQUIRE(only4.build({entry("10.0.0.0/8", 0)}, err));
+    REQUIRE(none.build({}, err));
+    for (const char* c : {"2001:db8::/56", "::/0", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "::1"}) {
+        CAPTURE(c);
+        CHECK(only4.lookup(net(c)).entry == -1);
+        CHECK(only4.lookup(net(c)).scope == 0);
+        CHECK(none.lookup(net(c)).entry == -1);
+        CHECK(none.lookup(net(c)).scope == 0);
+    }
+    for (const char* c : {"10.1.2.0/24", "192.0.2.1", "0.0.0.0/0", "255.255.255.255"}) {
+        CAPTURE(c);
+        CHECK(none.lookup(net(c)).entry == -1);
+        CHECK(none.lookup(net(c)).scope == 0);
+    }
+    CHECK(only4.lookup(net("10.1.2.0/24")).entry == 0);
+}
+
 TEST_CASE("nets: the longest prefix wins, and the scope is the shortest prefix with the same answer") {
     NetTable t;
     std::string err;
