@@ -7,6 +7,7 @@
 
 #include <strings.h>
 
+#include <charconv>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -409,13 +410,23 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
         return ApiResponse{200, jsonText(nlohmann::json{{"ok", true}, {"message", message}}) + "\n"};
     }
     const std::string& site = parts[2];
-    // ?scope=member (gslbctl --member): a drain or enable of this member only (cluster/admin_log.hpp).
+    // ?scope=member (gslbctl --member): a drain or enable of this member only; ?at_ms=T: the command's own
+    // time (cluster/admin_log.hpp, ControlApi::admin).
     bool local = false;
+    std::optional<int64_t> atMs;
     for (const auto& [k, v] : queryParams(path)) {
-        if (k != "scope" || parts.back() == "report") continue;
-        if (v != "member" && v != "cluster")
-            return apiError(400, fmt::format("scope must be member or cluster, not \"{}\"", v));
-        local = v == "member";
+        if (parts.back() == "report") continue;
+        if (k == "scope") {
+            if (v != "member" && v != "cluster")
+                return apiError(400, fmt::format("scope must be member or cluster, not \"{}\"", v));
+            local = v == "member";
+        } else if (k == "at_ms") {
+            int64_t t = 0;
+            auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), t);
+            if (ec != std::errc() || end != v.data() + v.size() || t <= 0 || t > cluster::kMaxTimeMs)
+                return apiError(400, fmt::format("at_ms must be a time in Unix milliseconds, not \"{}\"", v));
+            atMs = t;
+        }
     }
     if (parts.size() == 4) {
         if (parts[3] == "report") {
@@ -425,11 +436,11 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
             return r;
         }
         if (parts[3] == "drain" || parts[3] == "enable")
-            return admin(*snap, site, "", parts[3] == "enable", local);
+            return admin(*snap, site, "", parts[3] == "enable", local, atMs);
         return apiError(404, fmt::format("no such endpoint: {} {}", method, path));
     }
     if (parts[5] == "drain" || parts[5] == "enable")
-        return admin(*snap, site, parts[4], parts[5] == "enable", local);
+        return admin(*snap, site, parts[4], parts[5] == "enable", local, atMs);
     return apiError(404, fmt::format("no such endpoint: {} {}", method, path));
 }
 

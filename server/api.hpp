@@ -39,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -107,9 +108,13 @@ class ControlApi {
 
     ApiResponse report(const Snapshot& s, const std::string& site, const std::string& body);
     /// A drain or enable of a site (address empty) or a service, recorded in the admin log; `local`: on this
-    /// member only (?scope=member).
+    /// member only (?scope=member). `atMs` (?at_ms=, Unix ms: gslbctl stamps one command with one time for
+    /// every member) makes the change that time, not this member's "now": it is taken only when it orders
+    /// after the change the member already has (cluster::orderedAfter), so a request that waited in a hung
+    /// member's socket cannot undo a later drain or enable the member learnt meanwhile. Refused then with
+    /// 409 and the change that holds, unless that change already leaves the site or service as asked (200).
     ApiResponse admin(const Snapshot& s, const std::string& site, const std::string& address, bool enable,
-                      bool local = false);
+                      bool local = false, std::optional<int64_t> atMs = std::nullopt);
     /// GET /v1/admin: {"self": URL, "changes": [cluster::changeJson of each change of a site or service the
     /// config has]}. A read endpoint, no token, as /v1/status (which shows the same states).
     ApiResponse adminChanges(const Snapshot& s);

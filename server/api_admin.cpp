@@ -37,48 +37,70 @@ std::string subjectOf(const cluster::AdminKey& k) {
 }  // namespace
 
 ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const std::string& address,
-                              bool enable, bool local) {
+                              bool enable, bool local, std::optional<int64_t> atMs) {
     metrics::StateTable& t = *s.gslb.table;
     auto siteSlot = t.findSite(site);
     if (!siteSlot) return apiError(404, fmt::format("unknown site \"{}\"", site));
-    const char* verb = enable ? "enabled" : "drained";
-    const char* by = local ? "by the control API, on this member only" : "by the control API";
-    if (address.empty()) {
-        bool was = t.siteEnabled(*siteSlot);
-        t.setSiteEnabled(*siteSlot, enable);
+    std::optional<uint32_t> slot;
+    if (!address.empty()) {
+        slot = t.findService(site, address);
+        if (!slot) return apiError(404, fmt::format("site \"{}\" has no service {}", site, address));
+    }
+    const cluster::AdminKey key{site, address};
+    const int64_t now = unixMs();
+    bool take = true;
+    if (atMs) {
+        // The command's own time (gslbctl's, the same on every member): a request read late - it waited in
+        // the socket of a member that was hung - must not undo what the operator did after it, which this
+        // member may have taken over from a peer meanwhile.
+        if (*atMs > now + cluster::kMaxAheadMs)
+            return apiError(400, fmt::format("at_ms {} is more than a day ahead of this member's clock ({})",
+                                             isoTime(*atMs), isoTime(now)));
+        cluster::AdminChange c{enable, *atMs, selfUrl(s), local};
+        const cluster::AdminChange* mine = adminLog_->find(key);
+        if (mine && !cluster::orderedAfter(c, *mine)) {
+            if (mine->enabled != enable)
+                return apiError(
+                    409, fmt::format("not applied: a later change holds: {} {} at {} on {}", subjectOf(key),
+                                     mine->enabled ? "enabled" : "drained", isoTime(mine->timeMs),
+                                     mine->origin.empty() ? "this member" : mine->origin));
+            take = false;  // a later change already leaves it as asked
+        } else {
+            adminLog_->put(key, c);
+        }
+    } else {
         // Recorded even when nothing changed here: a repeated drain is the operator's latest word, and must
         // order after an enable another member may have taken meanwhile.
-        adminLog_->record({site, ""}, enable, unixMs(), selfUrl(s), local);
+        adminLog_->record(key, enable, now, selfUrl(s), local);
+    }
+    const char* verb = enable ? "enabled" : "drained";
+    const char* by = local ? "by the control API, on this member only" : "by the control API";
+    if (take) {
+        bool was = slot ? t.serviceEnabled(*slot) : t.siteEnabled(*siteSlot);
+        if (slot)
+            t.setServiceEnabled(*slot, enable);
+        else
+            t.setSiteEnabled(*siteSlot, enable);
         if (was != enable) {
-            log::info("site {} {} {}", site, verb, by);
-            recordEvent(log::Level::Info, "admin", "site " + site, fmt::format("{} {}", verb, by));
+            log::info("{} {} {}", slot ? "service " + subjectOf(key) : subjectOf(key), verb, by);
+            recordEvent(log::Level::Info, "admin", subjectOf(key), fmt::format("{} {}", verb, by));
         }
         if (adminChanged_) adminChanged_();
-        // Services drained one by one keep their own drain when the site is enabled: say which, so that
-        // "enable SITE" does not read as "everything of SITE answers again".
-        nlohmann::json still = nlohmann::json::array();
-        for (uint32_t i = 0; i < t.serviceCount(); ++i)
-            if (t.serviceKey(i).site == site && !t.serviceEnabled(i))
-                still.push_back(t.serviceKey(i).address);
-        return ApiResponse{
-            200, jsonText(nlohmann::json{
-                     {"ok", true}, {"site", site}, {"enabled", enable}, {"services_drained", still}}) +
-                     "\n"};
     }
-    auto slot = t.findService(site, address);
-    if (!slot) return apiError(404, fmt::format("site \"{}\" has no service {}", site, address));
-    bool was = t.serviceEnabled(*slot);
-    t.setServiceEnabled(*slot, enable);
-    adminLog_->record({site, address}, enable, unixMs(), selfUrl(s), local);
-    if (was != enable) {
-        log::info("service {} ({}) {} {}", address, site, verb, by);
-        recordEvent(log::Level::Info, "admin", fmt::format("{} ({})", address, site),
-                    fmt::format("{} {}", verb, by));
-    }
-    if (adminChanged_) adminChanged_();
-    return ApiResponse{200, jsonText(nlohmann::json{
-                                {"ok", true}, {"site", site}, {"address", address}, {"enabled", enable}}) +
-                                "\n"};
+    if (slot)
+        return ApiResponse{200,
+                           jsonText(nlohmann::json{
+                               {"ok", true}, {"site", site}, {"address", address}, {"enabled", enable}}) +
+                               "\n"};
+    // Services drained one by one keep their own drain when the site is enabled: say which, so that
+    // "enable SITE" does not read as "everything of SITE answers again".
+    nlohmann::json still = nlohmann::json::array();
+    for (uint32_t i = 0; i < t.serviceCount(); ++i)
+        if (t.serviceKey(i).site == site && !t.serviceEnabled(i)) still.push_back(t.serviceKey(i).address);
+    return ApiResponse{200,
+                       jsonText(nlohmann::json{
+                           {"ok", true}, {"site", site}, {"enabled", enable}, {"services_drained", still}}) +
+                           "\n"};
 }
 
 ApiResponse ControlApi::adminChanges(const Snapshot& s) {

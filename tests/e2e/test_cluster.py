@@ -405,6 +405,29 @@ class Cluster(unittest.TestCase):
         p = ctl("status", "-c", self.cfg)
         self.assertIn("DIFFERENCES: none, all 3 members agree", p.stdout)
 
+    def test_8_a_drain_a_hung_member_reads_late_cannot_undo_a_later_enable(self):
+        # The new-user trial's case: gslbctl drain reaches a SIGSTOPped member (the request waits in its socket,
+        # gslbctl says FAILED), the operator enables on another member, then the stopped one runs again and reads
+        # the drain. Taken with its own "now" the drain was the newest change and every member drained; it
+        # carries the command's time (at_ms), older than the enable, so every member stays enabled.
+        m1, m2, m3 = self.members
+        os.kill(m3.proc.pid, signal.SIGSTOP)
+        try:
+            p = ctl("drain", "east", "-c", self.cfg, "--timeout", "0.5")
+            self.assertEqual(p.returncode, 1, p.out)
+            self.assertIn(f"{m3.url}: FAILED", p.stdout)
+            time.sleep(0.05)  # the enable comes later by the operator's clock
+            p = ctl("enable", "east", "-c", self.cfg, "--server", m1.url)
+            self.assertEqual(p.returncode, 0, p.out)
+            wait_for(lambda: m2.site("east")["enabled"], 3, "m2 takes over m1's enable")
+        finally:
+            os.kill(m3.proc.pid, signal.SIGCONT)
+        time.sleep(1.5)  # m3 read the queued drain and polled its peers (every second)
+        for m in (m1, m2, m3):
+            self.assertTrue(m.site("east")["enabled"], f"{m.addr}: {m.stderr()[-1500:]}")
+        q = build_query("www." + ZONE, "A")
+        self.assertIn("192.0.2.10", {rr[4] for rr in decode_msg(udp_query(m3.port, q, addr=m3.addr)).answer})
+
     def test_9_killed_member_is_unreachable_and_the_others_drain(self):
         dead = self.members[2]
         dead.kill()

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+
 #include "helpers.hpp"
 #include "server/api.hpp"
 #include "server/cluster/admin_log.hpp"
@@ -236,6 +238,66 @@ TEST_CASE("GET /v1/admin, ?scope=member and adoptChanges through the control API
     // The peer's older drain of east cannot undo the enable.
     CHECK(api->adoptChanges(*snap, {{{"east", ""}, change(false, eastTime, kPeer)}}, kPeer) == 0);
     CHECK(t.siteEnabled(*t.findSite("east")));
+    api.reset();
+    event_base_free(base);
+}
+
+TEST_CASE("?at_ms: a drain read late, after a later enable was taken over, changes nothing") {
+    // The new-user trial's case: gslbctl drain reached a SIGSTOPped member (its request waited in the socket,
+    // gslbctl said FAILED), then enable reached the others; when the member ran again it took the drain
+    // with its own "now", newer than the enable, and every member drained. Stamped with the command's time
+    // the late drain is older than the enable, whichever the member sees first.
+    const std::string kPeer = "member-b";
+    event_base* base = event_base_new();
+    auto shared = std::make_unique<Shared>();
+    auto snap = st::snapshot(st::baseConfig(st::threeServices("www.t.test.")));
+    shared->holder.publish(snap);
+    auto api = std::make_unique<ControlApi>(base, *shared, nullptr, nullptr);
+    std::string error;
+    REQUIRE(api->readToken(st::writeFile(st::newDir(), "token", "tok-0123456789"), error));
+    int saved = 0;
+    api->setAdminChanged([&saved] { ++saved; });
+    auto post = [&](const std::string& p) { return api->handle("POST", p, "Bearer tok-0123456789", ""); };
+    auto& t = *snap->gslb.table;
+    const int64_t drainAt = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count() -
+                            5000;
+    const int64_t enableAt = drainAt + 1000;
+
+    // The enable (taken by a peer) arrives first, then the queued drain: refused, with what holds.
+    CHECK(api->adoptChanges(*snap, {{{"east", ""}, change(true, enableAt, kPeer)}}, kPeer) == 0);
+    int before = saved;
+    auto r = post("/v1/sites/east/drain?at_ms=" + std::to_string(drainAt));
+    CHECK(r.status == 409);
+    CHECK(r.body.find("a later change holds: site east enabled at") != std::string::npos);
+    CHECK(r.body.find(kPeer) != std::string::npos);
+    CHECK(t.siteEnabled(*t.findSite("east")));
+    CHECK(saved == before);
+    // Asked again for what already holds (a retried enable of the same command): 200, nothing new.
+    CHECK(post("/v1/sites/east/enable?at_ms=" + std::to_string(drainAt)).status == 200);
+    CHECK(t.siteEnabled(*t.findSite("east")));
+    CHECK(saved == before);
+
+    // The other order: the late drain first (nothing newer known yet), then the peer's enable wins.
+    REQUIRE(post("/v1/sites/west/services/192.0.2.2/drain?at_ms=" + std::to_string(drainAt)).status == 200);
+    CHECK_FALSE(t.serviceEnabled(*t.findService("west", "192.0.2.2")));
+    auto mine = nlohmann::json::parse(api->handle("GET", "/v1/admin", "", "").body)["changes"];
+    REQUIRE(mine.size() == 2);
+    CHECK(mine[1]["time_ms"] == drainAt);  // the command's time, not this member's now
+    CHECK(api->adoptChanges(*snap, {{{"west", "192.0.2.2"}, change(true, enableAt, kPeer)}}, kPeer) == 1);
+    CHECK(t.serviceEnabled(*t.findService("west", "192.0.2.2")));
+    // ... and the member's own later command (no at_ms: its now) still orders after everything it saw.
+    REQUIRE(post("/v1/sites/west/services/192.0.2.2/drain").status == 200);
+    CHECK_FALSE(t.serviceEnabled(*t.findService("west", "192.0.2.2")));
+
+    // Not a time: refused, nothing changed.
+    before = saved;
+    for (std::string bad : {"abc", "0", "-5", "12x", "", "9007199254740993"})
+        CHECK(post("/v1/sites/south/drain?at_ms=" + bad).status == 400);
+    CHECK(post("/v1/sites/south/drain?at_ms=" + std::to_string(drainAt + 2 * kMaxAheadMs)).status == 400);
+    CHECK(t.siteEnabled(*t.findSite("south")));
+    CHECK(saved == before);
     api.reset();
     event_base_free(base);
 }

@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+
 #include "server/config.hpp"
 #include "tools/gslbctl/cluster_status.hpp"
 #include "tools/gslbctl/commands.hpp"
@@ -252,8 +254,12 @@ int admin(const LiveArgs& a, const std::string& action, const std::string& site,
     if (!address.empty()) path += "/services/" + pathSegment(address);
     path += "/" + action;
     // --member makes one member differ on purpose: the members must not converge on it (README "Drains
-    // converge").
-    if (!a.member.empty()) path += "?scope=member";
+    // converge"). at_ms: the command's time, one for every member, so that a member that reads the request
+    // late (it was hung past our timeout) takes it as what it was, older than what came after.
+    path += fmt::format("?at_ms={}", std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::system_clock::now().time_since_epoch())
+                                         .count());
+    if (!a.member.empty()) path += "&scope=member";
     return send(a, ep, "POST", path, "{}", [&](const nlohmann::json& j, Outcome& o) {
         o.out = fmt::format("{}: {}{}\n", action == "drain" ? "drained" : "enabled", site,
                             address.empty() ? " (every service of the site)" : " " + address);
