@@ -10,9 +10,10 @@
 namespace gslb::server {
 
 /// SHA-256 (lower-case hex) over the config file as parsed, re-written canonically (keys in order, no
-/// comments or layout) without the keys that differ from member to member by design ([server] listen,
-/// [control] listen, [cluster] self), then each [[zone]]'s name and file bytes in config order. Files other
-/// than the config and the zone files themselves ($INCLUDEs, keys, nets_file, the token) are not covered.
+/// comments or layout) without the keys that differ from member to member by design ([server] listen and
+/// state_dir, [control] listen, [cluster] self), then each [[zone]]'s name and file bytes in config order.
+/// Files other than the config and the zone files themselves ($INCLUDEs, keys, nets_file, the token) are not
+/// covered.
 /// Empty when a file cannot be read (the config was loaded from it a moment ago, so: a race with an edit).
 /// The config part comes from Config::tomlDigest (canonicalTomlDigest at load), not from a second parse.
 std::string configDigest(const Config& c);

@@ -165,5 +165,8 @@ TEST_CASE("configDigest: the same for members that differ only in their listen a
     CHECK(a == digest(with("127.0.0.3")));
     CHECK(a == digest(with("127.0.0.3") + "\n# a comment, blank lines\n\n"));
     CHECK(a != digest(with("127.0.0.3", "workers = 3\n")));
+    // state_dir is the host's: two members on one host need two, and differ in nothing else
+    CHECK(digest(with("127.0.0.2", "state_dir = \"m2\"\n")) ==
+          digest(with("127.0.0.3", "state_dir = \"m3\"\n")));
     CHECK(a != digest(with("127.0.0.3"), st::kZone + "extra IN A 192.0.2.99\n"));
 }
