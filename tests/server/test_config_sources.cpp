@@ -1,6 +1,9 @@
 // [source.NAME], a site's `sources` and mappings, a service's `connections` (issue 12): what loads, and
 // each refusal with its file, line and key.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <memory>
 
 #include "server/config.hpp"
 #include "server/unread_settings.hpp"
@@ -88,4 +91,77 @@ TEST_CASE("sources: an explicit mapping no stage reads is warned about") {
     auto u = unreadSettings(cfg);
     REQUIRE(u.size() == 1);
     CHECK(u[0].message.find("[site.east] cpu is mapped but not read") == 0);
+}
+
+TEST_CASE("SharedMapping: absent reads as an unset MappingConf, set is kept once and shared by copies") {
+    // Unset: the defaults, from one object for every service without the key (no heap per service).
+    SharedMapping none, other;
+    CHECK_FALSE(none->set);
+    CHECK(none->source.empty());
+    CHECK(none->aggregate == "sum");
+    CHECK(none->scale == 1);
+    CHECK(&*none == &*other);
+    static_assert(sizeof(SharedMapping) <= sizeof(std::shared_ptr<const MappingConf>),
+                  "a service's mapping is a pointer: 80,000 services mostly have none");
+    // An unset MappingConf is absent whatever else it holds.
+    MappingConf half;
+    half.source = "east-lb";
+    none = half;
+    CHECK(none->source.empty());
+    CHECK(&*none == &*other);
+    // Set: kept as given; a copy points at the same one.
+    MappingConf m;
+    m.set = true;
+    m.source = "east-lb";
+    m.metric = "sessions{proxy=\"www\"}";
+    m.aggregate = "max";
+    m.scale = 2;
+    m.line = 7;
+    SharedMapping a;
+    a = m;
+    SharedMapping b = a;
+    CHECK(a->set);
+    CHECK(a->metric == "sessions{proxy=\"www\"}");
+    CHECK(a->aggregate == "max");
+    CHECK(a->scale == 2);
+    CHECK(a->line == 7);
+    CHECK(&*a == &*b);
+    CHECK(&*a != &*other);
+    // Reassigned (a reload's config is a new one): the copy keeps what it had.
+    MappingConf n = m;
+    n.metric = "other";
+    a = n;
+    CHECK(a->metric == "other");
+    CHECK(b->metric == "sessions{proxy=\"www\"}");
+    a = MappingConf{};
+    CHECK_FALSE(a->set);
+    CHECK(&*a == &*other);
+    CHECK(b->set);
+}
+
+TEST_CASE(
+    "SharedMapping in a loaded config: only the services that map `connections` hold one; copies share") {
+    std::string svc = "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.{0}\"\nsite = \"{1}\"\n{2}";
+    std::string text =
+        "[server]\nlisten = [\"127.0.0.1:5353\"]\n\n[[zone]]\nname = \"t.test.\"\nfile = "
+        "\"t.zone\"\n\n" +
+        kLb + "\n[site.east]\n[site.west]\n[site.south]\n\n[hostname.\"www.t.test.\"]\n" +
+        fmt::format(fmt::runtime(svc), 1, "east",
+                    "connections = { source = \"east-lb\", metric = 'conns', rate = true }\n") +
+        fmt::format(fmt::runtime(svc), 2, "west", "") + fmt::format(fmt::runtime(svc), 3, "south", "");
+    st::Written w = st::writeConfig(text);
+    Config cfg;
+    std::string error;
+    REQUIRE_MESSAGE(loadConfig(w.config, cfg, error), error);
+    const auto& s = cfg.hostnames.at(0).services;
+    REQUIRE(s.size() == 3);
+    CHECK(s[0].connections->set);
+    CHECK(s[0].connections->source == "east-lb");
+    CHECK(s[0].connections->metric == "conns");
+    CHECK(s[0].connections->rate);
+    CHECK(s[0].connections->line == st::lineOf(text, "connections ="));
+    CHECK_FALSE(s[1].connections->set);
+    CHECK(&*s[1].connections == &*s[2].connections);  // the one unset object
+    Config copy = cfg;                                // as `gslbd --check` copies it
+    CHECK(&*copy.hostnames[0].services[0].connections == &*s[0].connections);
 }
