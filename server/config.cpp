@@ -468,6 +468,11 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                         fmt::format("\"{}\" is not hmac-md5, hmac-sha1, hmac-sha224, hmac-sha256, "
                                     "hmac-sha384 or hmac-sha512",
                                     alg));
+            // RFC 8945 §5.2.4: the shortest truncated MAC taken from a peer; the full hash by default (BIND's
+            // rule for a key not configured for truncation), down to §5.2.2.1's max(10, half the hash).
+            const size_t full = zones::tsigMacSize(key.algorithm);
+            key.minMacSize = uint16_t(kr.getInt("min_mac_size", int64_t(full),
+                                                int64_t(std::max<size_t>(10, full / 2)), int64_t(full)));
             std::string sf = kr.getString("secret_file", "");
             if (sf.empty()) kr.fail(nullptr, "secret_file", "is required (the base64 secret, in a file)");
             sf = resolvePath(path, sf);

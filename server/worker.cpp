@@ -792,10 +792,13 @@ bool Worker::verifyTsig(const Snapshot& snap, std::span<const uint8_t> query, si
     zones::TsigRecord r;
     zones::parseTsig(query, tsigAt, r);
     std::string key = zones::nameToText({reinterpret_cast<const char*>(r.keyName), r.keyNameLen});
-    std::string detail = s.error == zones::kTsigBadKey    ? "unknown key or algorithm"
-                         : s.error == zones::kTsigBadSig  ? "wrong MAC"
-                         : s.error == zones::kTsigBadTime ? fmt::format("clock off by {} s", s.skew)
-                                                          : "";
+    std::string detail =
+        s.error == zones::kTsigBadKey    ? "unknown key or algorithm"
+        : s.error == zones::kTsigBadSig  ? "wrong MAC"
+        : s.error == zones::kTsigBadTime ? fmt::format("clock off by {} s", s.skew)
+        : s.error == zones::kTsigBadTrunc
+            ? fmt::format("MAC truncated to {} octets, below the key's min_mac_size", s.macLen)
+            : "";
     logRefusal(fmt::format("query from {} with TSIG key {}: {} ({})", peerText(peer), key,
                            zones::tsigErrorText(s.error), detail));
     rcode = zones::kRcodeNotAuth;

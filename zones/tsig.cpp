@@ -412,7 +412,11 @@ bool verifyRequest(std::span<const uint8_t> msg, size_t at, std::span<const Tsig
     }
     std::memcpy(s.mac, r.mac, r.macLen);  // the response's digest starts with the request MAC as it came
     s.macLen = r.macLen;
-    if (s.skew > int64_t(r.fudge) || -s.skew > int64_t(r.fudge)) s.error = kTsigBadTime;  // §5.2.3
+    if (s.skew > int64_t(r.fudge) || -s.skew > int64_t(r.fudge)) {
+        s.error = kTsigBadTime;  // §5.2.3
+    } else if (r.macLen < (k->minMacSize ? k->minMacSize : tsigMacSize(k->algorithm))) {
+        s.error = kTsigBadTrunc;  // §5.2.4: verified, but shorter than this key's policy allows
+    }
     return true;
 }
 
@@ -448,22 +452,25 @@ size_t tsigErrorResponse(std::span<uint8_t> buf, size_t len, const TsigRecord& r
                          uint64_t now) noexcept {
     if (len < kHeader || len > buf.size()) return 0;
     buf[3] = uint8_t((buf[3] & 0xF0) | 9);  // NOTAUTH
-    if (s.error == kTsigBadTime && s.key) {
+    if ((s.error == kTsigBadTime || s.error == kTsigBadTrunc) && s.key) {
         // §5.2.3: signed with the request's key; Time Signed is the request's, Other Data our clock.
+        // §5.2.4 / §5.3.2: BADTRUNC follows a MAC that verified, so it is signed too, at our time.
         const TsigKey& k = *s.key;
         std::string_view alg = tsigAlgorithmWire(k.algorithm);
+        const bool badTime = s.error == kTsigBadTime;
+        const uint64_t signedAt = badTime ? s.requestTime : now;
         uint8_t other[6];
         wr48(other, now);
         Hmac h(k);
         h.u16(s.macLen);
         h.update(s.mac, s.macLen);
         digestMessage(h, buf.first(len), len, s.originalId, rd16(buf.data() + 10));
-        digestVariables(h, k.name, alg, s.requestTime, kTsigFudge, kTsigBadTime, other, 6, false);
+        digestVariables(h, k.name, alg, signedAt, kTsigFudge, s.error, other, badTime ? 6 : 0, false);
         uint8_t mac[kTsigMaxMac];
         size_t n = h.final(mac);
         if (n == 0) return 0;
-        return appendRecord(buf, len, k.name, alg, s.requestTime, kTsigFudge, mac, uint16_t(n), s.originalId,
-                            kTsigBadTime, other, 6);
+        return appendRecord(buf, len, k.name, alg, signedAt, kTsigFudge, mac, uint16_t(n), s.originalId,
+                            s.error, other, badTime ? 6 : 0);
     }
     // §5.3.2: BADKEY, BADSIG: unsigned, the request's key name and algorithm echoed.
     return appendRecord(buf, len, sv(req.keyName, req.keyNameLen), sv(req.algorithm, req.algorithmLen), now,

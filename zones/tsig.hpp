@@ -49,6 +49,9 @@ struct TsigKey {
     std::string label;  // the name as configured ([key.NAME]), for logs
     TsigAlgorithm algorithm = TsigAlgorithm::HmacSha256;
     std::vector<uint8_t> secret;
+    /// The shortest MAC a request may carry (octets; RFC 8945 §5.2.4's local policy, [key.NAME]
+    /// min_mac_size); 0: the full hash, as BIND requires of a key not configured for truncation.
+    uint16_t minMacSize = 0;
 };
 
 /// Decodes base64 (RFC 4648 §4) as tsig-keygen and keymgr print secrets; whitespace is skipped. False on any
@@ -103,8 +106,9 @@ struct TsigSession {
 /// Verifies a request's TSIG (RFC 8945 §5.2: key, then MAC, then time) and fills `s` for signing the
 /// response. Returns false when the TSIG RR is malformed or its MAC size is impossible (FORMERR,
 /// §5.2.2.1); otherwise true, with s.error 0 (verified) or BADKEY (unknown key name or another
-/// algorithm), BADSIG (wrong MAC) or BADTIME (|now - Time Signed| > Fudge). A MAC truncated to no less
-/// than max(10, half the hash) is accepted (§5.2.2.1's local policy: we take every allowed length).
+/// algorithm), BADSIG (wrong MAC), BADTIME (|now - Time Signed| > Fudge) or BADTRUNC (§5.2.4: a MAC
+/// truncated below the key's minMacSize, which verified as truncated; checked last, as the RFC orders). A MAC
+/// shorter than max(10, half the hash) or longer than the hash is FORMERR (§5.2.2.1).
 bool verifyRequest(std::span<const uint8_t> msg, size_t at, std::span<const TsigKey> keys, uint64_t now,
                    TsigSession& s) noexcept;
 
@@ -121,8 +125,8 @@ size_t signResponse(std::span<uint8_t> buf, size_t len, TsigSession& s, uint64_t
 /// already written (header, question, maybe OPT) whose RCODE this sets to NOTAUTH; a TSIG RR with the error
 /// is appended. BADKEY and BADSIG get an unsigned one (MAC size 0: we cannot sign with a key we do not
 /// know, or for a client that does not hold it); BADTIME is signed and carries our time in Other Data so
-/// that the client can see the skew. Returns the new length, 0 when it does not fit or `reply` is shorter
-/// than a header.
+/// that the client can see the skew; BADTRUNC is signed (its MAC verified, §5.3.2), with the full MAC.
+/// Returns the new length, 0 when it does not fit or `reply` is shorter than a header.
 size_t tsigErrorResponse(std::span<uint8_t> buf, size_t len, const TsigRecord& request, TsigSession& s,
                          uint64_t now) noexcept;
 

@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
 """TSIG (RFC 8945, issue 11): real Knot and NSD secondaries transfer a zone whose axfr_allow requires a key,
 are told of a new serial by signed NOTIFYs, and serve a record added by `gslbctl zone add` within seconds of
-the reload. An unsigned or wrongly keyed transfer is refused, and the log says from where and why."""
+the reload. An unsigned or wrongly keyed transfer is refused, and the log says from where and why. A query whose
+MAC is truncated below the key's policy gets BADTRUNC (RFC 8945 §5.2.4), signed, on the wire (no client
+truncates, so the test signs it itself)."""
 import base64
+import hmac
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import XFR_ZONE, Gslbd, Knot, Nsd, free_port, run_tests, secondaries_follow, soa_serial  # noqa: E402
+from harness import (XFR_ZONE, Gslbd, Knot, Nsd, build_query, encode_name, free_port, run_tests,  # noqa: E402
+                     secondaries_follow, soa_serial, udp_query)
 
 ORIGIN = "gslb.example.com."
 ZONE = XFR_ZONE  # harness.py: shared with the other transfer test
@@ -81,6 +86,66 @@ class Tsig(unittest.TestCase):
             # The secondaries' own transfers were never refused: the one refusal is kdig's unsigned AXFR.
             self.assertEqual(len(re.findall(r"refused:", g.stderr())), 1, g.stderr())
             g.stop()
+
+
+def signed_query(key, secret, mac_len, now):
+    """A SOA query signed with hmac-sha256 (RFC 8945 §4.3.3: the message, then the TSIG variables), its MAC
+    cut to its first `mac_len` octets (a truncation, §5.2.2.1 4). Returns (wire, the MAC as sent)."""
+    q = build_query(ORIGIN, "SOA", qid=0x5151)
+    name, alg = encode_name(key), encode_name("hmac-sha256.")
+    times = struct.pack("!HIH", now >> 32, now & 0xFFFFFFFF, 300)  # Time Signed (48 bits), Fudge
+    variables = name + struct.pack("!HI", 255, 0) + alg + times + struct.pack("!HH", 0, 0)
+    mac = hmac.new(base64.b64decode(secret), q + variables, "sha256").digest()[:mac_len]
+    rdata = alg + times + struct.pack("!H", mac_len) + mac + struct.pack("!HHH", 0x5151, 0, 0)
+    rr = name + struct.pack("!HHIH", 250, 255, 0, len(rdata)) + rdata
+    return q[:10] + struct.pack("!H", 1) + q[12:] + rr, mac
+
+
+def tsig_tail(reply):
+    """(MAC size, original id, error, other length) of the reply's TSIG RR, the last thing in it."""
+    other = struct.unpack("!H", reply[-2:])[0]
+    end = len(reply) - 6 - other
+    orig, err = struct.unpack("!HH", reply[end:end + 4])
+    for size in (0, 32):  # unsigned, or signed with the full hmac-sha256 MAC
+        if struct.unpack("!H", reply[end - size - 2:end - size])[0] == size:
+            return size, orig, err, other
+    raise AssertionError(f"no TSIG MAC size found in {reply.hex()}")
+
+
+class Truncation(unittest.TestCase):
+    def test_a_mac_truncated_below_the_policy_is_badtrunc(self):
+        g = Gslbd(files={"zone.db": ZONE, "xfr.key": SECRET + "\n"}, wait_zone=ORIGIN)
+        g.raw_config = (f'[server]\nlisten = ["127.0.0.1:{g.port}"]\n\n'
+                        f'[key.xfr]\nalgorithm = "hmac-sha256"\nsecret_file = "xfr.key"\n\n'
+                        f'[key.short]\nalgorithm = "hmac-sha256"\nsecret_file = "xfr.key"\nmin_mac_size = 16\n\n'
+                        f'[[zone]]\nname = "{ORIGIN}"\nfile = "zone.db"\n')
+        with g:
+            now = int(time.time())
+            # The full MAC: answered, signed.
+            wire, _ = signed_query("xfr.", SECRET, 32, now)
+            r = udp_query(g.port, wire)
+            self.assertEqual(r[3] & 0x0F, 0)
+            self.assertEqual(tsig_tail(r)[:3], (32, 0x5151, 0))
+            # Truncated to 16 octets (allowed by RFC 8945, below this key's policy, the full hash by default):
+            # NOTAUTH with TSIG error BADTRUNC, signed with the full MAC since the truncated one verified.
+            wire, _ = signed_query("xfr.", SECRET, 16, now)
+            r = udp_query(g.port, wire)
+            self.assertEqual(r[3] & 0x0F, 9, r.hex())  # NOTAUTH
+            self.assertEqual(struct.unpack("!H", r[6:8])[0], 0)  # no answer
+            self.assertEqual(tsig_tail(r), (32, 0x5151, 22, 0))
+            # A key whose min_mac_size is 16 takes it.
+            wire, _ = signed_query("short.", SECRET, 16, now)
+            r = udp_query(g.port, wire)
+            self.assertEqual(r[3] & 0x0F, 0, r.hex())
+            self.assertEqual(tsig_tail(r)[:3], (32, 0x5151, 0))
+            # Below max(10, half the hash) it is a format error, not BADTRUNC (§5.2.2.1).
+            wire, _ = signed_query("short.", SECRET, 15, now)
+            self.assertEqual(udp_query(g.port, wire)[3] & 0x0F, 1)
+            deadline = time.monotonic() + 3
+            while "BADTRUNC" not in g.stderr() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertIn("TSIG key xfr.: BADTRUNC (MAC truncated to 16 octets, below the key's min_mac_size)",
+                          g.stderr())
 
 
 if __name__ == "__main__":

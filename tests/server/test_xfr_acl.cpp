@@ -73,6 +73,17 @@ TEST_CASE("[key.NAME] and key references: errors name the file, line and key") {
     CHECK(err.find("the secret is not base64") != std::string::npos);
     CHECK_FALSE(load("[key.xfr]\nsecret_file = \"xfr.key\"\nalgoritm = \"x\"\n" + zoneWith(""), cfg, err));
     CHECK(err.find("[key.xfr]: unknown key \"algoritm\"") != std::string::npos);
+    // min_mac_size (RFC 8945 §5.2.4): the full hash by default; max(10, half the hash) .. the hash.
+    REQUIRE(load("[key.xfr]\nsecret_file = \"xfr.key\"\n" + zoneWith(""), cfg, err));
+    CHECK(cfg.keys[0].minMacSize == 32);
+    REQUIRE(load("[key.xfr]\nsecret_file = \"xfr.key\"\nmin_mac_size = 16\n" + zoneWith(""), cfg, err));
+    CHECK(cfg.keys[0].minMacSize == 16);
+    CHECK_FALSE(load("[key.xfr]\nsecret_file = \"xfr.key\"\nmin_mac_size = 15\n" + zoneWith(""), cfg, err));
+    CHECK(err.find(":3: [key.xfr] min_mac_size") != std::string::npos);
+    CHECK_FALSE(load(
+        "[key.xfr]\nalgorithm = \"hmac-md5\"\nsecret_file = \"xfr.key\"\nmin_mac_size = 17\n" + zoneWith(""),
+        cfg, err));
+    CHECK(err.find("[key.xfr] min_mac_size") != std::string::npos);
     CHECK_FALSE(load("[server]\naxfr_allow = [{ address = \"127.0.0.1\", key = \"nope\" }]\n" + zoneWith(""),
                      cfg, err));
     CHECK(err.find(":2: [server] axfr_allow key: no [key.nope] is configured") != std::string::npos);

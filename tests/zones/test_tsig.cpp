@@ -2,6 +2,7 @@
 // ldns signs requests we verify, and verifies the responses (single and AXFR multi-message) we sign.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <ctime>
 #include <string>
 #include <vector>
@@ -217,21 +218,64 @@ TEST_CASE("BADKEY, BADSIG, BADTIME (RFC 8945 §5.2) and their error responses") 
         CHECK(other == later);
         ldns_rdf_deep_free(mac);
     }
-    SUBCASE("a MAC shorter than max(10, half the hash) is a format error (§5.2.2.1)") {
+    // The request signed by ldns with its MAC cut to its first `octets` (a truncation, RFC 8945 §5.2.2.1 4):
+    // MAC Size, then the rest of the rdata moved down and RDLENGTH fixed.
+    auto truncated = [&](size_t octets, size_t& at) {
         auto q = ldnsSignedQuery("x.test.", LDNS_RR_TYPE_SOA, "xfr.", "hmac-sha256.", kSecret, nullptr);
-        size_t at = s.raw(q).tsigAt;
+        at = s.raw(q).tsigAt;
         TsigRecord r;
         REQUIRE(parseTsig({q.data(), q.size()}, at, r));
-        // Cut the MAC to 15 octets: MAC Size, then move the rest of the rdata down and fix RDLENGTH.
         size_t macAt = size_t(r.mac - q.data());
         q[macAt - 2] = 0;
-        q[macAt - 1] = 15;
-        q.erase(q.begin() + long(macAt + 15), q.begin() + long(macAt + 32));
+        q[macAt - 1] = uint8_t(octets);
+        q.erase(q.begin() + long(macAt + octets), q.begin() + long(macAt + 32));
         size_t rdlenAt = at + r.keyNameLen + 8;
-        uint16_t rdlen = uint16_t((q[rdlenAt] << 8 | q[rdlenAt + 1]) - 17);
+        uint16_t rdlen = uint16_t((q[rdlenAt] << 8 | q[rdlenAt + 1]) - (32 - octets));
         q[rdlenAt] = uint8_t(rdlen >> 8);
         q[rdlenAt + 1] = uint8_t(rdlen);
+        return q;
+    };
+    SUBCASE("a MAC shorter than max(10, half the hash) is a format error (§5.2.2.1)") {
+        size_t at = 0;
+        auto q = truncated(15, at);
         CHECK_FALSE(verifyRequest({q.data(), q.size()}, at, keys, now(), ts));
+    }
+    SUBCASE("a truncated MAC below the key's min_mac_size: BADTRUNC, signed with the full MAC (§5.2.4)") {
+        size_t at = 0;
+        auto q = truncated(16, at);
+        REQUIRE(verifyRequest({q.data(), q.size()}, at, keys, now(), ts));
+        CHECK(ts.error == kTsigBadTrunc);  // the default policy: the full hash
+        CHECK(ts.macLen == 16);            // the request MAC the signed error covers, as it came
+        size_t len =
+            refuse(AnswerOptions{}, {q.data(), q.size()}, {s.out.data(), s.out.size()}, kRcodeNotAuth);
+        TsigRecord req;
+        REQUIRE(parseTsig({q.data(), q.size()}, at, req));
+        uint64_t t = now();
+        size_t n = tsigErrorResponse({s.out.data(), s.out.size()}, len, req, ts, t);
+        TsigRecord r;
+        REQUIRE(findTsig({s.out.data(), n}, r) == TsigFind::Found);
+        CHECK(r.error == kTsigBadTrunc);
+        CHECK(r.macLen == 32);
+        CHECK(r.timeSigned == t);
+        CHECK(r.otherLen == 0);
+        CHECK((s.out[3] & 0x0F) == kRcodeNotAuth);
+        // The client (who holds the key and the truncated MAC it sent) verifies the signed error.
+        TsigSession client;
+        client.key = &keys[0];
+        std::memcpy(client.mac, req.mac, 16);
+        client.macLen = 16;
+        CHECK(verifyResponse({s.out.data(), n}, client, t) == kTsigBadTrunc);
+        // A wrong MAC stays BADSIG, and a late clock stays BADTIME: truncation is checked last.
+        q[size_t(req.mac - q.data())] ^= 1;
+        REQUIRE(verifyRequest({q.data(), q.size()}, at, keys, now(), ts));
+        CHECK(ts.error == kTsigBadSig);
+        q[size_t(req.mac - q.data())] ^= 1;
+        REQUIRE(verifyRequest({q.data(), q.size()}, at, keys, now() + 400, ts));
+        CHECK(ts.error == kTsigBadTime);
+        // With min_mac_size = 16 the same request verifies.
+        keys[0].minMacSize = 16;
+        REQUIRE(verifyRequest({q.data(), q.size()}, at, keys, now(), ts));
+        CHECK(ts.error == kTsigNoError);
     }
 }
 
