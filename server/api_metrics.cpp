@@ -53,7 +53,8 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
     uint64_t udp = 0, tcp = 0, dropped = 0, truncated = 0, rrlDropped = 0, rrlSlipped = 0;
     uint64_t cookies[3] = {}, tcpRefused = 0, axfrRefused = 0, xdpIn = 0, xdpOut = 0;
     uint64_t rc[WorkerStats::kRcodes] = {}, qt[WorkerStats::kTypes] = {};
-    for (const auto& st : shared_.stats) {
+    for (size_t w = 0; w < shared_.statRows; ++w) {
+        const WorkerStats& st = shared_.stats[w];
         udp += st.udp.load(std::memory_order_relaxed);
         tcp += st.tcp.load(std::memory_order_relaxed);
         dropped += st.dropped.load(std::memory_order_relaxed);

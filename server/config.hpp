@@ -2,6 +2,7 @@
 // schema (STYLE.md 8): every key has a type, a range and a default; an unknown key or a bad value is an error
 // that names the file, the line and the key's full path.
 #pragma once
+#include <algorithm>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -74,6 +75,16 @@ struct ServerConf {
     // none. Read at start only.
     std::vector<std::string> xdp;
 };
+
+/// Threads that answer queries, each with its own row of statistics (Shared::stats) and of GSLB answer
+/// counters: per worker, its loop (TCP, AF_XDP) and one per UDP socket (one per listen address).
+inline size_t answerRows(const ServerConf& sc) {
+    return size_t(std::max(1, sc.workers)) * (1 + sc.listen.size());
+}
+/// The row of worker `worker`'s thread `lane` (0: its loop; 1 + i: the thread of its socket on listen[i]).
+inline size_t answerRow(const ServerConf& sc, int worker, size_t lane) {
+    return lane * size_t(std::max(1, sc.workers)) + size_t(worker);
+}
 
 /// [rrl]: response rate limiting (the BIND / NSD / Knot design; server/edge/rrl.hpp).
 struct RrlConf {

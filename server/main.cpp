@@ -138,6 +138,7 @@ struct Daemon {
         for (const auto& z : s->db.zones()) records += z->recordCount();
         size_t zones = s->db.zones().size();
         shared.holder.publish(std::move(s));
+        for (auto& w : workers) w->nudge();  // idle UDP threads let go of the old snapshot now
         // Peers first: the health monitor combines with the new quorum when it rewrites the slots.
         if (peers) peers->apply(*shared.holder.get());
         if (health) health->apply(*shared.holder.get());  // new checks start, unchanged ones keep their state
@@ -173,7 +174,8 @@ struct Daemon {
 void logStatus(Daemon& d) {
     auto snap = d.shared.holder.get();
     uint64_t udp = 0, tcp = 0, dropped = 0;
-    for (const auto& st : d.shared.stats) {
+    for (size_t i = 0; i < d.shared.statRows; ++i) {
+        const WorkerStats& st = d.shared.stats[i];
         udp += st.udp.load(std::memory_order_relaxed);
         tcp += st.tcp.load(std::memory_order_relaxed);
         dropped += st.dropped.load(std::memory_order_relaxed);
@@ -336,6 +338,7 @@ int main(int argc, char** argv) {
             log::error("cannot listen: {}", error);
             return 1;
         }
+        d.shared.sizeStats(answerRows(sc));
         for (int i = 0; i < sc.workers; ++i) {
             auto w = std::make_unique<Worker>(i, d.shared);
             if (!w->open(sc.listen, error)) {

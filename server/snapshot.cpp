@@ -115,12 +115,12 @@ std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot*
             return nullptr;
         }
     }
-    // One counter row per worker thread that runs: [server] workers of the first snapshot (the workers are
-    // started once; a reload that changes the key takes effect at the next start). Rows for all kMaxWorkers
-    // cost 64 x 8 octets per service in each of the per-service and per-(hostname, service) tables: 1 KiB of
-    // the 1.8 KiB a GSLB service cost.
-    size_t workers = previous && previous->gslb.answers ? previous->gslb.answers->workers()
-                                                        : size_t(std::max(1, s->config.server.workers));
+    // One counter row per thread that answers (answerRows: each worker's loop and its UDP threads), from
+    // [server] workers and listen of the first snapshot (the workers are started once; a reload that changes
+    // them takes effect at the next start). Rows for all kMaxWorkers cost 64 x 8 octets per service in each
+    // of the per-service and per-(hostname, service) tables: 1 KiB of the 1.8 KiB a GSLB service cost.
+    size_t workers =
+        previous && previous->gslb.answers ? previous->gslb.answers->workers() : answerRows(s->config.server);
     if (!buildGslb(s->config, s->db, previous ? &previous->gslb : nullptr, workers, s->gslb, error))
         return nullptr;
     // The parsed records are gone; give their memory back to the system instead of keeping it in malloc's

@@ -5,10 +5,12 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <climits>
 #include <chrono>
 #include <cstring>
@@ -41,6 +43,13 @@ constexpr size_t kAxfrHigh = 48 << 10;
 constexpr size_t kAxfrLow = 16 << 10;
 constexpr size_t kCmsgSpace = 64;
 constexpr size_t kAnswerAlign = 64;  // a cache line
+
+// Worker::nudge's signal: it interrupts a UDP thread's blocking recvmmsg (EINTR), nothing else. Blocked in
+// every other thread (Worker::start), so a stray `kill` of it reaches only the UDP threads, which ignore it.
+int nudgeSignal() {
+    return SIGRTMIN + 1;
+}
+void onNudge(int) {}
 
 int64_t nowMs() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -89,11 +98,12 @@ std::string peerText(const sockaddr* sa) {
 }  // namespace
 
 struct Worker::UdpSocket {
-    Worker* worker;
-    int fd = -1;
+    UdpSocket(size_t row, uint64_t seed) : lane(row, seed) {}
+    int fd = -1;  // blocking: its thread waits in recvmmsg
     bool wildcard = false;
     int family = AF_INET;
-    event* ev = nullptr;
+    Lane lane;
+    std::thread thread;
 };
 
 // One batch of datagrams: what recvmmsg fills, the answers, and what sendmmsg sends. Made once per worker:
@@ -180,10 +190,18 @@ struct Worker::TcpConn {
     TcpConn* newer = nullptr;
 };
 
-Worker::Worker(int id, Shared& shared)
-    : id_(id), shared_(shared), selector_(size_t(id), uint64_t(std::random_device{}()) << 32 | uint64_t(id)) {
+Worker::Lane::Lane(size_t r, uint64_t seed)
+    : row(r), selector(r, seed), batch(std::make_unique<UdpBatch>()) {}
+Worker::Lane::~Lane() = default;
+
+namespace {
+uint64_t laneSeed(size_t row) {
+    return uint64_t(std::random_device{}()) << 32 | uint64_t(row);
+}
+}  // namespace
+
+Worker::Worker(int id, Shared& shared) : id_(id), shared_(shared), lane_(size_t(id), laneSeed(size_t(id))) {
     base_ = event_base_new();
-    batch_ = std::make_unique<UdpBatch>();
     tcpOut_.resize(kTcpOut);
     wake_ = event_new(base_, -1, 0, onWake, this);
     shared_.tcp[id_].wake = wake_;
@@ -193,10 +211,9 @@ Worker::Worker(int id, Shared& shared)
 
 Worker::~Worker() {
     for (auto* e : xdp_) event_free(e);
-    for (auto& u : udp_) {
-        if (u->ev) event_free(u->ev);
+    stop();  // the UDP threads use the sockets and the Lanes
+    for (auto& u : udp_)
         if (u->fd >= 0) close(u->fd);
-    }
     for (auto* l : tcp_) evconnlistener_free(l);
     while (oldest_) closeConn(oldest_);  // the loop has stopped: nothing else refers to them
     shared_.tcp[id_].wake = nullptr;
@@ -204,20 +221,21 @@ Worker::~Worker() {
     if (base_) event_base_free(base_);
 }
 
-const Snapshot& Worker::snapshot() {
-    if (shared_.holder.generation() == gen_) return *snap_;
+const Snapshot& Worker::snapshot(Lane& lane) {
+    if (shared_.holder.generation() == lane.gen) return *lane.snap;
     // Selector::rebind compares the new hostnames with the old ones: the old snapshot lives until it has.
-    std::shared_ptr<const Snapshot> old = snap_;
-    uint64_t before = gen_;
-    shared_.holder.refresh(snap_, gen_);
-    if (gen_ != before) selector_.rebind(&snap_->gslb);
-    return *snap_;
+    std::shared_ptr<const Snapshot> old = lane.snap;
+    uint64_t before = lane.gen;
+    shared_.holder.refresh(lane.snap, lane.gen);
+    if (lane.gen != before) lane.selector.rebind(&lane.snap->gslb);
+    return *lane.snap;
 }
 
 bool Worker::open(const std::vector<ListenAddr>& listen, std::string& error) {
+    const ServerConf& sc = shared_.holder.get()->config.server;
     for (const auto& a : listen) {
         int fam = a.addr.ss_family;
-        int fd = socket(fam, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        int fd = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (fd < 0) {
             error = fmt::format("{}: udp socket: {}", a.text, strerror(errno));
             return false;
@@ -252,13 +270,11 @@ bool Worker::open(const std::vector<ListenAddr>& listen, std::string& error) {
             close(fd);
             return false;
         }
-        auto u = std::make_unique<UdpSocket>();
-        u->worker = this;
+        size_t row = answerRow(sc, id_, 1 + udp_.size());
+        auto u = std::make_unique<UdpSocket>(row, laneSeed(row));
         u->fd = fd;
         u->wildcard = a.wildcard;
         u->family = fam;
-        u->ev = event_new(base_, fd, EV_READ | EV_PERSIST, onUdp, u.get());
-        event_add(u->ev, nullptr);
         udp_.push_back(std::move(u));
 
         unsigned flags =
@@ -286,33 +302,84 @@ void Worker::onXdp(evutil_socket_t, short, void* arg) {
 }
 
 void Worker::start() {
-    thread_ = std::thread([this] { event_base_dispatch(base_); });
+    // The nudge signal interrupts; it never restarts (no SA_RESTART) a system call. Blocked in the calling
+    // thread (the main one) and so in the loop thread, unblocked in the UDP threads alone.
+    struct sigaction sa {};
+    sa.sa_handler = onNudge;
+    sigemptyset(&sa.sa_mask);
+    sigaction(nudgeSignal(), &sa, nullptr);
+    sigset_t nudge;
+    sigemptyset(&nudge);
+    sigaddset(&nudge, nudgeSignal());
+    pthread_sigmask(SIG_BLOCK, &nudge, nullptr);
+    // Named for top -H and perf: "gslbd-w0" is worker 0's loop, "gslbd-w0u1" its thread on listen[1].
+    thread_ = std::thread([this] {
+        pthread_setname_np(pthread_self(), fmt::format("gslbd-w{}", id_).c_str());
+        event_base_dispatch(base_);
+    });
+    for (size_t i = 0; i < udp_.size(); ++i)
+        udp_[i]->thread = std::thread([this, i, s = udp_[i].get(), nudge] {
+            pthread_setname_np(pthread_self(), fmt::format("gslbd-w{}u{}", id_, i).c_str());
+            pthread_sigmask(SIG_UNBLOCK, &nudge, nullptr);
+            serveUdp(*s);
+        });
+}
+
+void Worker::nudge() {
+    for (auto& u : udp_)
+        if (u->thread.joinable()) pthread_kill(u->thread.native_handle(), nudgeSignal());
 }
 
 void Worker::stop() {
+    stopping_.store(true, std::memory_order_relaxed);
+    nudge();
+    for (auto& u : udp_) {
+        if (!u->thread.joinable()) continue;
+        // Wakes a thread blocked in recvmmsg: a shut-down socket's receive returns at once (0 octets once
+        // its queue is empty). One that is answering a flood sees stopping_ after its batch.
+        shutdown(u->fd, SHUT_RDWR);
+        u->thread.join();
+    }
     if (base_) event_base_loopbreak(base_);
     if (thread_.joinable()) thread_.join();
 }
 
-void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
-    auto* u = static_cast<UdpSocket*>(arg);
-    Worker* w = u->worker;
-    const Snapshot& snap = w->snapshot();
-    UdpBatch& b = *w->batch_;
-    const size_t control = u->wildcard ? kCmsgSpace : 0;
-    // A few batches per wake-up, then back to the loop so TCP and other sockets get their turn.
-    for (int round = 0; round < 8; ++round) {
+void Worker::serveUdp(UdpSocket& u) {
+    Lane& lane = u.lane;
+    UdpBatch& b = *lane.batch;
+    const int fd = u.fd;
+    const size_t control = u.wildcard ? kCmsgSpace : 0;
+    // Blocks until a datagram is queued, then takes whatever else is (MSG_WAITFORONE): the batch grows with
+    // the load by itself. A reload is seen at the next batch (snapshot() compares one counter). An idle
+    // thread is interrupted by nudge() after a reload (EINTR) to let go of the snapshot it replaced: a socket
+    // nobody queries (say, the ::1 one) would otherwise keep every replaced zone set in memory. No receive
+    // timeout instead: its timer, armed and deleted at every block, was 0.5 % of the thread's CPU samples.
+    while (!stopping_.load(std::memory_order_relaxed)) {
         b.prepare(control);
-        int n = recvmmsg(fd, b.in, kBatch, MSG_DONTWAIT, nullptr);
-        if (n <= 0) return;
+        int n = recvmmsg(fd, b.in, kBatch, MSG_WAITFORONE, nullptr);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR) {
+                snapshot(lane);  // nudged
+                continue;
+            }
+            if (n < 0 && errno != EAGAIN && errno != ENOMEM && errno != ENOBUFS) {
+                // Nothing else is expected of a bound UDP socket; do not spin on it.
+                if (!stopping_.load(std::memory_order_relaxed))
+                    log::warn("udp recvmmsg: {}", strerror(errno));
+                usleep(10000);
+            }
+            continue;
+        }
+        if (stopping_.load(std::memory_order_relaxed)) return;
         b.filled = n;
+        const Snapshot& snap = snapshot(lane);
         Datagram* dg = b.dg;
         for (int i = 0; i < n; ++i) {
             dg[i].query = {reinterpret_cast<uint8_t*>(b.iin[i].iov_base), b.in[i].msg_len};
             dg[i].peer = &b.peers[i];
             dg[i].out = nullptr;  // packed by answerDatagrams
         }
-        w->answerDatagrams(snap, dg, n);
+        answerDatagrams(lane, snap, dg, n);
         int m = 0;
         for (int i = 0; i < n; ++i) {
             if (dg[i].res.len == 0) continue;
@@ -325,7 +392,7 @@ void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
             oh.msg_iovlen = 1;
             oh.msg_control = nullptr;
             oh.msg_controllen = 0;
-            if (u->wildcard) {
+            if (u.wildcard) {
                 // Echo the destination address back as the source (IP_PKTINFO / IPV6_PKTINFO).
                 msghdr& ih = b.in[i].msg_hdr;
                 for (cmsghdr* c = CMSG_FIRSTHDR(&ih); c; c = CMSG_NXTHDR(&ih, c)) {
@@ -359,17 +426,16 @@ void Worker::onUdp(evutil_socket_t fd, short, void* arg) {
             int r = sendmmsg(fd, b.out + sent, unsigned(m - sent), MSG_DONTWAIT);
             if (r <= 0) {
                 if (r < 0 && errno == EINTR) continue;
-                if (r < 0 && errno == EMSGSIZE) w->resendTruncated(fd, b.out[sent], *b.results[sent]);
+                if (r < 0 && errno == EMSGSIZE) resendTruncated(lane, fd, b.out[sent], *b.results[sent]);
                 ++sent;  // drop the datagram that failed (a full socket buffer or an unreachable peer)
                 continue;
             }
             sent += r;
         }
-        if (n < kBatch) return;
     }
 }
 
-void Worker::answerDatagrams(const Snapshot& snap, Datagram* dg, int n) {
+void Worker::answerDatagrams(Lane& lane, const Snapshot& snap, Datagram* dg, int n) {
     uint32_t now = uint32_t(time(nullptr));  // once per batch: cookie timestamps are in seconds
     timespec mono;
     clock_gettime(CLOCK_MONOTONIC, &mono);
@@ -377,15 +443,15 @@ void Worker::answerDatagrams(const Snapshot& snap, Datagram* dg, int n) {
     RateLimiter* rrl = snap.config.rrl.enabled ? shared_.rrl.get() : nullptr;
     // Every query of the batch is answered first, then counted: RRL's locate() prefetches each answer's
     // bucket (a cache miss, most likely), and it arrives while the next queries are answered.
-    RateLimiter::Slot* slots = batch_->slots;
-    bool* limitable = batch_->limitable;
-    size_t off = 0;  // where the next packed answer goes in batch_->answers
+    RateLimiter::Slot* slots = lane.batch->slots;
+    bool* limitable = lane.batch->limitable;
+    size_t off = 0;  // where the next packed answer goes in lane.batch->answers
     for (int i = 0; i < n; ++i) {
         auto& res = dg[i].res;
         const auto* peer = reinterpret_cast<const sockaddr*>(dg[i].peer);
         bool packed = !dg[i].out;
-        if (packed) dg[i].out = batch_->answers.get() + off;
-        res = zones::answer(snap.db, snap.answer, dg[i].query, false, {dg[i].out, kSendSize}, &selector_,
+        if (packed) dg[i].out = lane.batch->answers.get() + off;
+        res = zones::answer(snap.db, snap.answer, dg[i].query, false, {dg[i].out, kSendSize}, &lane.selector,
                             zones::ClientInfo{peer, now});
         // The next answer starts after this one, on a fresh cache line. A signed query's response is signed
         // (or replaced by a TSIG error) below, in place and longer: it keeps all its room.
@@ -396,7 +462,7 @@ void Worker::answerDatagrams(const Snapshot& snap, Datagram* dg, int n) {
                        res.cookie != zones::Cookie::Valid && !exempt(snap.config.rrl, dg[i].peer);
         if (limitable[i]) slots[i] = rrl->locate(snap.config.rrl, peer, res);
     }
-    WorkerStats& st = shared_.stats[id_];
+    WorkerStats& st = shared_.stats[lane.row];
     for (int i = 0; i < n; ++i) {
         uint8_t* obuf = dg[i].out;
         auto& res = dg[i].res;
@@ -408,7 +474,7 @@ void Worker::answerDatagrams(const Snapshot& snap, Datagram* dg, int n) {
         }
         if (res.cookie != zones::Cookie::None) bump(st.cookie[int(res.cookie) - 1]);
         if (limitable[i]) {
-            auto v = rrl->account(snap.config.rrl, slots[i], nowNs, slipCount_);
+            auto v = rrl->account(snap.config.rrl, slots[i], nowNs, lane.slipCount);
             if (v == RateLimiter::Verdict::Drop) {
                 bump(st.rrlDropped);
                 res.len = 0;
@@ -426,7 +492,7 @@ void Worker::answerDatagrams(const Snapshot& snap, Datagram* dg, int n) {
             zones::TsigSession ts;
             size_t len = res.len;
             uint8_t rc = res.rcode;
-            if (verifyTsig(snap, dg[i].query, res.tsigAt, {obuf, kSendSize}, ts, len, rc,
+            if (verifyTsig(lane, snap, dg[i].query, res.tsigAt, {obuf, kSendSize}, ts, len, rc,
                            reinterpret_cast<const sockaddr*>(dg[i].peer)))
                 len = signAnswer(snap.answer, dg[i].query, {obuf, kSendSize}, len, rc, ts);
             res.len = len;
@@ -441,7 +507,7 @@ void Worker::answerDatagrams(const Snapshot& snap, Datagram* dg, int n) {
     }
 }
 
-void Worker::resendTruncated(int fd, mmsghdr& m, zones::AnswerResult& res) {
+void Worker::resendTruncated(Lane& lane, int fd, mmsghdr& m, zones::AnswerResult& res) {
     // The answer is larger than the link's MTU (IP_PMTUDISC_PROBE refuses to fragment it): send the header
     // and question with TC instead, so the client retries over TCP rather than time out. A signed answer is
     // dropped: its TSIG RR cannot be cut off and the short form would need signing again (the client's own
@@ -450,7 +516,7 @@ void Worker::resendTruncated(int fd, mmsghdr& m, zones::AnswerResult& res) {
     auto* p = static_cast<uint8_t*>(m.msg_hdr.msg_iov[0].iov_base);
     res.len = m.msg_hdr.msg_iov[0].iov_len;
     m.msg_hdr.msg_iov[0].iov_len = zones::slip({p, kSendSize}, res, false);
-    WorkerStats& st = shared_.stats[id_];
+    WorkerStats& st = shared_.stats[lane.row];
     if (sendmsg(fd, &m.msg_hdr, MSG_DONTWAIT) >= 0) bump(st.truncated);
 }
 
@@ -570,8 +636,8 @@ void Worker::pauseReading(TcpConn* c) {
 
 void Worker::resumeReading(TcpConn* c) {
     if (c->reading || c->closing) return;
-    // snap_ as it is: a refresh here could free the snapshot a caller up the stack still reads.
-    timeval idle{snap_->config.server.tcpIdleTimeout, 0};
+    // lane_.snap as it is: a refresh here could free the snapshot a caller up the stack still reads.
+    timeval idle{lane_.snap->config.server.tcpIdleTimeout, 0};
     event_add(c->rev, &idle);
     c->reading = true;
     c->shortTimeout = false;
@@ -580,7 +646,7 @@ void Worker::resumeReading(TcpConn* c) {
 void Worker::startWriting(TcpConn* c) {
     if (c->writing) return;
     // A client that takes nothing of what waits for it for the idle timeout is closed.
-    timeval idle{snap_->config.server.tcpIdleTimeout, 0};
+    timeval idle{lane_.snap->config.server.tcpIdleTimeout, 0};
     event_add(c->wev, &idle);
     c->writing = true;
 }
@@ -697,14 +763,14 @@ Worker::Handled Worker::handleMessage(TcpConn* c, const Snapshot& snap, std::spa
     WorkerStats& st = shared_.stats[id_];
     bump(st.tcp);
     const auto* peer = reinterpret_cast<const sockaddr*>(&c->peer);
-    auto res = zones::answer(snap.db, snap.answer, q, true, out, &selector_,
+    auto res = zones::answer(snap.db, snap.answer, q, true, out, &lane_.selector,
                              zones::ClientInfo{peer, uint32_t(time(nullptr))});
     size_t outLen = res.len;
     zones::TsigSession ts;
     bool signedOk = false;  // the query's TSIG verified: whatever goes back is signed
     uint8_t rcode = res.rcode;
     if (res.action != zones::Action::Drop && res.tsigAt) {
-        signedOk = verifyTsig(snap, q, res.tsigAt, out, ts, outLen, rcode, peer);
+        signedOk = verifyTsig(lane_, snap, q, res.tsigAt, out, ts, outLen, rcode, peer);
         if (!signedOk) res.action = zones::Action::Send;  // the TSIG error goes back instead
     }
     if (res.action == zones::Action::Axfr) {
@@ -712,7 +778,8 @@ Worker::Handled Worker::handleMessage(TcpConn* c, const Snapshot& snap, std::spa
         std::string why = xfr::axfrRefusal(snap.config, acl, peer, signedOk ? ts.key : nullptr);
         int per = snap.config.server.axfrMaxConcurrentPerClient;
         if (!why.empty()) {
-            logRefusal(fmt::format("AXFR of {} from {} refused: {}", res.zone->name(), peerText(peer), why));
+            logRefusal(lane_,
+                       fmt::format("AXFR of {} from {} refused: {}", res.zone->name(), peerText(peer), why));
             rcode = 5;
             outLen = zones::refuse(snap.answer, q, out);
         } else if (per > 0 && !shared_.axfrPerClient.acquire(c->client, per)) {
@@ -778,12 +845,12 @@ bool Worker::messageDeadline(TcpConn* c, const ServerConf& conf) {
     return true;
 }
 
-bool Worker::verifyTsig(const Snapshot& snap, std::span<const uint8_t> query, size_t tsigAt,
+bool Worker::verifyTsig(Lane& lane, const Snapshot& snap, std::span<const uint8_t> query, size_t tsigAt,
                         std::span<uint8_t> out, zones::TsigSession& s, size_t& len, uint8_t& rcode,
                         const sockaddr* peer) {
     uint64_t now = unixNow();
     if (!zones::verifyRequest(query, tsigAt, snap.config.keys, now, s)) {
-        logRefusal(fmt::format("query from {}: malformed TSIG record (FORMERR)", peerText(peer)));
+        logRefusal(lane, fmt::format("query from {}: malformed TSIG record (FORMERR)", peerText(peer)));
         rcode = 1;
         len = zones::refuse(snap.answer, query, out, 1);
         return false;
@@ -799,8 +866,8 @@ bool Worker::verifyTsig(const Snapshot& snap, std::span<const uint8_t> query, si
         : s.error == zones::kTsigBadTrunc
             ? fmt::format("MAC truncated to {} octets, below the key's min_mac_size", s.macLen)
             : "";
-    logRefusal(fmt::format("query from {} with TSIG key {}: {} ({})", peerText(peer), key,
-                           zones::tsigErrorText(s.error), detail));
+    logRefusal(lane, fmt::format("query from {} with TSIG key {}: {} ({})", peerText(peer), key,
+                                 zones::tsigErrorText(s.error), detail));
     rcode = zones::kRcodeNotAuth;
     len = zones::refuse(snap.answer, query, out, rcode);
     if (len) len = zones::tsigErrorResponse(out, len, r, s, now);
@@ -818,14 +885,14 @@ size_t Worker::signAnswer(const zones::AnswerOptions& opt, std::span<const uint8
     return zones::signResponse(out, len, s, now);
 }
 
-void Worker::logRefusal(const std::string& message) {
+void Worker::logRefusal(Lane& lane, const std::string& message) {
     int64_t sec = nowMs() / 1000;
-    if (sec != logSecond_) {
-        if (logged_ > 5) log::warn("{} more refused transfer/TSIG lines not logged", logged_ - 5);
-        logSecond_ = sec;
-        logged_ = 0;
+    if (sec != lane.logSecond) {
+        if (lane.logged > 5) log::warn("{} more refused transfer/TSIG lines not logged", lane.logged - 5);
+        lane.logSecond = sec;
+        lane.logged = 0;
     }
-    if (++logged_ <= 5) log::warn("{}", message);
+    if (++lane.logged <= 5) log::warn("{}", message);
 }
 
 void Worker::startAxfr(TcpConn* c, const zones::Zone& zone, std::span<const uint8_t> query,
@@ -833,7 +900,7 @@ void Worker::startAxfr(TcpConn* c, const zones::Zone& zone, std::span<const uint
     flush(c);  // the answers to the queries before it go first
     // A signed transfer's messages leave room for their TSIG RR.
     size_t msgMax = tsig.key ? kAxfrMsg - zones::tsigRecordSize(*tsig.key) : kAxfrMsg;
-    c->axfr = std::make_unique<AxfrJob>(AxfrJob{snap_, zones::AxfrWriter(zone, query, msgMax), tsig});
+    c->axfr = std::make_unique<AxfrJob>(AxfrJob{lane_.snap, zones::AxfrWriter(zone, query, msgMax), tsig});
     pauseReading(c);
     pumpAxfr(c);
     startWriting(c);

@@ -1,6 +1,9 @@
-// A DNS worker thread: its own libevent base, its own SO_REUSEPORT UDP and TCP sockets on every listen
-// address (the kernel spreads queries across workers), its own buffers. Nothing is shared with other workers
-// on the query path but the snapshot holder's generation counter and the TCP connection count.
+// A DNS worker: its own SO_REUSEPORT UDP and TCP sockets on every listen address (the kernel spreads queries
+// across workers), its own buffers. Its loop thread (libevent) serves TCP and the AF_XDP queues; each of its
+// UDP sockets has a thread of its own that blocks in recvmmsg, as gdnsd's do: no epoll set holds a UDP
+// socket, so a wake-up is one recvmmsg and one sendmmsg, with no epoll_wait beside them and no epoll entry
+// on the socket's wait queue for every answer sent to wake. Nothing is shared with other threads on the
+// query path but the snapshot holder's generation counter, the RRL table and the TCP connection count.
 #pragma once
 #include <event2/event.h>
 #include <event2/listener.h>
@@ -40,8 +43,15 @@ struct TcpSlot {
 struct Shared {
     SnapshotHolder holder;
     std::atomic<int> tcpConnections{0};
-    std::atomic<int> axfrActive{0};                  // transfers in flight (axfr_max_concurrent caps it)
-    WorkerStats stats[kMaxWorkers];                  // [worker id]; read by the control API
+    std::atomic<int> axfrActive{0};  // transfers in flight (axfr_max_concurrent caps it)
+    // [answerRow()]: one row per answering thread, each written by that thread alone; read (summed) by the
+    // control API. Sized by sizeStats() before the workers are made.
+    std::unique_ptr<WorkerStats[]> stats{new WorkerStats[kMaxWorkers]};
+    size_t statRows = kMaxWorkers;
+    void sizeStats(size_t rows) {
+        stats.reset(new WorkerStats[rows]);
+        statRows = rows;
+    }
     TcpSlot tcp[kMaxWorkers];                        // [worker id]
     std::atomic<int> workers{0};                     // how many of `tcp` are in use
     std::atomic<int> xdpSockets{0};                  // AF_XDP sockets serving (server/xdp/path.hpp)
@@ -82,17 +92,21 @@ class Worker {
     /// bound.
     bool open(const std::vector<ListenAddr>& listen, std::string& error);
     void start();
-    /// Asks the worker's loop to end (thread-safe), then joins it.
+    /// After a reload (from the thread that called start()): interrupts the UDP threads blocked in recvmmsg
+    /// so that an idle one lets go of the replaced snapshot now, not at its next query.
+    void nudge();
+    /// Asks the worker's loop and UDP threads to end (thread-safe), then joins them. A UDP thread under a
+    /// flood ends after the batch it is answering; an idle one is woken by shutdown() of its socket.
     void stop();
 
     /// The per-datagram work of UDP, shared by the sockets and the AF_XDP queues: answers dg[0, n) (n at most
     /// kUdpBatch) with the same code whatever carried them - EDNS, ECS, cookies, RRL (its slip included),
     /// TSIG - and counts them in this worker's stats (transport udp). A datagram not to be answered gets
     /// res.len 0. `snap` is snapshot()'s.
-    void answerDatagrams(const Snapshot& snap, Datagram* dg, int n);
+    void answerDatagrams(const Snapshot& snap, Datagram* dg, int n) { answerDatagrams(lane_, snap, dg, n); }
     static constexpr int kUdpBatch = 32;
-    /// The snapshot this worker answers from, refreshed when a reload published a newer one.
-    const Snapshot& snapshot();
+    /// The snapshot this worker's loop answers from, refreshed when a reload published a newer one.
+    const Snapshot& snapshot() { return snapshot(lane_); }
     /// Serves an AF_XDP queue on this worker's loop (call before start()); the worker never owns it.
     void addXdp(xdp::Queue* q);
     int id() const { return id_; }
@@ -102,8 +116,25 @@ class Worker {
     struct UdpSocket;
     struct UdpBatch;
     struct TcpConn;
-    static void onUdp(evutil_socket_t fd, short what, void* arg);
-    void resendTruncated(int fd, mmsghdr& m, zones::AnswerResult& res);
+    // What answering needs on one thread: the loop's (TCP, AF_XDP) and each UDP thread's own, so that no
+    // two threads write the same counters, chooser state or buffers.
+    struct Lane {
+        Lane(size_t row, uint64_t seed);
+        ~Lane();
+        size_t row;  // answerRow(): its Shared::stats row and its GSLB answer-counter row
+        Selector selector;
+        // recvmmsg/sendmmsg headers, buffers and per-datagram results, set up once (see UdpBatch).
+        std::unique_ptr<UdpBatch> batch;
+        std::shared_ptr<const Snapshot> snap;
+        uint64_t gen = 0;
+        uint32_t slipCount = 0;  // limited responses since the last slip (RateLimiter::account)
+        int64_t logSecond = 0;   // logRefusal's rate limit: the second it counts, and lines in it
+        int logged = 0;
+    };
+    const Snapshot& snapshot(Lane& lane);
+    void answerDatagrams(Lane& lane, const Snapshot& snap, Datagram* dg, int n);
+    void serveUdp(UdpSocket& u);  // a UDP socket's thread
+    void resendTruncated(Lane& lane, int fd, mmsghdr& m, zones::AnswerResult& res);
     static void onAccept(evconnlistener* l, evutil_socket_t fd, sockaddr* sa, int len, void* arg);
     static void onTcpReadable(evutil_socket_t fd, short what, void* arg);
     static void onTcpWritable(evutil_socket_t fd, short what, void* arg);
@@ -131,7 +162,7 @@ class Worker {
     // A signed query (RFC 8945 §5.2): true when its TSIG verified (`s` then signs the response). Otherwise
     // `out` holds the error response (NOTAUTH with the TSIG error, or FORMERR), `len` and `rcode` say it,
     // and the reason is logged.
-    bool verifyTsig(const Snapshot& snap, std::span<const uint8_t> query, size_t tsigAt,
+    bool verifyTsig(Lane& lane, const Snapshot& snap, std::span<const uint8_t> query, size_t tsigAt,
                     std::span<uint8_t> out, zones::TsigSession& s, size_t& len, uint8_t& rcode,
                     const sockaddr* peer);
     // Signs the response out[0, len) of a verified exchange; one that has no room left for the TSIG RR
@@ -140,7 +171,7 @@ class Worker {
                       size_t len, uint8_t rcode, zones::TsigSession& s);
     // A refused or failed transfer or TSIG, at most a few lines a second per worker (each is a packet from
     // outside: a flood of them must not flood the log).
-    void logRefusal(const std::string& message);
+    void logRefusal(Lane& lane, const std::string& message);
     void pumpAxfr(TcpConn* c);
     void endAxfr(TcpConn* c);
     static void onXdp(evutil_socket_t fd, short what, void* arg);
@@ -151,20 +182,14 @@ class Worker {
     std::vector<std::unique_ptr<UdpSocket>> udp_;
     std::vector<evconnlistener*> tcp_;
     std::vector<event*> xdp_;  // one per AF_XDP queue it serves (arg: the xdp::Queue)
-    std::shared_ptr<const Snapshot> snap_;
-    uint64_t gen_ = 0;
-    Selector selector_;
-    // recvmmsg/sendmmsg headers, buffers and per-datagram results, set up once (see UdpBatch).
-    std::unique_ptr<UdpBatch> batch_;
+    Lane lane_;                // the loop's
+    std::atomic<bool> stopping_{false};
     // TCP answers of one read, each with its length prefix, sent in one send() (see flush).
     std::vector<uint8_t> tcpOut_;
     size_t staged_ = 0;
     TcpConn* oldest_ = nullptr;  // this worker's TCP connections, least recently active first
     TcpConn* newest_ = nullptr;
     event* wake_ = nullptr;
-    uint32_t slipCount_ = 0;  // limited responses since the last slip (RateLimiter::account)
-    int64_t logSecond_ = 0;   // logRefusal's rate limit: the second it counts, and lines in it
-    int logged_ = 0;
     std::thread thread_;
 };
 

@@ -10,7 +10,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (DATA, HAVE_IPV6, Gslbd, TcpClient, WireError, build_query, decode_msg, dig,  # noqa: E402
-                     encode_name, kdig, run_tests, udp_query)
+                     encode_name, kdig, run_tests, udp_query, wait_for)
 
 ORIGIN = "gslb.example.com."
 MAIN_ZONE = open(os.path.join(DATA, "diff.zone")).read()
@@ -124,6 +124,47 @@ class Core(unittest.TestCase):
         self.assertEqual(policies.pop(pid), 3, "main thread: SCHED_BATCH (3)")
         self.assertTrue(policies, "no worker threads found")
         self.assertEqual(set(policies.values()), {0}, f"worker threads: SCHED_OTHER (0): {policies}")
+
+    def test_udp_sockets_block_in_threads_of_their_own(self):
+        # Each worker's UDP socket on each listen address is served by a thread of its own that blocks in
+        # recvmmsg, as gdnsd's are: no UDP socket sits in an epoll set, so a wake-up costs no epoll_wait and
+        # no answer sent wakes an epoll entry. The workers' loops keep TCP (their listeners are in epoll).
+        pid = self.g.proc.pid
+        names = set()
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                names.add(f.read().strip())
+        expected = {f"gslbd-w{w}" for w in range(2)} | {f"gslbd-w{w}u{i}" for w in range(2)
+                                                         for i in range(len(ADDRS))}
+        self.assertLessEqual(expected, names)
+
+        def inodes(tables):
+            out = set()
+            for t in tables:
+                with open(t) as f:
+                    out |= {line.split()[9] for line in list(f)[1:]}
+            return out
+        udp, tcp = inodes(["/proc/net/udp", "/proc/net/udp6"]), inodes(["/proc/net/tcp", "/proc/net/tcp6"])
+        socket_of = {}  # fd -> socket inode
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if link.startswith("socket:["):
+                socket_of[fd] = link[8:-1]
+        watched = set()  # fds in some epoll set (man 5 proc: an epoll fd's fdinfo has one "tfd:" line each)
+        for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+            try:
+                with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                    watched |= {line.split()[1] for line in f if line.startswith("tfd:")}
+            except OSError:
+                continue
+        udp_fds = {fd for fd, ino in socket_of.items() if ino in udp}
+        tcp_fds = {fd for fd, ino in socket_of.items() if ino in tcp}
+        self.assertEqual(len(udp_fds), 2 * len(ADDRS), socket_of)
+        self.assertTrue(tcp_fds & watched, "the TCP listeners should be in the loops' epoll sets")
+        self.assertEqual(udp_fds & watched, set(), "UDP sockets in an epoll set")
 
     # ---------------------------------------------------------------- answers
     def test_aa_on_answers_udp_tcp_v4_v6(self):
@@ -681,6 +722,38 @@ class Reload(unittest.TestCase):
             r = kdig(g.port, "r.test.", "SOA")
             self.assertEqual(r.answer[0].rdata.split()[2], "2")
             g.stop()
+
+    def test_reload_wakes_idle_udp_threads_once(self):
+        # An idle UDP thread blocks in recvmmsg with no timeout (no timer armed per block) and never wakes by
+        # itself; a reload interrupts each once, so that one nobody queries lets go of the replaced snapshot
+        # (its zones, its GeoIP mapping) instead of keeping it until its next query.
+        with Gslbd(zones={"r.test.": simple_zone("r.test.", serial=1)}) as g:
+            def switches():
+                out = {}
+                for tid in os.listdir(f"/proc/{g.proc.pid}/task"):
+                    base = f"/proc/{g.proc.pid}/task/{tid}"
+                    with open(f"{base}/comm") as f:
+                        name = f.read().strip()
+                    if re.fullmatch(r"gslbd-w\d+u\d+", name):
+                        with open(f"{base}/status") as f:
+                            out[name] = int(re.search(r"^voluntary_ctxt_switches:\s+(\d+)", f.read(), re.M)[1])
+                return out
+            # Settled first: the start-up probe's answer (or its retry) may still be passing through a thread.
+            before = switches()
+            for _ in range(20):
+                time.sleep(0.3)
+                now = switches()
+                if now == before:
+                    break
+                before = now
+            self.assertEqual(len(before), 2 * (2 if HAVE_IPV6 else 1), before)
+            time.sleep(1.2)
+            self.assertEqual(switches(), before, "an idle UDP thread woke by itself")
+            g.write("r.test.zone", simple_zone("r.test.", serial=2))
+            g.reload()
+            wait_for(lambda: "reloaded" in g.stderr(), 5, "the reload")
+            wait_for(lambda: all(v > before[k] for k, v in switches().items()), 2,
+                     f"every UDP thread woken by the reload: {before} -> {switches()}")
 
     def test_reload_broken_zone_keeps_old(self):
         with Gslbd(zones={"r.test.": simple_zone("r.test.", serial=1)}) as g:

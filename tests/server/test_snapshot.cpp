@@ -2,6 +2,8 @@
 // the line of the hostname or service at fault.
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include "server/snapshot.hpp"
 #include "tests/server/helpers.hpp"
 
@@ -163,8 +165,9 @@ TEST_CASE("a name at or below a DNAME owner is refused with file:line") {
     }
 }
 
-TEST_CASE("answer counters keep one row per running worker, not kMaxWorkers, across reloads") {
+TEST_CASE("answer counters keep one row per answering thread, not kMaxWorkers, across reloads") {
     // 64 rows of 8 octets per service in each counter table were 1 KiB of the 1.8 KiB a GSLB service cost.
+    // Each worker answers on its loop (TCP, AF_XDP) and on one UDP thread per listen address: a row each.
     std::string body = "[hostname.\"www.t.test.\"]\n" + st::threeServices("www.t.test.");
     std::string two = st::baseConfig(body);
     two.insert(two.find("listen"), "workers = 2\n");
@@ -172,16 +175,24 @@ TEST_CASE("answer counters keep one row per running worker, not kMaxWorkers, acr
     std::string error;
     auto a = buildSnapshot(w.config, nullptr, error);
     REQUIRE(a != nullptr);
-    CHECK(a->gslb.answers->workers() == 2);
-    CHECK(a->gslb.hostAnswers->workers() == 2);
-    CHECK(a->gslb.fallbacks->workers() == 2);
+    REQUIRE(a->config.server.listen.size() == 1);
+    CHECK(answerRows(a->config.server) == 4);
+    CHECK(a->gslb.answers->workers() == 4);
+    CHECK(a->gslb.hostAnswers->workers() == 4);
+    CHECK(a->gslb.fallbacks->workers() == 4);
+    // Every (worker, thread) has a row of its own, the loops' first (row = worker id, as Shared::tcp).
+    std::set<size_t> rows;
+    for (int wk = 0; wk < 2; ++wk)
+        for (size_t lane = 0; lane < 2; ++lane) rows.insert(answerRow(a->config.server, wk, lane));
+    CHECK(rows == std::set<size_t>{0, 1, 2, 3});
+    CHECK(answerRow(a->config.server, 1, 0) == 1);
     // The workers run from start-up: a reload that asks for more keeps the rows of those that run.
     std::string five = two;
     five.replace(five.find("workers = 2"), 11, "workers = 5");
     st::writeFile(w.dir, "gslbd.toml", five);
     auto b = buildSnapshot(w.config, a.get(), error);
     REQUIRE(b != nullptr);
-    CHECK(b->gslb.answers->workers() == 2);
+    CHECK(b->gslb.answers->workers() == 4);
     CHECK(b->gslb.hostAnswers->slots() == 3);
     auto keys = hostAnswerKeys(b->gslb);
     REQUIRE(keys.size() == 3);
