@@ -5,6 +5,7 @@ query at a time, split their messages or read slowly all get every answer, in or
 
 The MTU test runs in a network namespace of its own (`unshare -rn`), whose loopback it sets to 1280 octets."""
 import os
+import select
 import shutil
 import signal
 import socket
@@ -119,13 +120,26 @@ class Tcp(unittest.TestCase):
             c.query(self.q(0))  # accepted and settled before the trace starts
             tr = subprocess.Popen(["strace", "-f", "-c", "-o", out, "-p", str(self.g.proc.pid)],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            time.sleep(0.5)  # strace attaches to every thread
+            # Until strace says it has attached ("Process N attached with K threads", printed once every thread
+            # is seized): a fixed 0.5 s was not enough on a loaded CI machine, where the SIGINT came before
+            # strace had even written its summary file.
+            err_head, deadline = [], time.monotonic() + 10
+            while not any(" attached" in line for line in err_head) and time.monotonic() < deadline:
+                ready, _, _ = select.select([tr.stderr], [], [], max(0.0, deadline - time.monotonic()))
+                line = tr.stderr.readline() if ready else ""
+                if not line:
+                    break
+                err_head.append(line)
+            self.assertTrue(any(" attached" in line for line in err_head), f"strace did not attach: {err_head}")
+            time.sleep(0.1)  # the attach message comes just before strace starts waiting on the threads
             n = 200
             for i in range(n):
                 self.assertEqual(c.query(self.q(i)).id, i)
             time.sleep(0.1)
             tr.send_signal(signal.SIGINT)
             _, err = tr.communicate(timeout=10)
+            err = "".join(err_head) + err
+        self.assertTrue(os.path.exists(out), f"strace wrote no summary: {err}")
         calls = {}
         with open(out) as f:
             for line in f:
