@@ -187,19 +187,36 @@ TEST_CASE("admin-state.json keeps the changes' order across a restart, and reads
     CHECK(error.find("admin-state.json") != std::string::npos);
 }
 
+// A ControlApi over the three-service snapshot, with a token, counting how often it asked to persist.
+struct AdminApi {
+    event_base* base = event_base_new();
+    std::unique_ptr<Shared> shared = std::make_unique<Shared>();
+    std::shared_ptr<const Snapshot> snap = st::snapshot(st::baseConfig(st::threeServices("www.t.test.")));
+    std::unique_ptr<ControlApi> api;
+    int saved = 0;
+
+    AdminApi() {
+        shared->holder.publish(snap);
+        api = std::make_unique<ControlApi>(base, *shared, nullptr, nullptr);
+        std::string error;
+        REQUIRE(api->readToken(st::writeFile(st::newDir(), "token", "tok-0123456789"), error));
+        api->setAdminChanged([this] { ++saved; });
+    }
+    ~AdminApi() {
+        api.reset();
+        event_base_free(base);
+    }
+    ApiResponse post(const std::string& p) { return api->handle("POST", p, "Bearer tok-0123456789", ""); }
+};
+
 TEST_CASE("GET /v1/admin, ?scope=member and adoptChanges through the control API") {
     // Not a URL: the events this records reach the process's event ring, which the status page tests read.
     const std::string kPeer = "member-b";
-    event_base* base = event_base_new();
-    auto shared = std::make_unique<Shared>();
-    auto snap = st::snapshot(st::baseConfig(st::threeServices("www.t.test.")));
-    shared->holder.publish(snap);
-    auto api = std::make_unique<ControlApi>(base, *shared, nullptr, nullptr);
-    std::string error;
-    REQUIRE(api->readToken(st::writeFile(st::newDir(), "token", "tok-0123456789"), error));
-    int saved = 0;
-    api->setAdminChanged([&saved] { ++saved; });
-    auto post = [&](const std::string& p) { return api->handle("POST", p, "Bearer tok-0123456789", ""); };
+    AdminApi fx;
+    auto& api = fx.api;
+    auto& snap = fx.snap;
+    int& saved = fx.saved;
+    auto post = [&](const std::string& p) { return fx.post(p); };
     auto changes = [&] {
         return nlohmann::json::parse(api->handle("GET", "/v1/admin", "", "").body)["changes"];
     };
@@ -238,8 +255,6 @@ TEST_CASE("GET /v1/admin, ?scope=member and adoptChanges through the control API
     // The peer's older drain of east cannot undo the enable.
     CHECK(api->adoptChanges(*snap, {{{"east", ""}, change(false, eastTime, kPeer)}}, kPeer) == 0);
     CHECK(t.siteEnabled(*t.findSite("east")));
-    api.reset();
-    event_base_free(base);
 }
 
 TEST_CASE("?at_ms: a drain read late, after a later enable was taken over, changes nothing") {
@@ -248,16 +263,11 @@ TEST_CASE("?at_ms: a drain read late, after a later enable was taken over, chang
     // with its own "now", newer than the enable, and every member drained. Stamped with the command's time
     // the late drain is older than the enable, whichever the member sees first.
     const std::string kPeer = "member-b";
-    event_base* base = event_base_new();
-    auto shared = std::make_unique<Shared>();
-    auto snap = st::snapshot(st::baseConfig(st::threeServices("www.t.test.")));
-    shared->holder.publish(snap);
-    auto api = std::make_unique<ControlApi>(base, *shared, nullptr, nullptr);
-    std::string error;
-    REQUIRE(api->readToken(st::writeFile(st::newDir(), "token", "tok-0123456789"), error));
-    int saved = 0;
-    api->setAdminChanged([&saved] { ++saved; });
-    auto post = [&](const std::string& p) { return api->handle("POST", p, "Bearer tok-0123456789", ""); };
+    AdminApi fx;
+    auto& api = fx.api;
+    auto& snap = fx.snap;
+    int& saved = fx.saved;
+    auto post = [&](const std::string& p) { return fx.post(p); };
     auto& t = *snap->gslb.table;
     const int64_t drainAt = std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::system_clock::now().time_since_epoch())
@@ -298,6 +308,4 @@ TEST_CASE("?at_ms: a drain read late, after a later enable was taken over, chang
     CHECK(post("/v1/sites/south/drain?at_ms=" + std::to_string(drainAt + 2 * kMaxAheadMs)).status == 400);
     CHECK(t.siteEnabled(*t.findSite("south")));
     CHECK(saved == before);
-    api.reset();
-    event_base_free(base);
 }
