@@ -24,6 +24,7 @@
 #include "server/stats.hpp"
 #include "server/worker.hpp"
 #include "server/xdp/frame.hpp"
+#include "server/xdp/frames.hpp"
 #include "server/xdp/tx_ring.hpp"
 #include "server/gslbd_xdp_obj.hpp"  // generated in the build directory (server/meson.build)
 #include "zones/answer.hpp"
@@ -37,11 +38,10 @@ namespace {
 constexpr uint32_t kFrameSize = XSK_UMEM__DEFAULT_FRAME_SIZE;
 constexpr uint32_t kFrames = 4096;
 constexpr uint32_t kRing = 2048;  // fill, completion, rx and tx ring sizes (powers of two)
-// Frames kept in the fill ring. The kernel takes them in ring order, so every frame in it is touched once per
-// kFill queries: with the whole ring (2048) filled, 2048+ pages cycled through the caches and the TLB (one
-// 4 KiB page per frame, the packet always at the same offset in it, so in the same few cache sets). 512 is
-// still twice what a UDP socket's default receive buffer holds (212992 octets, ~270 small datagrams) for a
-// worker that is late; the spare frames (kFrames - kFill) cover answers in flight.
+// Frames kept in the fill ring: twice what a UDP socket's default receive buffer holds (212992 octets, ~270
+// small datagrams) for a worker that is late; the spare frames (kFrames - kFill) cover answers in flight.
+// They go round in FIFO order (FrameFifo, server/xdp/frames.hpp: why the order matters to the kernel's
+// receive).
 constexpr uint32_t kFill = 512;
 constexpr int kBatch = Worker::kUdpBatch;
 constexpr int kRounds = 8;  // batches per wake-up, then back to the loop (as the UDP sockets do)
@@ -107,7 +107,7 @@ class Queue {
     xsk_ring_cons comp{};
     xsk_ring_cons rx{};
     xsk_ring_prod tx{};
-    std::vector<uint64_t> free;  // frames neither in a ring nor in flight
+    FrameFifo free{kFrames};  // frames neither in a ring nor in flight, in the order they came free
     // One batch's datagrams, frames and clients, here rather than on serve()'s stack: constructing 32
     // Datagrams a round was ~550 instructions a wake-up (callgrind), more than the frames' own parsing when a
     // wake-up brings one or two queries (any fixed load below the server's maximum). Only [0, m) of a round
@@ -177,7 +177,7 @@ class Queue {
         uint32_t n = xsk_ring_prod__reserve(&fill, kFill, &idx);
         for (uint32_t i = 0; i < n; ++i) *xsk_ring_prod__fill_addr(&fill, idx + i) = uint64_t(i) * kFrameSize;
         xsk_ring_prod__submit(&fill, n);
-        for (uint32_t i = n; i < kFrames; ++i) free.push_back(uint64_t(i) * kFrameSize);
+        for (uint32_t i = n; i < kFrames; ++i) free.push(uint64_t(i) * kFrameSize);
         return true;
     }
 
@@ -186,12 +186,11 @@ class Queue {
     void reclaim() {
         uint32_t idx = 0;
         uint32_t n = xsk_ring_cons__peek(&comp, kRing, &idx);
-        for (uint32_t i = 0; i < n; ++i) free.push_back(*xsk_ring_cons__comp_addr(&comp, idx + i));
+        for (uint32_t i = 0; i < n; ++i) free.push(*xsk_ring_cons__comp_addr(&comp, idx + i));
         if (n) xsk_ring_cons__release(&comp, n);
     }
 
-    // Tops the fill ring up to kFill from the spare frames, the most recently used first (`free` is a stack:
-    // those are the likeliest still in the cache).
+    // Tops the fill ring up to kFill from the spare frames, the first to come free first.
     void refill() {
         if (free.empty()) return;
         uint32_t held = kRing - xsk_prod_nb_free(&fill, kRing);  // frames the kernel has yet to receive into
@@ -200,8 +199,7 @@ class Queue {
         uint32_t idx = 0;
         uint32_t n = want ? xsk_ring_prod__reserve(&fill, want, &idx) : 0;
         for (uint32_t i = 0; i < n; ++i) {
-            *xsk_ring_prod__fill_addr(&fill, idx + i) = free.back();
-            free.pop_back();
+            *xsk_ring_prod__fill_addr(&fill, idx + i) = free.pop();
         }
         if (n) xsk_ring_prod__submit(&fill, n);
         if (xsk_ring_prod__needs_wakeup(&fill))
@@ -250,7 +248,7 @@ class Queue {
                 if (!parseFrame({p, d->len}, fr[m], peers[m], ifindex)) {
                     bump(st.udp);  // a datagram all the same, counted as the sockets count a runt
                     bump(st.dropped);
-                    free.push_back(xsk_umem__extract_addr(d->addr));
+                    free.push(xsk_umem__extract_addr(d->addr));
                     continue;
                 }
                 addr[m] = d->addr;
@@ -289,7 +287,7 @@ class Queue {
                 auto& res = dg[i].res;
                 uint64_t a = addr[i];
                 if (res.len == 0 || t == room) {  // no answer, or no room for it in the TX ring
-                    free.push_back(xsk_umem__extract_addr(a));
+                    free.push(xsk_umem__extract_addr(a));
                     continue;
                 }
                 uint8_t* p = data(a);
