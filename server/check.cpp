@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -122,8 +123,11 @@ void startChecks(const Config& cfg, const zones::ZoneDb&, Report& rep) {
     if (!cfg.server.user.empty() && geteuid() != 0 && geteuid() != user.uid)
         rep.warning(where, fmt::format("[server] user \"{}\": gslbd must start as root to switch to it",
                                        cfg.server.user));
-    if (cfg.server.user.empty() && geteuid() == 0)
-        rep.warning(where, "[server] user is not set: gslbd would keep running as root");
+    if (cfg.server.user.empty()) {
+        std::string w = unsetUserWarning(geteuid() == 0, getenv("INVOCATION_ID") != nullptr,
+                                         access("/run/systemd/system/", F_OK) == 0);
+        if (!w.empty()) rep.warning(where, w);
+    }
     // [server] xdp: an interface this machine lacks (or a loopback) falls back to the sockets at start. A
     // warning, not a problem: the config may be checked on another host than the one it serves on.
     for (const auto& name : cfg.server.xdp)
@@ -141,6 +145,15 @@ void startChecks(const Config& cfg, const zones::ZoneDb&, Report& rep) {
 }
 
 }  // namespace
+
+std::string unsetUserWarning(bool root, bool inUnit, bool systemdHost) {
+    if (!root) return {};
+    if (inUnit)
+        return "[server] user is not set and this systemd unit runs gslbd as root: set User= in the unit "
+               "(the shipped gslbd.service does) or [server] user";
+    if (systemdHost) return {};
+    return "[server] user is not set: gslbd started as root would keep running as root";
+}
 
 int checkConfig(const std::string& configPath, std::FILE* out) {
     Report rep;

@@ -12,4 +12,14 @@ namespace gslb::server {
 /// warning(s)"). Returns 0 when there is no problem (warnings allowed), 1 otherwise.
 int checkConfig(const std::string& configPath, std::FILE* out);
 
+/// checkConfig's warning about an unset `[server] user` (README "Operating gslbd"), or empty: it is true only
+/// where the gslbd this check stands for would stay root. `root`: the checker's effective uid is 0; `inUnit`:
+/// it runs inside a systemd unit (INVOCATION_ID, systemd.exec(5): a unit's ExecStartPre runs as the unit's
+/// User=, so root there means the unit keeps gslbd root); `systemdHost`: systemd is the init
+/// (/run/systemd/system/, sd_booted(3)), where README has an unset user with the shipped unit, which sets
+/// User= itself: a root check by hand there (README's `sudo gslbd --check`) says nothing; a start by hand as
+/// root still warns in its own log. Elsewhere (no systemd: a container, another supervisor, a shell) root
+/// without `user` stays root, and the check says so.
+std::string unsetUserWarning(bool root, bool inUnit, bool systemdHost);
+
 }  // namespace gslb::server

@@ -114,6 +114,42 @@ class Privileges(unittest.TestCase):
             self.assertRegex(g.stderr(), r"warning: running as root: set \[server\] user")
             g.stop()
 
+    def test_check_warns_about_unset_user_only_where_gslbd_stays_root(self):
+        """gslbd --check warned about an unset user to every root check, README's `sudo gslbd --check` before
+        `systemctl start` included, where the unit's User= drops root. Each case runs under unshare -m with a
+        /run of its own: with or without /run/systemd/system (sd_booted), inside a unit (INVOCATION_ID) or
+        not, root or nobody."""
+        g = Gslbd(zones={ORIGIN: ZONE}, expect_start=False)
+        try:
+            g.write_config()
+            os.chmod(g.dir, 0o755)
+            env = {k: v for k, v in os.environ.items() if k != "INVOCATION_ID"}
+            run_dir = "mount -t tmpfs none /run && if [ -n \"$SD\" ]; then mkdir -p /run/systemd/system; fi; "
+
+            def check(systemd_host, unit=False, prefix=()):
+                e = dict(env, SD="1" if systemd_host else "")
+                if unit:
+                    e["INVOCATION_ID"] = "0123456789abcdef0123456789abcdef"
+                p = subprocess.run(["unshare", "-m", "sh", "-c", run_dir + 'exec "$@"', "sh", *prefix,
+                                    gslbd_path(), "--check", "--config", g.config_path],
+                                   env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                   timeout=30)
+                self.assertEqual(p.returncode, 0, p.stdout)
+                return p.stdout
+
+            stays = "[server] user is not set: gslbd started as root would keep running as root"
+            self.assertIn(stays, check(systemd_host=False))
+            out = check(systemd_host=True)
+            self.assertNotIn("user is not set", out)
+            self.assertRegex(out, r"ok: 1 zone\(s\), \d+ records, 0 GSLB hostname\(s\)\n$")  # no warning
+            for host in (False, True):
+                self.assertIn("[server] user is not set and this systemd unit runs gslbd as root: set User= in "
+                              "the unit", check(systemd_host=host, unit=True))
+            nobody = ("setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups")
+            self.assertNotIn("user is not set", check(systemd_host=False, prefix=nobody))
+        finally:
+            g.close()
+
     def test_unknown_user_refused(self):
         with Gslbd(zones={ORIGIN: ZONE}, server={"user": "no-such-user-gslbd"}, expect_start=False) as g:
             self.assertEqual(g.wait_exit(10), 1)

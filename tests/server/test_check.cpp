@@ -84,3 +84,19 @@ TEST_CASE("check: the per-hostname builds cost what one build of them all costs 
     INFO("3000 hostnames: build " << build << " s, check " << checked << " s");
     CHECK(checked < 8 * build);
 }
+
+TEST_CASE("check: an unset [server] user is a warning only where gslbd would stay root") {
+    // Not root: a gslbd started the same way is not root either.
+    for (bool unit : {false, true})
+        for (bool host : {false, true}) CHECK(unsetUserWarning(false, unit, host).empty());
+    // Root by hand on a systemd host: README's `sudo gslbd --check` before `systemctl start`, whose unit
+    // sets User= (the warning was always there, and false).
+    CHECK(unsetUserWarning(true, false, true).empty());
+    // Root inside a unit: that unit has no User= and keeps gslbd root.
+    for (bool host : {false, true})
+        CHECK(unsetUserWarning(true, true, host).find("this systemd unit runs gslbd as root") !=
+              std::string::npos);
+    // Root without systemd (a container, another supervisor): it stays root.
+    CHECK(unsetUserWarning(true, false, false) ==
+          "[server] user is not set: gslbd started as root would keep running as root");
+}
