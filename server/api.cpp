@@ -357,6 +357,10 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
     auto snap = shared_.holder.get();
     auto parts = splitPath(path);
     bool get = method == "GET" || method == "HEAD";
+    if (starting_ && !(get && parts.size() == 2 && parts[0] == "v1" && parts[1] == "admin"))
+        return apiError(503,
+                        "starting: the first health round and the [cluster] drain sync are running; gslbd "
+                        "answers here once it answers DNS");
     if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "status") {
         if (!get) return apiError(405, "use GET for /v1/status");
         return status(*snap);

@@ -86,9 +86,15 @@ class ControlApi {
     /// Binds the HTTP listener and reads the token. False and `error` when either fails.
     bool start(const ControlConf& conf, std::string& error);
     /// start() in two steps: bind() (and read the token) while the process still has its privileges, serve()
-    /// once start-up is done, so no request is handled during the initial health round.
+    /// once the privileges are dropped and before the initial health round and drain sync.
     bool bind(const ControlConf& conf, std::string& error);
     bool serve(std::string& error);
+    /// While starting (from serve() until gslbd answers DNS): only GET /v1/admin is answered, so that a
+    /// [cluster] member starting at the same moment reads this member's drains at once instead of waiting
+    /// out cluster::kInitialWaitSec for an answer (cluster/admin_sync.hpp); every other request gets 503
+    /// "starting", none of them waits the start out in the listen queue and none reaches a half-started
+    /// daemon (a reload in the middle of the health round).
+    void setStarting(bool starting) { starting_ = starting; }
     /// Called on the control thread after a drain or enable changed the admin state (to persist it).
     void setAdminChanged(std::function<void()> fn) { adminChanged_ = std::move(fn); }
     /// Re-reads the token file (after a reload). False and `error` when it cannot be read; the old token
@@ -166,6 +172,7 @@ class ControlApi {
     std::function<void()> adminChanged_;
     cluster::AdminLog ownAdminLog_;
     cluster::AdminLog* adminLog_ = &ownAdminLog_;
+    bool starting_ = false;  // setStarting()
     std::string listenText_;
     event* historyTimer_ = nullptr;
     AnswerHistory history_;

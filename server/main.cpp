@@ -402,6 +402,17 @@ int main(int argc, char** argv) {
                     zc.name);
     }
 
+    // From here the control API answers GET /v1/admin, and 503 "starting" to the rest, until the workers
+    // answer: a [cluster] peer starting with this member reads its drains at once (each waited out the
+    // other's initial sync, 1 s, when this came after the start).
+    if (d.api) {
+        d.api->setStarting(true);
+        if (!d.api->serve(error)) {
+            log::error("{}", error);
+            return 1;
+        }
+    }
+
     // DESIGN.md "Start-up": one round of health checks, bounded by their timeouts, before the listeners
     // answer, so no first answer is a guess.
     d.health->apply(*d.shared.holder.get());
@@ -430,11 +441,8 @@ int main(int argc, char** argv) {
     }
     event* resign = event_new(d.base, -1, EV_PERSIST, onResignTick, &d);
     event_add(resign, &second);
-    if (d.api && !d.api->serve(error)) {
-        log::error("{}", error);
-        return 1;
-    }
     for (auto& w : d.workers) w->start();
+    if (d.api) d.api->setStarting(false);
     // This thread (control API, health checks, reloads) yields to the workers: SCHED_BATCH keeps its normal
     // share of the CPU but never preempts a running worker when it wakes, so a burst of reports or checks
     // does not delay the answers in flight on a shared core. The workers were started above with the

@@ -117,6 +117,12 @@ struct AdminSync::Impl {
         evtimer_add(deadline, &tv);
         while (pending > 0 && !expired) event_base_loop(base, EVLOOP_ONCE);
         event_free(deadline);
+        for (auto& [url, p] : peers)
+            if (p->inRound)
+                log::info(
+                    "cluster: no answer from {} within {} s at start; answering with the drains this "
+                    "member knows (its poll goes on)",
+                    url, kInitialWaitSec);
         for (auto& [url, p] : peers) p->inRound = false;
         pending = 0;
     }

@@ -5,8 +5,9 @@
 // - Any [cluster] polls, with or without health_quorum: a drain is the operator's word for the NS set.
 // - At start, before the first answer, runInitialRound() asks every peer at once and waits for them (at most
 //   kInitialWaitSec), so a member that was down during a drain comes back drained instead of answering with
-//   the drained site until its first poll. A peer that is down (connection refused) costs nothing; one that
-//   is starting at the same moment has not opened its control API yet, and costs the wait.
+//   the drained site until its first poll. A peer that is down (connection refused) costs nothing, and one
+//   that is starting at the same moment answers GET /v1/admin while it starts (ControlApi::setStarting);
+//   a peer that does not answer in time (hung, cut off) costs the wait, logged once per peer.
 // - A member that was stopped (SIGSTOP, a hung VM) polls as soon as it runs again: its poll timer is due.
 // - A poll that fails leaves everything as it is; the next round tries again. One log line when a peer
 //   starts failing and one when it answers again.

@@ -338,6 +338,30 @@ TEST_CASE("POST /v1/reload calls the daemon back: 200 with its message, 500 with
     CHECK(a.reloads == 2);
 }
 
+TEST_CASE("while starting only GET /v1/admin is answered; the rest is 503 and changes nothing") {
+    // A [cluster] peer starting at the same moment reads this member's drains during its start; before,
+    // the API was served only after the start and each of two members waited out the other's 1 s.
+    Api a;
+    std::string before = a.dump();
+    a.api->setStarting(true);
+    CHECK(a.get("/v1/admin").status == 200);
+    CHECK(a.api->handle("HEAD", "/v1/admin", "", "").status == 200);
+    for (const char* p : {"/v1/status", "/metrics", "/v1/verdicts", "/", "/v1/events"}) {
+        auto r = a.get(p);
+        CHECK_MESSAGE(r.status == 503, p);
+        CHECK(errorOf(r).rfind("starting: ", 0) == 0);
+    }
+    CHECK(a.post("/v1/reload").status == 503);
+    CHECK(a.post("/v1/sites/east/drain").status == 503);
+    CHECK(a.post("/v1/sites/east/report", kGoodReport).status == 503);
+    CHECK(a.post("/v1/admin").status == 503);
+    CHECK(a.reloads == 0);
+    CHECK(a.dump() == before);
+    a.api->setStarting(false);
+    CHECK(a.get("/v1/status").status == 200);
+    CHECK(a.post("/v1/reload").status == 200);
+}
+
 TEST_CASE("GET /v1/status holds the sites, services and hostnames with the reported numbers") {
     Api a;
     REQUIRE(a.post("/v1/sites/east/report", kGoodReport).status == 200);
