@@ -82,8 +82,8 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
     o.sample("gslbd_xdp_sockets", "", double(shared_.xdpSockets.load()));
     // The kernel's drop counts exist only with AF_XDP sockets: with none (no `xdp`, or every interface fell
     // back) there is nothing that could drop, and a zero would read as "serving, no drops".
-    const xdp::Path* xp = shared_.xdpSockets.load() > 0 ? shared_.xdpPath.load() : nullptr;
-    if (xp) {
+    const xdp::Path* xp = shared_.xdpPath.load();
+    if (xp && xp->sockets() > 0) {
         xdp::Path::Drops dr = xp->drops();
         o.head(
             "gslbd_xdp_dropped_total", "counter",

@@ -216,26 +216,29 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                 {"peers", peers}};
         }
     }
-    // [server] xdp (README "AF_XDP fast path"): each interface, serving or fallen back to the sockets with
-    // the reason logged at start; empty without `xdp`.
+    // [server] xdp (README "AF_XDP fast path"): each interface, serving, fallen back to the sockets at start
+    // with the reason logged then, or not serving since (gone, down, program detached: Path::recheck); the
+    // warning when no listen address is one of its addresses. Empty without `xdp`.
     j["xdp"] = json::array();
     if (const xdp::Path* xp = shared_.xdpPath.load())
         for (const auto& x : xp->status()) {
             json drops = nullptr;
-            if (x.serving)
+            if (x.sockets > 0)
                 drops = {{"dropped", x.drops.dropped},
                          {"ring_full", x.drops.ringFull},
                          {"fill_empty", x.drops.fillEmpty},
                          {"invalid", x.drops.invalid},
                          {"tx_full", x.drops.txFull}};
-            j["xdp"].push_back({{"name", x.name},
-                                {"state", x.serving ? "serving" : "fell back"},
-                                {"reason", x.serving ? json(nullptr) : json(x.reason)},
-                                {"sockets", x.sockets},
-                                {"mode", x.serving ? json(x.zeroCopy ? "zero-copy" : "copy") : json(nullptr)},
-                                {"queries", x.queries},
-                                {"responses", x.responses},
-                                {"dropped", drops}});
+            j["xdp"].push_back(
+                {{"name", x.name},
+                 {"state", x.state()},
+                 {"reason", x.serving ? json(nullptr) : json(x.reason)},
+                 {"warning", x.warning.empty() ? json(nullptr) : json(x.warning)},
+                 {"sockets", x.sockets},
+                 {"mode", x.sockets > 0 ? json(x.zeroCopy ? "zero-copy" : "copy") : json(nullptr)},
+                 {"queries", x.queries},
+                 {"responses", x.responses},
+                 {"dropped", drops}});
         }
     auto reloads = [&](int trig) {
         return json{{"ok", shared_.reloads[trig][0].load(std::memory_order_relaxed)},

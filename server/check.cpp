@@ -128,11 +128,16 @@ void startChecks(const Config& cfg, const zones::ZoneDb&, Report& rep) {
                                          access("/run/systemd/system/", F_OK) == 0);
         if (!w.empty()) rep.warning(where, w);
     }
-    // [server] xdp: an interface this machine lacks (or a loopback) falls back to the sockets at start. A
-    // warning, not a problem: the config may be checked on another host than the one it serves on.
-    for (const auto& name : cfg.server.xdp)
+    // [server] xdp: an interface this machine lacks (or a loopback) falls back to the sockets at start; one
+    // that holds no listen address serves nothing. Warnings, not problems: the config may be checked on
+    // another host than the one it serves on.
+    for (const auto& name : cfg.server.xdp) {
         if (std::string why = xdp::interfaceProblem(name); !why.empty())
             rep.warning(where, xdp::fallbackLine(name, why));
+        else if (std::string w = xdp::listenProblem(name, cfg.server.listen, xdp::interfaceAddresses(name));
+                 !w.empty())
+            rep.warning(where, fmt::format("xdp on {}: {}", name, w));  // as the start logs it
+    }
     if (!cfg.server.stateDir.empty()) {
         struct stat st;
         if (stat(cfg.server.stateDir.c_str(), &st) != 0)

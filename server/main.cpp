@@ -185,12 +185,17 @@ void logStatus(Daemon& d) {
     // [server] xdp: each interface as /v1/status has it (serving, or fell back and why).
     std::string xdpText;
     if (d.xdpPath)
-        for (const auto& x : d.xdpPath->status())
-            xdpText +=
-                x.serving
-                    ? fmt::format("; xdp {} serving, {} socket(s), {} mode, queries {} responses {}", x.name,
-                                  x.sockets, x.zeroCopy ? "zero-copy" : "copy", x.queries, x.responses)
-                    : fmt::format("; xdp {} fell back to the sockets: {}", x.name, x.reason);
+        for (const auto& x : d.xdpPath->status()) {
+            if (x.serving)
+                xdpText +=
+                    fmt::format("; xdp {} serving, {} socket(s), {} mode, queries {} responses {}", x.name,
+                                x.sockets, x.zeroCopy ? "zero-copy" : "copy", x.queries, x.responses);
+            else if (x.fellBack)
+                xdpText += fmt::format("; xdp {} fell back to the sockets: {}", x.name, x.reason);
+            else
+                xdpText += fmt::format("; xdp {} not serving: {}", x.name, x.reason);
+            if (!x.warning.empty()) xdpText += fmt::format(" (warning: {})", x.warning);
+        }
     log::info(
         "status: {} zone(s), {} records; queries udp {} tcp {} dropped {}; tcp connections {}, "
         "transfers {}{}",
@@ -230,6 +235,14 @@ void onSweep(evutil_socket_t, short, void* arg) {
     uint64_t now = uint64_t(mono.tv_sec) * 1000000000u + uint64_t(mono.tv_nsec);
     size_t n = d->shared.rrl->sweep(snap->config.rrl, now, [](const std::string& m) { log::info("{}", m); });
     d->shared.rrlLimited.store(n, std::memory_order_relaxed);
+}
+
+// Once a second with [server] xdp: is each interface the fast path took still there, up, and gslbd's program
+// still on it (Path::recheck)? /v1/status said "serving" long after the interface was gone.
+void onXdpCheck(evutil_socket_t, short, void* arg) {
+    auto* d = static_cast<Daemon*>(arg);
+    d->xdpPath->recheck();
+    d->shared.xdpSockets.store(d->xdpPath->servingSockets());
 }
 
 void onSignal(evutil_socket_t sig, short, void* arg) {
@@ -441,6 +454,11 @@ int main(int argc, char** argv) {
     }
     event* resign = event_new(d.base, -1, EV_PERSIST, onResignTick, &d);
     event_add(resign, &second);
+    event* xdpCheck = nullptr;
+    if (d.xdpPath->sockets() > 0) {
+        xdpCheck = event_new(d.base, -1, EV_PERSIST, onXdpCheck, &d);
+        event_add(xdpCheck, &second);
+    }
     for (auto& w : d.workers) w->start();
     if (d.api) d.api->setStarting(false);
     // This thread (control API, health checks, reloads) yields to the workers: SCHED_BATCH keeps its normal
@@ -478,6 +496,7 @@ int main(int argc, char** argv) {
     d.sources.reset();
     for (auto* e : sigs) event_free(e);
     event_free(resign);
+    if (xdpCheck) event_free(xdpCheck);
     event_free(sweep);
     event_base_free(d.base);
     log::info("stopped");

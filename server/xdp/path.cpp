@@ -20,6 +20,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "server/events.hpp"
 #include "server/log.hpp"
 #include "server/stats.hpp"
 #include "server/worker.hpp"
@@ -314,6 +315,10 @@ class Queue {
 struct Path::Iface {
     std::string name;
     std::string fellBack;  // why the sockets serve it (then no program, no queues); empty when serving
+    uint32_t ifindex = 0;  // the interface the program and the sockets were attached to
+    uint32_t progId = 0;   // the kernel's id of gslbd's program (bpf_xdp_query names what is attached)
+    std::string lost;      // linkProblem() since the start (recheck); empty while serving
+    std::string warning;   // listenProblem(); empty when a listen address is one of the interface's
     bpf_object* obj = nullptr;
     bpf_link* link = nullptr;
     std::vector<std::unique_ptr<Queue>> queues;
@@ -373,8 +378,10 @@ std::vector<Path::IfaceStatus> Path::status() const {
     for (const auto& i : ifaces_) {
         IfaceStatus s;
         s.name = i->name;
-        s.serving = i->fellBack.empty();
-        s.reason = i->fellBack;
+        s.fellBack = !i->fellBack.empty();
+        s.serving = !s.fellBack && i->lost.empty();
+        s.reason = s.fellBack ? i->fellBack : i->lost;
+        s.warning = i->warning;
         s.sockets = int(i->queues.size());
         s.zeroCopy = !i->queues.empty();
         for (const auto& q : i->queues) {
@@ -388,8 +395,82 @@ std::vector<Path::IfaceStatus> Path::status() const {
     return out;
 }
 
+int Path::servingSockets() const {
+    int n = 0;
+    for (const auto& i : ifaces_)
+        if (i->lost.empty()) n += int(i->queues.size());
+    return n;
+}
+
+namespace {
+
+// The interface at index `ifindex` as it is now, for linkProblem (control thread, once a second).
+// `current` gets its name now (renamed or not), empty when it is gone.
+LinkFacts linkFacts(const std::string& name, uint32_t ifindex, uint32_t ourProg, std::string& current) {
+    LinkFacts f;
+    char buf[IF_NAMESIZE] = {};
+    f.exists = if_indextoname(ifindex, buf) != nullptr;
+    current = f.exists ? buf : "";
+    f.indexByName = if_nametoindex(name.c_str());
+    if (!f.exists) return f;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0) {
+        ifreq r{};
+        std::snprintf(r.ifr_name, sizeof r.ifr_name, "%s", buf);
+        if (ioctl(fd, SIOCGIFFLAGS, &r) == 0) {
+            f.up = (r.ifr_flags & IFF_UP) != 0;
+            f.carrier = (r.ifr_flags & IFF_RUNNING) != 0;
+        }
+        close(fd);
+    }
+    // RTM_GETLINK's IFLA_XDP (netlink: no privilege needed after `user` dropped them). A query that fails
+    // says nothing about the program, so it does not count against it.
+    LIBBPF_OPTS(bpf_xdp_query_opts, q);
+    f.progId = ourProg;
+    if (bpf_xdp_query(int(ifindex), 0, &q) == 0) {
+        f.progId = 0;
+        for (uint32_t id : {q.drv_prog_id, q.skb_prog_id, q.hw_prog_id, q.prog_id})
+            if (id == ourProg || (id && !f.progId)) f.progId = id;
+    }
+    return f;
+}
+
+}  // namespace
+
+void Path::recheck() {
+    for (auto& i : ifaces_) {
+        if (!i->fellBack.empty()) continue;  // the sockets' since the start
+        std::string current;
+        LinkFacts f = linkFacts(i->name, i->ifindex, i->progId, current);
+        std::string problem = linkProblem(i->name, i->ifindex, i->progId, f);
+        if (problem != i->lost) {
+            if (problem.empty()) {
+                log::info("xdp on {}: serving again through AF_XDP", i->name);
+                recordEvent(log::Level::Info, "xdp", i->name, "serving again");
+            } else {
+                log::warn("xdp on {}: not serving: {}", i->name, problem);
+                recordEvent(log::Level::Warn, "xdp", i->name, "not serving: " + problem);
+            }
+            i->lost = problem;
+        }
+        if (!f.exists) continue;  // what its addresses were stays said
+        std::string warning = listenProblem(i->name, listen_, interfaceAddresses(current));
+        if (warning != i->warning) {
+            if (warning.empty())
+                log::info(
+                    "xdp on {}: a listen address is one of its addresses now: the fast path can see "
+                    "queries",
+                    i->name);
+            else
+                log::warn("xdp on {}: {}", i->name, warning);
+            i->warning = warning;
+        }
+    }
+}
+
 void Path::open(const ServerConf& sc, const std::vector<Worker*>& workers) {
     if (sc.xdp.empty() || workers.empty()) return;
+    listen_ = sc.listen;
     ifaces_.reserve(sc.xdp.size());
     libbpf_set_print(libbpfPrint);
     size_t next = 0;
@@ -472,8 +553,15 @@ void Path::open(const ServerConf& sc, const std::vector<Worker*>& workers) {
             q->worker->addXdp(q.get());
             zc = zc && q->zeroCopy;
         }
+        f->ifindex = ifindex;
+        bpf_prog_info info{};
+        uint32_t infoLen = sizeof info;
+        if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &infoLen) == 0) f->progId = info.id;
         log::info("xdp on {}: {} queue(s), {} mode, UDP to the listen addresses answered from AF_XDP", name,
                   f->queues.size(), zc ? "zero-copy" : "copy");
+        // It serves, but can it ever see a query? Said once here; recheck() follows the addresses.
+        f->warning = listenProblem(name, sc.listen, interfaceAddresses(name));
+        if (!f->warning.empty()) log::warn("xdp on {}: {}", name, f->warning);
         ifaces_.push_back(std::move(f));
     }
 }

@@ -25,5 +25,9 @@ Path::Drops Path::drops() const {
 std::vector<Path::IfaceStatus> Path::status() const {
     return {};
 }
+void Path::recheck() {}
+int Path::servingSockets() const {
+    return 0;
+}
 
 }  // namespace gslb::server::xdp

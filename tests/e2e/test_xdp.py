@@ -14,6 +14,10 @@ XDP on its end of a veth pair, dig/kdig and raw frames from the other.
   fell back (and why).
 - A second gslbd on the same interface falls back, says another XDP program is attached and where to look,
   and answers on its sockets while the first keeps the fast path.
+- After the start (LinkChanges, a lab of its own): a listen address that is not the interface's is warned about
+  (start, --check, status) until it is added; down, no carrier, the program detached (BPF_LINK_DETACH, as
+  bpftool does), the interface deleted and made again are each seen within a second or so, logged once,
+  shown in /v1/status, gslbctl status and SIGUSR1, with what to do; down and no carrier heal by themselves.
 
 Skipped, with the reason, where namespaces cannot be made (not root) or gslbd was built without libxdp.
 """
@@ -117,7 +121,8 @@ site = "b"
 class Server:
     """gslbd in the server namespace, in its own process group."""
 
-    def __init__(self, listen, xdp, cport=8053, extra=""):
+    def __init__(self, listen, xdp, cport=8053, extra="", ns=None):
+        self.ns = ns or SRV
         self.dir = tempfile.mkdtemp(prefix="gslbd-xdp-")
         self.cport = cport
         for name, text in (("zone.db", ZONE_TEXT), ("token", "xdp-t0ken-16chars\n"),
@@ -125,7 +130,7 @@ class Server:
             with open(os.path.join(self.dir, name), "w") as f:
                 f.write(text)
         self.log = open(os.path.join(self.dir, "log"), "wb")
-        self.proc = subprocess.Popen(["ip", "netns", "exec", SRV, gslbd_path(), "-c", "gslbd.toml"], cwd=self.dir,
+        self.proc = subprocess.Popen(["ip", "netns", "exec", self.ns, gslbd_path(), "-c", "gslbd.toml"], cwd=self.dir,
                                      stdout=self.log, stderr=self.log, start_new_session=True)
 
     def text(self):
@@ -143,7 +148,7 @@ class Server:
         raise AssertionError(f"gslbd did not start:\n{self.text()}")
 
     def metrics(self):
-        p = sh("ip", "netns", "exec", SRV, "curl", "-s", "-H", "Authorization: Bearer xdp-t0ken-16chars",
+        p = sh("ip", "netns", "exec", self.ns, "curl", "-s", "-H", "Authorization: Bearer xdp-t0ken-16chars",
                f"http://127.0.0.1:{self.cport}/metrics")
         out = {}
         for line in p.stdout.splitlines():
@@ -153,13 +158,13 @@ class Server:
         return out
 
     def status(self):
-        p = sh("ip", "netns", "exec", SRV, "curl", "-s", "-H", "Authorization: Bearer xdp-t0ken-16chars",
+        p = sh("ip", "netns", "exec", self.ns, "curl", "-s", "-H", "Authorization: Bearer xdp-t0ken-16chars",
                f"http://127.0.0.1:{self.cport}/v1/status")
         return json.loads(p.stdout)
 
     def gslbctl_status(self):
         """`gslbctl status` as an operator runs it on the server's host, with the server's config."""
-        return subprocess.run(["ip", "netns", "exec", SRV, gslbctl_path(), "status", "-c", "gslbd.toml"],
+        return subprocess.run(["ip", "netns", "exec", self.ns, gslbctl_path(), "status", "-c", "gslbd.toml"],
                               cwd=self.dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               timeout=20).stdout
 
@@ -174,7 +179,7 @@ class Server:
 
     def check(self):
         """`gslbd --check` of this server's config, in its namespace: (exit code, stdout + stderr)."""
-        p = subprocess.run(["ip", "netns", "exec", SRV, gslbd_path(), "--check", "-c", "gslbd.toml"], cwd=self.dir,
+        p = subprocess.run(["ip", "netns", "exec", self.ns, gslbd_path(), "--check", "-c", "gslbd.toml"], cwd=self.dir,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=20)
         return p.returncode, p.stdout
 
@@ -401,8 +406,8 @@ class XdpTest(unittest.TestCase):
             self.assertIn("gslbd_xdp_queries_total", m)
             why = "no such interface (No such device)"
             x = s.status()["xdp"]
-            self.assertEqual(x, [{"name": "nosuch0", "state": "fell back", "reason": why, "sockets": 0, "mode": None,
-                                  "queries": 0, "responses": 0, "dropped": None}])
+            self.assertEqual(x, [{"name": "nosuch0", "state": "fell back", "reason": why, "warning": None,
+                                  "sockets": 0, "mode": None, "queries": 0, "responses": 0, "dropped": None}])
             self.assertIn(f"XDP: nosuch0 fell back: {why}", s.gslbctl_status())
             self.assertIn(f"; xdp nosuch0 fell back to the sockets: {why}", s.usr1_line())
             # --check cannot know the host the config is for: a warning in the daemon's words, exit 0.
@@ -504,6 +509,169 @@ class XdpTest(unittest.TestCase):
             if second:
                 second.close()
             first.close()
+
+
+# A second lab for what happens to an interface after the start: its own namespaces and veth pair, so that
+# taking the interface down, detaching the program and deleting the interface leave XdpTest's alone.
+LSRV, LCLI = f"gls{TAG}", f"glc{TAG}"
+L_SRV, L_CLI = "gl0", "gl1"
+L4, LC4 = "10.232.0.1", "10.232.0.2"
+
+
+def bpf_link_detach(prog_id):
+    """What `bpftool link detach` does (bpftool is not installed): BPF_LINK_DETACH on the XDP link whose program
+    is `prog_id`, found with BPF_LINK_GET_NEXT_ID / BPF_LINK_GET_FD_BY_ID / BPF_OBJ_GET_INFO_BY_FD (x86-64)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def bpf(cmd, attr):
+        buf = ctypes.create_string_buffer(bytes(attr), 128)
+        r = libc.syscall(321, cmd, buf, 128)  # __NR_bpf
+        if r < 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        return r, buf.raw
+    link_id = 0
+    while True:
+        _, out = bpf(31, struct.pack("=III", link_id, 0, 0))  # BPF_LINK_GET_NEXT_ID (ENOENT at the end)
+        link_id = struct.unpack_from("=I", out, 4)[0]
+        fd, _ = bpf(30, struct.pack("=III", link_id, 0, 0))  # BPF_LINK_GET_FD_BY_ID
+        try:
+            info = ctypes.create_string_buffer(64)
+            bpf(15, struct.pack("=IIQ", fd, 64, ctypes.addressof(info)))  # BPF_OBJ_GET_INFO_BY_FD
+            kind, _, prog = struct.unpack_from("=III", info.raw, 0)
+            if kind == 6 and prog == prog_id:  # BPF_LINK_TYPE_XDP
+                bpf(34, struct.pack("=I", fd))  # BPF_LINK_DETACH
+                return
+        finally:
+            os.close(fd)
+
+
+@unittest.skipUnless(OK and os.uname().machine == "x86_64", WHY or "the bpf() syscall number here is x86-64's")
+class LinkChanges(unittest.TestCase):
+    """/v1/status said "serving" after the interface was deleted, taken down or had gslbd's program taken off:
+    nothing looked again. Now the control thread does, once a second."""
+
+    def setUp(self):
+        self.s = None
+        sh("ip", "netns", "add", LSRV)
+        sh("ip", "netns", "add", LCLI)
+        self.make_veth()
+
+    def make_veth(self):
+        sh("ip", "link", "add", L_SRV, "netns", LSRV, "type", "veth", "peer", "name", L_CLI, "netns", LCLI)
+        for ns, dev in ((LSRV, L_SRV), (LCLI, L_CLI)):
+            sh("ip", "-n", ns, "link", "set", dev, "up")
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+        sh("ip", "-n", LCLI, "addr", "add", LC4 + "/24", "dev", L_CLI)
+
+    def tearDown(self):
+        if self.s:
+            self.s.close()
+        for ns in (LSRV, LCLI):
+            sh("ip", "netns", "del", ns, check=False)
+
+    def curl(self, path):
+        return sh("ip", "netns", "exec", LSRV, "curl", "-s", "-H", "Authorization: Bearer xdp-t0ken-16chars",
+                  f"http://127.0.0.1:{self.s.cport}{path}").stdout
+
+    def xdp(self):
+        return self.s.status()["xdp"][0]
+
+    def wait_state(self, state, reason_part, what):
+        deadline, x = time.monotonic() + 5, None
+        while time.monotonic() < deadline:
+            x = self.xdp()
+            if x["state"] == state and reason_part in (x["reason"] or ""):
+                return x
+            time.sleep(0.1)
+        self.fail(f"{what}: {x}\n{self.s.text()}")
+
+    def dig(self):
+        p = sh("ip", "netns", "exec", LCLI, "dig", "@" + L4, "+norec", "+time=1", "+tries=2", "+nocookie",
+               "static." + ZONE, "A", check=False)
+        return parse_dig(p.stdout)
+
+    def xdp_queries(self):
+        return self.xdp()["queries"]
+
+    def test_warned_then_down_no_carrier_detached_gone(self):
+        # The listen address is on lo only, not on the interface: serving, but it can never see a query.
+        sh("ip", "-n", LSRV, "addr", "add", L4 + "/32", "dev", "lo")
+        self.s = Server([f"{L4}:53"], [L_SRV], cport=8058, ns=LSRV)
+        self.s.wait_serving()
+        if "answered on the sockets" in self.s.text():
+            self.skipTest(f"XDP cannot be attached here: {self.s.text()}")
+        warn = (f"none of the listen addresses ({L4}:53) is an address of {L_SRV} (")
+        self.assertIn(f"warning: xdp on {L_SRV}: {warn}", self.s.text())
+        x = self.xdp()
+        self.assertEqual(x["state"], "serving", x)
+        self.assertIn(warn, x["warning"])
+        self.assertIn(f"XDP: {L_SRV} warning: {warn}", self.s.gslbctl_status())
+        self.assertIn(f"(warning: {warn}", self.s.usr1_line())
+        rc, out = self.s.check()
+        self.assertEqual(rc, 0, out)
+        self.assertIn(f"warning: xdp on {L_SRV}: {warn}", out)
+        # The address added to the interface: the warning goes within the second, queries take the fast path.
+        sh("ip", "-n", LSRV, "addr", "add", L4 + "/24", "dev", L_SRV)
+        deadline = time.monotonic() + 5
+        while self.xdp()["warning"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertIsNone(self.xdp()["warning"], self.s.text())
+        self.assertIn(f"xdp on {L_SRV}: a listen address is one of its addresses now", self.s.text())
+        n = self.xdp_queries()
+        self.assertEqual(self.dig().answer[0].rdata, "192.0.2.99")
+        self.assertEqual(self.xdp_queries(), n + 1)
+
+        # Down, then up: it serves again by itself (the program and the sockets stay).
+        t0 = time.monotonic()
+        sh("ip", "-n", LSRV, "link", "set", L_SRV, "down")
+        x = self.wait_state("not serving", "the interface is down", "down")
+        print(f"MEASURED: link down seen in /v1/status after {time.monotonic() - t0:.2f} s")
+        self.assertEqual(x["sockets"], 1)
+        self.assertIn("gslbd_xdp_sockets 0", self.curl("/metrics"))
+        self.assertIn(f"; xdp {L_SRV} not serving: the interface is down", self.s.usr1_line())
+        sh("ip", "-n", LSRV, "link", "set", L_SRV, "up")
+        self.wait_state("serving", "", "up again")
+        self.assertIn(f"xdp on {L_SRV}: serving again through AF_XDP", self.s.text())
+        self.assertIn("gslbd_xdp_sockets 1", self.curl("/metrics"))
+        n = self.xdp_queries()
+        self.assertEqual(self.dig().answer[0].rdata, "192.0.2.99")
+        self.assertEqual(self.xdp_queries(), n + 1)
+        # The peer down: no carrier.
+        sh("ip", "-n", LCLI, "link", "set", L_CLI, "down")
+        self.wait_state("not serving", "no carrier", "peer down")
+        sh("ip", "-n", LCLI, "link", "set", L_CLI, "up")
+        self.wait_state("serving", "", "peer up again")
+
+        # `ip link set dev X xdp off` cannot take a bpf_link's program off; BPF_LINK_DETACH (bpftool) can.
+        p = sh("ip", "-n", LSRV, "link", "set", "dev", L_SRV, "xdp", "off", check=False)
+        self.assertNotEqual(p.returncode, 0, p.stdout)
+        self.assertEqual(self.xdp()["state"], "serving")
+        prog = json.loads(sh("ip", "-n", LSRV, "-j", "-d", "link", "show", "dev", L_SRV).stdout)[0]["xdp"]["prog"]["id"]
+        bpf_link_detach(prog)
+        x = self.wait_state("not serving", f"gslbd's XDP program was detached from {L_SRV} by someone else", "detached")
+        self.assertIn("restart gslbd to attach it again", x["reason"])
+        n = self.xdp_queries()
+        self.assertEqual(self.dig().answer[0].rdata, "192.0.2.99")  # the sockets answer
+        self.assertEqual(self.xdp_queries(), n)
+        self.assertIn(f"XDP: {L_SRV} not serving: gslbd's XDP program was detached", self.s.gslbctl_status())
+
+        # Deleted: gone; made again under the same name: a new interface, which needs a restart.
+        sh("ip", "-n", LSRV, "link", "del", L_SRV)
+        self.wait_state("not serving", "the interface is gone", "deleted")
+        self.make_veth()
+        sh("ip", "-n", LSRV, "addr", "add", L4 + "/24", "dev", L_SRV)
+        x = self.wait_state("not serving", f"a new {L_SRV} (index", "made again")
+        self.assertIn("restart gslbd to serve it through AF_XDP", x["reason"])
+        self.assertEqual(self.dig().answer[0].rdata, "192.0.2.99")  # the sockets answer on the new one
+        # Each change logged once (the checks run every second), and in the events.
+        text = self.s.text()
+        for why in ("the interface is down;", "no carrier", "gslbd's XDP program was detached",
+                    "the interface is gone\n", "the interface is gone; a new"):
+            self.assertEqual(text.count(f"xdp on {L_SRV}: not serving: {why}"), 1, text)
+        events = [e for e in json.loads(self.curl("/v1/events"))["events"] if e["kind"] == "xdp"]
+        self.assertGreaterEqual(len(events), 7, events)
+        self.assertEqual(self.s.stop(), 0, self.s.text())
 
 
 if __name__ == "__main__":

@@ -21,6 +21,24 @@ TEST_CASE("status: one XDP line per interface, serving or fell back with the rea
                     "XDP: eth1 fell back: no such interface (No such device)\n") != std::string::npos);
 }
 
+TEST_CASE("status: an XDP interface that stopped serving says why; a listen warning has its own line") {
+    J s = J::parse(R"json({
+      "zones": [{"name": "gslb.example.com.", "serial": 1, "records": 4}],
+      "xdp": [{"name": "gx0", "state": "not serving", "reason": "the interface is gone", "warning": null,
+               "sockets": 1, "mode": "copy", "queries": 3, "responses": 3, "dropped": {"tx_full": 0}},
+              {"name": "gx1", "state": "serving", "reason": null, "sockets": 1, "mode": "copy",
+               "warning": "none of the listen addresses (127.0.0.1:53) is an address of gx1 (10.0.0.1)",
+               "queries": 0, "responses": 0, "dropped": {"tx_full": 0}}]
+})json");
+    std::string text = renderStatus(s);
+    CHECK_MESSAGE(
+        text.find("XDP: gx0 not serving: the interface is gone\n"
+                  "XDP: gx1 serving, 1 AF_XDP socket(s), copy mode, 0 queries, 0 responses\n"
+                  "XDP: gx1 warning: none of the listen addresses (127.0.0.1:53) is an address of gx1 "
+                  "(10.0.0.1)\n") != std::string::npos,
+        text);
+}
+
 TEST_CASE("status: no XDP line without [server] xdp, nor from a server that predates it") {
     J s = J::parse(R"({"zones": [{"name": "a.", "serial": 1, "records": 2}], "xdp": []})");
     CHECK(renderStatus(s).find("XDP") == std::string::npos);

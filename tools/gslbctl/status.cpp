@@ -171,6 +171,8 @@ std::string renderStatus(const J& s) {
                                cell(x, "responses"));
         else
             out += fmt::format("XDP: {} {}: {}\n", cell(x, "name"), cell(x, "state"), cell(x, "reason"));
+        if (const J& w = field(x, "warning"); w.is_string())
+            out += fmt::format("XDP: {} warning: {}\n", cell(x, "name"), w.get<std::string>());
     }
 
     // Drains, in one place: what an operator took out and must put back (they survive restarts).
