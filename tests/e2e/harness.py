@@ -623,6 +623,93 @@ def _kill_all():
 atexit.register(_kill_all)
 
 
+# A keeper process kills what this test process started when the test process dies without running atexit
+# (SIGKILL, meson's timeout, an OOM kill): each daemon is in a session of its own (start_new_session, so the
+# test's signals do not reach it), and would otherwise live on, holding its ports. PR_SET_PDEATHSIG does not
+# do it: set in preexec_fn it is unsafe with threads, and it fires when the *thread* that forked the daemon
+# ends; `setpriv --pdeathsig KILL` as an exec prefix has the same thread semantics, and the kernel clears
+# the setting when the daemon changes its uid (gslbd's `user`, NSD's and Knot's drop) and in every child it
+# forks. The keeper holds the read end of a pipe whose only write end is this process's (not inherited:
+# os.pipe() is close-on-exec, Popen closes fds), so it reads EOF exactly when this process is gone; it then
+# SIGKILLs each daemon registered with keep() that is still the same process (pid and start time), its
+# descendants, and every process in its session (a daemon's forked workers, those of a daemon that dropped
+# privileges: the keeper keeps the test's own uid). Only a daemon that forks and calls setsid() itself
+# escapes it; the harness runs every daemon in the foreground.
+_KEEPER_CODE = r"""
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+fd = int(sys.argv[1])
+data = b""
+while True:
+    try:
+        chunk = os.read(fd, 4096)
+    except InterruptedError:
+        continue
+    if not chunk:
+        break
+    data += chunk
+def stat(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+        return int(rest[1]), int(rest[3]), rest[19]  # ppid, session, start time
+    except (OSError, IndexError, ValueError):
+        return None
+procs = {}
+for name in os.listdir("/proc"):
+    if name.isdigit():
+        st = stat(int(name))
+        if st:
+            procs[int(name)] = st
+roots = set()
+for line in data.decode().split():
+    pid, _, start = line.partition(":")
+    if pid.isdigit() and procs.get(int(pid), (0, 0, None))[2] == start:
+        roots.add(int(pid))
+doomed, todo = set(), list(roots)
+while todo:
+    p = todo.pop()
+    if p in doomed:
+        continue
+    doomed.add(p)
+    todo += [c for c, st in procs.items() if st[0] == p or (p in roots and st[1] == p)]
+doomed.discard(os.getpid())
+for p in sorted(doomed, key=lambda p: p not in roots):  # the daemons first: no new workers forked
+    try:
+        os.kill(p, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+_keeper = None  # (Popen, write fd), started with the first daemon
+
+
+def keep(proc):
+    """Registers `proc` (a subprocess.Popen of a daemon, started with start_new_session=True) with the keeper,
+    which SIGKILLs it, its descendants and its session if this test process dies before stopping it."""
+    global _keeper
+    try:
+        with open(f"/proc/{proc.pid}/stat") as f:
+            start = f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return proc  # already gone
+    if _keeper is None:
+        r, w = os.pipe()
+        # Its stdout and stderr are not the test's: meson reads those until EOF.
+        k = subprocess.Popen([sys.executable, "-S", "-c", _KEEPER_CODE, str(r)], pass_fds=(r,),
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+        os.close(r)
+        _keeper = (k, w)
+    os.write(_keeper[1], f"{proc.pid}:{start}\n".encode())
+    return proc
+
+
+def spawn(argv, **kw):
+    """subprocess.Popen(argv, start_new_session=True, **kw), registered with keep()."""
+    return keep(subprocess.Popen(argv, start_new_session=True, **kw))
+
+
 def unbound_server_conf(port, directory):
     """The `server:` clause every test's Unbound shares: loopback only, in the foreground, logging to stderr, no
     chroot or user change, one thread, allowed to query 127.0.0.1 (where the test's servers listen), and no QNAME
@@ -676,8 +763,7 @@ class _Daemon:
 
     def _spawn(self, argv):
         self._errf = open(self.stderr_path, "ab")
-        self.proc = subprocess.Popen(argv, cwd=self.dir, stdin=subprocess.DEVNULL, stdout=self._errf,
-                                     stderr=self._errf, start_new_session=True)
+        self.proc = spawn(argv, cwd=self.dir, stdin=subprocess.DEVNULL, stdout=self._errf, stderr=self._errf)
         _LIVE.add(self)
 
     def wait_soa(self, zone, timeout=10.0, port=None):

@@ -22,7 +22,7 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Gslbd, build_query, decode_msg, free_port, run_tests, udp_query  # noqa: E402
+from harness import Gslbd, build_query, decode_msg, free_port, run_tests, spawn, udp_query  # noqa: E402
 
 ORIGIN = "gslb.example.com."
 SITES = ["east", "west", "north"]
@@ -72,8 +72,7 @@ class Proc:
 
     def __init__(self, argv, cwd):
         self.log = open(os.path.join(cwd, os.path.basename(argv[0]) + ".log"), "ab")
-        self.p = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
-                                  start_new_session=True)
+        self.p = spawn(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
 
     def stop(self):
         if self.p.poll() is None:

@@ -17,7 +17,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import build_query, decode_msg, free_port, gslbd_path, run_tests, udp_query  # noqa: E402
+from harness import build_query, decode_msg, free_port, gslbd_path, run_tests, spawn, udp_query  # noqa: E402
 
 ZONE = """$ORIGIN t.test.
 $TTL 300
@@ -58,10 +58,10 @@ class Syslog(unittest.TestCase):
             f.write(ZONE)
         self.write_config('file = "t.zone"')
         self.errf = open(os.path.join(self.t, "stderr.log"), "w+")
-        self.proc = subprocess.Popen(
+        self.proc = spawn(
             ["unshare", "-m", "sh", "-c", NAMESPACE, "sh", gslbd_path(), "--config", self.config],
             env=dict(os.environ, T=self.t), cwd=self.t, stdin=subprocess.DEVNULL, stdout=self.errf,
-            stderr=self.errf, start_new_session=True)
+            stderr=self.errf)
         self.lines = []
 
     def tearDown(self):

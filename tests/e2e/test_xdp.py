@@ -34,7 +34,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import gslbctl_path, gslbd_path, parse_dig, run_tests  # noqa: E402
+from harness import gslbctl_path, gslbd_path, parse_dig, run_tests, spawn  # noqa: E402
 
 TAG = f"{os.getpid() % 100000}"
 SRV, CLI = f"gxs{TAG}", f"gxc{TAG}"
@@ -130,8 +130,8 @@ class Server:
             with open(os.path.join(self.dir, name), "w") as f:
                 f.write(text)
         self.log = open(os.path.join(self.dir, "log"), "wb")
-        self.proc = subprocess.Popen(["ip", "netns", "exec", self.ns, gslbd_path(), "-c", "gslbd.toml"], cwd=self.dir,
-                                     stdout=self.log, stderr=self.log, start_new_session=True)
+        self.proc = spawn(["ip", "netns", "exec", self.ns, gslbd_path(), "-c", "gslbd.toml"], cwd=self.dir,
+                          stdout=self.log, stderr=self.log)
 
     def text(self):
         with open(os.path.join(self.dir, "log"), errors="replace") as f:

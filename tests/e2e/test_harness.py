@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""The harness's own promise: no daemon outlives the test process that started it, even when that process is
+SIGKILLed (meson's timeout, an OOM kill), so a dead test leaves no gslbd holding its ports (harness.keep).
+
+Each case runs a python child that starts daemons with the harness and prints their pids, SIGKILLs the child
+(no atexit, no cleanup), and waits for every pid to go:
+- gslbd, and gslbd with `user = "nobody"` (root only): a uid change clears PR_SET_PDEATHSIG, the keeper does
+  not care;
+- NSD, which forks its xfrd and server processes (they are not the harness's children);
+- a gslbd started from a thread that has ended: PR_SET_PDEATHSIG fires when the forking thread ends, so a
+  daemon started by a helper thread died at once under it; here it lives on until the child dies.
+"""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import HERE, run_tests  # noqa: E402
+
+ZONE = """$ORIGIN t.test.
+$TTL 60
+@ IN SOA ns1 hostmaster 1 3600 600 604800 5
+@ IN NS ns1
+ns1 IN A 192.0.2.1
+"""
+
+CHILD = r"""
+import os, sys, threading, time
+sys.path.insert(0, sys.argv[1])
+import harness
+from harness import Gslbd, Nsd
+zone = {"t.test.": sys.argv[3]}
+kind = sys.argv[2]
+pids = []
+if kind == "gslbd":
+    d = Gslbd(zones=zone); d.start(); pids.append(d.proc.pid)
+elif kind == "gslbd-user":
+    d = Gslbd(zones=zone, server={"user": "nobody"})
+    d.write_config(); os.chmod(d.dir, 0o755); d.start(); pids.append(d.proc.pid)
+elif kind == "nsd":
+    d = Nsd(zone); d.start()
+    deadline = time.time() + 5  # its xfrd and server processes, forked by NSD itself
+    while time.time() < deadline:
+        kids = [int(p) for p in os.listdir("/proc") if p.isdigit() and p != str(d.proc.pid)
+                and open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[3] == str(d.proc.pid)]
+        if len(kids) >= 2:
+            break
+        time.sleep(0.05)
+    pids += [d.proc.pid] + kids
+elif kind == "gslbd-thread":
+    box = []
+    t = threading.Thread(target=lambda: box.append(Gslbd(zones=zone).__enter__()))
+    t.start(); t.join()
+    d = box[0]; pids.append(d.proc.pid)
+    time.sleep(0.3)
+    assert d.proc.poll() is None, "the daemon died with the thread that started it"
+    assert d.dig("t.test.", "SOA").rcode == "NOERROR"
+print(" ".join(map(str, pids)), flush=True)
+time.sleep(120)
+"""
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class NoDaemonOutlivesItsTest(unittest.TestCase):
+    def run_child(self, kind):
+        p = subprocess.Popen([sys.executable, "-c", CHILD, HERE, kind, ZONE], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            line = p.stdout.readline()
+            pids = [int(x) for x in line.split()]
+            self.assertTrue(pids, f"the child started nothing: {line!r} {p.stderr.read() if p.poll() else ''}")
+            for pid in pids:
+                self.assertTrue(alive(pid), pid)
+            t0 = time.monotonic()
+            p.kill()  # SIGKILL: no atexit, no finally
+            p.wait(5)
+            deadline = t0 + 5
+            while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            left = [pid for pid in pids if alive(pid)]
+            print(f"MEASURED: {kind}: {len(pids)} process(es) gone {time.monotonic() - t0:.3f} s after the "
+                  f"SIGKILL of the test process that started them")
+            self.assertEqual(left, [], f"{kind} outlived the test process")
+        finally:
+            if p.poll() is None:
+                p.kill()
+            for pid in locals().get("pids", []):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+
+    def test_gslbd(self):
+        self.run_child("gslbd")
+
+    @unittest.skipUnless(os.geteuid() == 0, "needs root to drop privileges")
+    def test_gslbd_that_drops_privileges(self):
+        self.run_child("gslbd-user")
+
+    @unittest.skipUnless(shutil.which("nsd"), "needs NSD")
+    def test_nsd_and_the_processes_it_forks(self):
+        self.run_child("nsd")
+
+    def test_gslbd_started_from_a_thread_that_ended(self):
+        self.run_child("gslbd-thread")
+
+
+if __name__ == "__main__":
+    run_tests()
