@@ -1,5 +1,6 @@
 #include "server/xdp/frame.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -168,6 +169,13 @@ bool destOf(const sockaddr_storage& listen, bool wildcard, Dest& d) noexcept {
         return true;
     }
     return false;
+}
+
+FastDests fastDests(std::span<const Dest> dests) noexcept {
+    FastDests t;
+    t.n = uint32_t(dests.size());
+    if (dests.size() <= kFastDests) std::copy(dests.begin(), dests.end(), t.d);
+    return t;
 }
 
 }  // namespace gslb::server::xdp

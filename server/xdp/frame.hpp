@@ -61,4 +61,18 @@ static_assert(sizeof(Dest) == 20);
 /// The Dest of a listen address (sockaddr_in / sockaddr_in6); false for another family.
 bool destOf(const sockaddr_storage& listen, bool wildcard, Dest& d) noexcept;
 
+/// The XDP program's gslbd_fast table (struct gslbd_fast): the listen addresses as a list it walks, cheaper
+/// per frame than a lookup in gslbd_dests. With more than kFastDests of them `n` says so and the program
+/// looks them up in gslbd_dests instead (which always holds them all).
+inline constexpr size_t kFastDests = 8;
+struct FastDests {
+    uint32_t n = 0;  // listen addresses (the entries of `d` in use when n <= kFastDests)
+    uint32_t pad = 0;
+    Dest d[kFastDests];
+};
+static_assert(sizeof(FastDests) == 8 + kFastDests * sizeof(Dest));
+
+/// The table for these listen addresses (the keys gslbd_dests gets).
+FastDests fastDests(std::span<const Dest> dests) noexcept;
+
 }  // namespace gslb::server::xdp

@@ -503,15 +503,25 @@ void Path::open(const ServerConf& sc, const std::vector<Worker*>& workers) {
         }
         int xsks = bpf_object__find_map_fd_by_name(f->obj, "gslbd_xsks");
         int dests = bpf_object__find_map_fd_by_name(f->obj, "gslbd_dests");
+        int fast = bpf_object__find_map_fd_by_name(f->obj, "gslbd_fast");
         bpf_program* prog = bpf_object__find_program_by_name(f->obj, "gslbd_xdp");
-        if (xsks < 0 || dests < 0 || !prog) {
+        if (xsks < 0 || dests < 0 || fast < 0 || !prog) {
             fail("the XDP program lacks its maps");
             continue;
         }
         uint8_t one = 1;
+        std::vector<Dest> listened;
         for (const auto& l : sc.listen) {
             Dest d;
-            if (destOf(l.addr, l.wildcard, d)) bpf_map_update_elem(dests, &d, &one, BPF_ANY);
+            if (!destOf(l.addr, l.wildcard, d)) continue;
+            bpf_map_update_elem(dests, &d, &one, BPF_ANY);
+            listened.push_back(d);
+        }
+        uint32_t zero = 0;
+        FastDests table = fastDests(listened);
+        if (bpf_map_update_elem(fast, &zero, &table, BPF_ANY) != 0) {
+            fail("the XDP program's gslbd_fast table: " + errText(errno));
+            continue;
         }
         size_t mtu = size_t(mtuOf(name));
         int nq = std::min(rxQueues(name), 256);

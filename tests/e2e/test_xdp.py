@@ -12,6 +12,8 @@ XDP on its end of a veth pair, dig/kdig and raw frames from the other.
   warns in the same words; no gslbd_xdp_dropped_total without AF_XDP sockets.
 - /v1/status, `gslbctl status` and the SIGUSR1 line say, per interface, serving (sockets, mode, counts) or
   fell back (and why).
+- The listen addresses the program takes: a wildcard, IPv6, the short list (up to 8) and the hash map beyond;
+  frames to another address or port pass to the kernel.
 - A second gslbd on the same interface falls back, says another XDP program is attached and where to look,
   and answers on its sockets while the first keeps the fast path.
 - After the start (LinkChanges, a lab of its own): a listen address that is not the interface's is warned about
@@ -509,6 +511,43 @@ class XdpTest(unittest.TestCase):
             if second:
                 second.close()
             first.close()
+
+    def test_9_listen_addresses(self):
+        # The program walks a short list of the listen addresses (up to 8) and looks them up in a hash map
+        # beyond that: a wildcard, an IPv6 address and a port nobody listens on, in each of the two ways.
+        self.need_xdp()
+        send = (f"import socket,struct,sys\n"
+                f"q=struct.pack('!HHHHHH',7,0,1,0,0,0)+b'\\x06static\\x03xdp\\x04test\\x00\\x00\\x01\\x00\\x01'\n"
+                f"for a in sys.argv[1:]:\n"
+                f"    h,p=a.rsplit(':',1);h=h.strip('[]')\n"
+                f"    s=socket.socket(socket.AF_INET6 if ':' in h else socket.AF_INET,socket.SOCK_DGRAM)\n"
+                f"    s.sendto(q,(h,int(p)))\n")
+
+        def counted(s, expect, *dests):
+            """Sends a query to each of dests; how many the fast path took, once `expect` are counted (frames
+            are taken in order: what is sent before the last expected one is counted by then)."""
+            before = s.metrics()["gslbd_xdp_queries_total"]
+            sh("ip", "netns", "exec", CLI, sys.executable, "-c", send, *dests)
+            deadline = time.time() + 3
+            while time.time() < deadline and s.metrics()["gslbd_xdp_queries_total"] - before < expect:
+                time.sleep(0.05)
+            return s.metrics()["gslbd_xdp_queries_total"] - before
+
+        for listen, hit, miss in (
+                (["0.0.0.0:5310", f"[{A6}]:5311"], [f"{A4}:5310", f"[{A6}]:5311"],
+                 [f"{A4}:5312", f"[{A6}]:5310"]),
+                ([f"{A4}:{p}" for p in range(5320, 5328)] + ["[::]:5329"], [f"{A4}:5327", f"[{A6}]:5329"],
+                 [f"{A4}:5329", f"[{A6}]:5320"])):
+            s = Server(listen, [IF_SRV], cport=8058)
+            try:
+                s.wait_serving()
+                self.assertTrue(xdp_attached(), s.text())
+                # the frames to what gslbd does not listen on first: they pass, and are not counted
+                self.assertEqual(counted(s, len(hit), *miss, *hit), len(hit), (listen, s.text()))
+                r = q(A4, "static." + ZONE, "A", "-p", hit[0].rsplit(":", 1)[1])
+                self.assertEqual(r.answer[0].rdata, "192.0.2.99", r)
+            finally:
+                s.close()
 
 
 # A second lab for what happens to an interface after the start: its own namespaces and veth pair, so that

@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
 
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -206,4 +207,31 @@ TEST_CASE("destOf: a listen address as the XDP program's key") {
     CHECK(d.addr[4] == 0);
     REQUIRE(destOf(ss, true, d));
     CHECK(d.addr[0] == 0);  // a wildcard: any address
+}
+
+TEST_CASE(
+    "fastDests: up to kFastDests listen addresses in the program's own list, more left to its hash map") {
+    std::vector<Dest> dests(kFastDests + 1);
+    for (size_t i = 0; i < dests.size(); ++i) {
+        dests[i].addr[0] = uint8_t(10 + i);
+        dests[i].port = htons(uint16_t(5300 + i));
+        dests[i].family = i % 2 ? 6 : 4;
+    }
+    FastDests none = fastDests({});
+    CHECK(none.n == 0);  // nothing listened: every frame passes
+    FastDests some = fastDests(std::span(dests).first(3));
+    CHECK(some.n == 3);
+    CHECK(some.d[2].addr[0] == 12);
+    CHECK(some.d[2].port == htons(5302));
+    CHECK(some.d[2].family == 4);
+    CHECK(some.d[3].port == 0);  // unused entries stay zero
+    FastDests full = fastDests(std::span(dests).first(kFastDests));
+    CHECK(full.n == kFastDests);
+    CHECK(full.d[kFastDests - 1].addr[0] == 10 + kFastDests - 1);
+    // One more than the list holds: n says so, and the program looks every address up in gslbd_dests.
+    FastDests over = fastDests(dests);
+    CHECK(over.n == kFastDests + 1);
+    // The program reads the address as four 32-bit words: the entries must lie where struct gslbd_fast's do.
+    CHECK(offsetof(FastDests, d) == 8);
+    CHECK(sizeof(Dest) == 20);
 }
