@@ -7,6 +7,8 @@
 
 #include <strings.h>
 
+#include <cerrno>
+
 #include <charconv>
 #include <chrono>
 #include <fstream>
@@ -124,6 +126,7 @@ struct ControlApi::Conn {
     bufferevent* bev = nullptr;   // the filter evhttp reads and writes
     bufferevent* sock = nullptr;  // the socket's, under it
     event* kick = nullptr;        // sends the last byte of what evhttp wrote (filterOut)
+    event* wake = nullptr;  // the socket is writable again: runs the kick (filterOut; made at first need)
     evbuffer_cb_entry* outCb = nullptr;
     bool inKick = false;
     RequestHeadScanner head;
@@ -180,29 +183,50 @@ bufferevent_filter_result filterIn(evbuffer* src, evbuffer* dst, ev_ssize_t, buf
 // The way out, unchanged but for when it empties. evhttp frees a connection (and shuts its socket down) as
 // soon as the filter's output is empty, and a plain filter empties it by moving the bytes to the socket's
 // bufferevent, not to the socket: a response followed by a close ("Connection: close", HTTP/1.0) would be
-// lost. libevent also leaves bytes that evhttp added while writing was off in the filter when evhttp turns
-// writing on. So bytes go to the socket directly when nothing is queued before them (else they are queued),
-// always but the last one; the last one goes from the connection's `kick`, an event that runs once evhttp
-// has finished handing over the response and is waiting for it to be written.
+// lost. So the filter writes to the socket itself, and the output empties only once the kernel has every
+// byte. libevent also leaves bytes that evhttp added while writing was off in the filter when evhttp turns
+// writing on, and may call the filter before evhttp has set the callback that ends the response: so outside
+// the connection's `kick` (an event that runs once evhttp has finished handing over the response and is
+// waiting for it to be written) the last byte stays, and the kick writes it. When the socket is full,
+// nothing of libevent's would call the filter again (no bytes wait on the socket's bufferevent, whose
+// drain would): `wake`, the socket writable, runs the kick then. (Waiting on nothing there stalled a large
+// response whose request came after the connection had been seen writable until evhttp's 10 s timeout.)
+// evhttp's timeout then limits a client that stops reading, not one that reads a large response slowly.
+void kickConn(evutil_socket_t, short, void* ctx);
+
 bufferevent_filter_result filterOut(evbuffer* src, evbuffer* dst, ev_ssize_t, bufferevent_flush_mode,
                                     void* ctx) {
     auto* c = static_cast<ControlApi::Conn*>(ctx);
     const size_t keep = c->inKick ? 0 : 1;
-    if (evbuffer_get_length(dst) == 0 && evbuffer_get_length(src) > keep) {
-        evutil_socket_t fd = bufferevent_getfd(c->sock);
-        // EAGAIN or an error: the bytes are queued, and the socket's bufferevent meets the error itself.
-        if (fd >= 0) evbuffer_write_atmost(src, fd, ev_ssize_t(evbuffer_get_length(src) - keep));
-    }
-    const size_t n = evbuffer_get_length(src);
-    if (n == 0) return BEV_OK;
-    if (evbuffer_get_length(dst) == 0 && c->inKick) return BEV_NEED_MORE;  // the socket is full: wait
-    if (n > 1) {
-        evbuffer_remove_buffer(src, dst, n - 1);
-        if (!c->inKick) event_active(c->kick, 0, 0);
+    const size_t before = evbuffer_get_length(src);
+    if (before == 0) return BEV_OK;
+    if (c->wake && event_pending(c->wake, EV_WRITE, nullptr)) return BEV_NEED_MORE;  // the wake writes
+    const evutil_socket_t fd = bufferevent_getfd(c->sock);
+    // After a failed write (below) everything goes the plain way, to the socket's bufferevent. The peer is
+    // gone then (EPIPE, ECONNRESET): that bufferevent meets the error itself and tells evhttp, which frees
+    // the connection.
+    if (fd < 0 || evbuffer_get_length(dst) != 0 ||
+        (before > keep && evbuffer_write_atmost(src, fd, ev_ssize_t(before - keep)) < 0 && errno != EAGAIN &&
+         errno != EWOULDBLOCK && errno != EINTR)) {
+        evbuffer_add_buffer(dst, src);
         return BEV_OK;
     }
-    if (!c->inKick && evbuffer_get_length(dst) == 0) event_active(c->kick, 0, 0);
-    return BEV_NEED_MORE;
+    const size_t n = evbuffer_get_length(src);
+    if (n > keep) {  // the socket is full
+        if (!c->wake) c->wake = event_new(bufferevent_get_base(c->sock), fd, EV_WRITE, kickConn, c);
+        if (!c->wake || event_add(c->wake, nullptr) != 0) {
+            evbuffer_add_buffer(dst, src);  // out of memory: queued, as a plain filter does
+            return BEV_OK;
+        }
+    } else if (n != 0 && !c->inKick) {
+        event_active(c->kick, 0, 0);
+    }
+    if (n == before) return BEV_NEED_MORE;
+    // Bytes moved: BEV_OK restarts evhttp's write timeout, enabling reading again its read timeout, which
+    // runs while evhttp waits for a response to be written (it reads to see the client close). Else a
+    // client reading a large response slowly (7 MB of /metrics at 300 kB/s) was cut 10 s after its request.
+    if (bufferevent_get_enabled(c->bev) & EV_READ) bufferevent_enable(c->bev, EV_READ);
+    return BEV_OK;
 }
 
 void kickConn(evutil_socket_t, short, void* ctx) {
@@ -225,6 +249,7 @@ void freeConn(void* ctx) {
     auto* c = static_cast<ControlApi::Conn*>(ctx);
     if (c->outCb) evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->outCb);
     if (c->kick) event_free(c->kick);
+    if (c->wake) event_free(c->wake);
     c->conns->erase(c->bev);
     delete c;
 }

@@ -8,12 +8,17 @@ exactly one came (QDCOUNT says so), an OPT exactly when the query had one. After
 and stops cleanly on SIGTERM: the 12-octet `00 00 08 00 ...` query used to corrupt the heap, and the next
 SIGTERM aborted with "double free or corruption".
 
+The control API's connections (ControlWire, ControlLarge): a NUL byte or an overlong head is refused on the wire;
+large responses reach a client that asks late, has a small window or reads slowly, and one that stops reading is
+let go.
+
 Run against the sanitizer build too (.ci/run): GSLBD=build-asan/server/gslbd python3 tests/e2e/test_untrusted.py
 — any AddressSanitizer or UndefinedBehaviorSanitizer report in the daemon's stderr fails the test.
 """
 
 import json
 import os
+import re
 import socket
 import sys
 import time
@@ -155,6 +160,10 @@ def raw_http(port, data, timeout=5.0):
     return status, head.decode("latin-1"), body
 
 
+def http_get(port, path):
+    return raw_http(port, f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+
+
 class ControlWire(unittest.TestCase):
     """A NUL byte in the request line or a header, over a real connection (issue 10). evhttp reads header
     lines as C strings: "Authorization: Bearer TOKEN\\0junk" used to arrive as a valid token and drain the site.
@@ -187,7 +196,7 @@ class ControlWire(unittest.TestCase):
 
     @classmethod
     def get(cls, path):
-        return raw_http(cls.cport, f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        return http_get(cls.cport, path)
 
     def admin(self):
         code, _, body = self.get("/v1/status")
@@ -245,6 +254,116 @@ class ControlWire(unittest.TestCase):
         self.assertEqual(self.get("/v1/status")[0], 200)
         self.assertNotIn("runtime error:", self.d.stderr())
 
+
+class ControlLarge(unittest.TestCase):
+    """Large control responses (/metrics, /v1/status, /v1/history, the page) to a client that is slow: one
+    whose request comes after the server has seen the new connection writable, with a small receive window
+    (so the socket fills before the response is out), stalled at the first socket-full until evhttp's 10 s
+    timeout (the control filter waited for a write event nothing had asked for). A client reading a large
+    response slowly was cut 10 s after its request; one that stops reading is still let go."""
+
+    # x 8 services: /v1/status is some 5 MB, more than the kernel buffers for a connection (so a response
+    # cut early shows), and each response below is far more than a 536-octet-MSS socket takes at once.
+    HOSTS = 2000
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cport = free_port()
+        zone = ZONE + "".join(f"h{k} A 10.{k >> 8}.{k & 255}.{j + 1}\n" for k in range(cls.HOSTS) for j in range(8))
+        cls.d = Gslbd(zones={"u.test.": zone}, files={"control.token": TOKEN + "\n"}, server={"workers": 1},
+                      ipv6=False)
+        conf = [f'[control]\nlisten = "127.0.0.1:{cls.cport}"\ntoken_file = "control.token"\n']
+        conf += [f"[site.s{j}]" for j in range(8)]
+        for k in range(cls.HOSTS):
+            conf.append(f'[hostname."h{k}.u.test."]')
+            conf += [f'[[hostname."h{k}.u.test.".service]]\naddress = "10.{k >> 8}.{k & 255}.{j + 1}"\nsite = "s{j}"'
+                     for j in range(8)]
+        cls.d.raw_config = cls.d.make_config() + "\n" + "\n".join(conf) + "\n"
+        cls.d.__enter__()
+        # Answers for the history: every hostname asked once.
+        for k in range(cls.HOSTS):
+            udp_query(cls.d.port, build_query(f"h{k}.u.test.", "A", qid=k), timeout=1.0)
+        cls.sizes = {}
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # a history sample (every 2 s) holds the answers
+            code, _, body = http_get(cls.cport, "/v1/history")
+            if code == 200 and len(json.loads(body)["series"]) >= cls.HOSTS:
+                break
+            time.sleep(0.2)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.d.__exit__(None, None, None)
+
+    PATHS = ["/metrics", "/v1/status", "/v1/history", "/", "/ui/page.js",
+             "/v1/explain?name=h1.u.test.&type=A&client=192.0.2.7"]
+
+    def slow_client(self):
+        s = socket.socket()
+        # A small window and small segments: the server's send buffer is sized from the MSS (Linux
+        # tcp_sndbuf_expand), so some 50 kB fill the socket instead of some 3.9 MB.
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 536)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect(("127.0.0.1", self.cport))
+        return s
+
+    def read_all(self, s, pause_at=(), pause=0.0, idle=3.0):
+        """Reads until the server closes, pausing `pause` seconds once the reply reaches each of `pause_at`
+        (octets). Returns the octets and whether the server closed (else `idle` seconds passed without one)."""
+        s.settimeout(idle)
+        out, pauses = bytearray(), sorted(pause_at)
+        try:
+            while True:
+                if pauses and len(out) >= pauses[0]:
+                    pauses.pop(0)
+                    time.sleep(pause)
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                out += chunk
+        except socket.timeout:
+            return bytes(out), False
+        except ConnectionResetError:
+            pass
+        return bytes(out), True
+
+    def whole(self, reply, what):
+        head, _, body = reply.partition(b"\r\n\r\n")
+        self.assertTrue(head.startswith(b"HTTP/1.1 200"), f"{what}: {head[:200]!r}")
+        m = re.search(rb"\r\nContent-Length: (\d+)", head, re.I)
+        self.assertIsNotNone(m, head)
+        self.assertEqual(len(body), int(m.group(1)), f"{what}: {len(body)} of {m.group(1)} octets")
+        return len(body)
+
+    def test_1_request_after_the_connection_was_writable(self):
+        for path in self.PATHS:
+            with self.subTest(path), self.slow_client() as s:
+                time.sleep(0.3)  # the server has accepted and seen the socket writable, with nothing to write
+                s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                time.sleep(0.3)  # the response fills the socket before the client reads
+                reply, closed = self.read_all(s)
+                self.assertTrue(closed, f"{path}: stalled after {len(reply)} octets")
+                n = self.whole(reply, path)
+                if path not in ("/ui/page.js", "/v1/explain?name=h1.u.test.&type=A&client=192.0.2.7"):
+                    self.assertGreater(n, 80_000, f"{path}: too small to fill the socket")
+
+    def test_2_slow_reader_served_stopped_reader_let_go(self):
+        code, _, body = http_get(self.cport, "/v1/status")
+        self.assertEqual(code, 200)
+        stopped = self.slow_client()
+        with self.slow_client() as s:
+            for c in (s, stopped):
+                c.sendall(b"GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n")
+            # 6 s without reading at the start and again after a tenth: the response takes 12 s, never 10 s
+            # idle, and 10 s after the request most of it is still the server's to write.
+            reply, closed = self.read_all(s, pause_at=(0, len(body) // 10), pause=6.0)
+            self.assertTrue(closed)
+            self.whole(reply, "slow reader")
+        with stopped:  # 12 s without reading: the server has given up on it (10 s without progress)
+            reply, closed = self.read_all(stopped)
+            self.assertTrue(closed)
+            self.assertLess(len(reply), len(body), "a client that stopped reading was waited for")
+        self.assertEqual(http_get(self.cport, "/v1/status")[0], 200)
 
 if __name__ == "__main__":
     run_tests()
