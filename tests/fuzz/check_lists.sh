@@ -15,5 +15,14 @@ for what in tool readme files; do
     status=1
   fi
 done
+# Every path segment and query parameter the control API reads (server/api*.cpp) is in api.dict, so the
+# fuzzer reaches what is behind it (`at_ms` was missing once).
+for word in $(grep -hoE '(parts\[[0-9]\]|parts\.back\(\)|\bk|\bkey) == "[a-z_.0-9]+"' server/api*.cpp |
+              grep -oE '"[a-z_.0-9]+"' | tr -d '"' | sort -u); do
+  if ! grep -qF "$word" tests/fuzz/api.dict; then
+    echo "tests/fuzz/api.dict lacks \"$word\", which server/api*.cpp reads"
+    status=1
+  fi
+done
 [ $status = 0 ] && echo "fuzz targets in step: $(echo $meson)"
 exit $status
