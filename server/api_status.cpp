@@ -46,6 +46,8 @@ ApiResponse ControlApi::status(const Snapshot& s) {
             zj["dnssec"] = {{"inception", sg->inception()},
                             {"expiration", sg->expiration()},
                             {"resign_at", sg->refreshAt()},
+                            // the next Publish/Activate/Inactive/Delete of a key: gslbd rebuilds then
+                            {"key_event_at", sg->keyEventAt() ? json(sg->keyEventAt()) : json(nullptr)},
                             {"keys", keys},
                             {"online_signatures", sg->onlineSigned()},
                             {"cache_slots", sg->cacheSlots()}};

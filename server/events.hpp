@@ -9,7 +9,8 @@
 //   recordEvent(log::Level::Info, "scrape", "east-lb", "ok again after 4 failures");
 //
 // Kinds in use: "health" (service or site up/down), "admin" (drain/enable), "reload" (ok or failed),
-// "scrape" (a metric source failed or recovered). A new kind needs no registration: it is a free string,
+// "scrape" (a metric source failed or recovered), "dnssec" (a key event: a key published, activated, retired
+// or deleted). A new kind needs no registration: it is a free string,
 // lower-case, one word, so the page can filter on it.
 #pragma once
 #include <cstdint>

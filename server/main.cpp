@@ -134,6 +134,10 @@ struct Daemon {
                 log::warn("reload: {} (the old token stays)", terr);
         }
         saveZoneSerials(*s);
+        for (const auto& [zone, line] : keyEventLines(old.get(), *s)) {
+            log::info("{}", line);
+            recordEvent(log::Level::Info, "dnssec", zone, line);
+        }
         size_t records = 0;
         for (const auto& z : s->db.zones()) records += z->recordCount();
         size_t zones = s->db.zones().size();
@@ -214,16 +218,31 @@ void ignoreStraySignals() {
 
 // Signatures of signed zones expire (README "DNSSEC"): halfway through their validity the control thread
 // rebuilds the snapshot, exactly as a reload does (files re-read, everything re-signed, an atomic swap), so
-// no operator has to. A failed rebuild keeps the old snapshot and is tried again a minute later.
+// no operator has to. The same at each key event (a key published, activated, retired or deleted: a
+// rollover's steps, README "Key state and rollover") and when a signed zone's key files change (gslbctl
+// dnssec rollover, dnssec-settime: BIND's dnssec-loadkeys-interval, checked every second here). A failed
+// rebuild keeps the old snapshot and is tried again a minute later, or at once when the key files change
+// again (a key half-copied into the directory is complete a moment later).
 void onResignTick(evutil_socket_t, short, void* arg) {
     auto* d = static_cast<Daemon*>(arg);
     static int64_t retryAt = 0;
-    int64_t at = d->shared.holder.get()->resignAt;
+    static uint64_t failedStamp = 0;  // the key files a failed rebuild read
+    auto snap = d->shared.holder.get();
     int64_t now = int64_t(time(nullptr));
-    if (!at || now < at || now < retryAt) return;
-    log::info("re-signing: the signatures of this snapshot are halfway to their expiry");
+    const bool resign = snap->resignAt && now >= snap->resignAt;
+    const bool keyEvent = snap->keyEventAt && now >= snap->keyEventAt;
+    uint64_t stamp = 0;
+    std::vector<std::string> changed = changedKeyFiles(*snap, stamp);
+    const bool newChange = !changed.empty() && stamp != failedStamp;
+    if (!resign && !keyEvent && changed.empty()) return;
+    if (now < retryAt && !newChange) return;
+    if (resign) log::info("re-signing: the signatures of this snapshot are halfway to their expiry");
+    if (keyEvent) log::info("re-signing: a key event is due (its state changes now)");
+    for (const auto& c : changed) log::info("re-signing: {}", c);
     std::string message;
-    retryAt = d->reload(message) ? 0 : now + 60;
+    bool ok = d->reload(message);
+    retryAt = ok ? 0 : now + 60;
+    failedStamp = ok ? 0 : stamp;
 }
 
 void onSweep(evutil_socket_t, short, void* arg) {

@@ -9,6 +9,7 @@
 
 #include "server/cluster/digest.hpp"
 #include "zones/dnssec.hpp"
+#include "zones/dnssec_rollover.hpp"
 #include "zones/loader.hpp"
 #include "zones/serial.hpp"
 
@@ -103,11 +104,15 @@ std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot*
                 previous && zones::textToName(zc.name, {}, apex) ? previous->db.zone(apex) : nullptr;
             if (before && (!last || zones::serialGreater(before->serial(), *last))) last = before->serial();
         }
+        // Stamped before the keys are read: a change made while they are read shows at the next check.
+        if (zc.dnssec) s->keyFiles.push_back({zc.name, zc.keyDir, zones::keyFilesStamp(zc.keyDir, zc.name)});
         std::unique_ptr<zones::Zone> z = loadConfiguredZone(zc, last, int64_t(now), error);
         if (!z) return nullptr;
         if (zc.dnssec) {
             int64_t at = z->signer()->refreshAt();
             if (!s->resignAt || at < s->resignAt) s->resignAt = at;
+            at = z->signer()->keyEventAt();
+            if (at && (!s->keyEventAt || at < s->keyEventAt)) s->keyEventAt = at;
         }
         if (zc.serialPolicy != zones::SerialPolicy::Keep) s->servedSerials[key] = z->serial();
         if (!s->db.add(std::move(z))) {
@@ -134,6 +139,31 @@ std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot*
     s->answer.ecs = s->config.server.ecs;
     s->answer.cookies = s->cookies.get();
     return s;
+}
+
+std::vector<std::pair<std::string, std::string>> keyEventLines(const Snapshot* previous, const Snapshot& s) {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (!previous) return out;
+    for (const auto& z : s.db.zones()) {
+        const zones::Zone* before = previous->db.zone(z->apex());
+        if (!z->signer() || !before || !before->signer()) continue;
+        const zones::ZoneSigner *was = before->signer(), *is = z->signer();
+        for (const auto& e : zones::keyChanges(was->keys(), was->signedAt(), is->keys(), is->signedAt()))
+            out.emplace_back(z->name(),
+                             fmt::format("zone {}: key {} ({}) {}", z->name(), e.tag, e.role, e.what));
+    }
+    return out;
+}
+
+std::vector<std::string> changedKeyFiles(const Snapshot& s, uint64_t& stamp) {
+    std::vector<std::string> out;
+    stamp = 0;
+    for (const auto& k : s.keyFiles) {
+        uint64_t now = zones::keyFilesStamp(k.dir, k.zone);
+        stamp = stamp * 1099511628211ull + now;
+        if (now != k.stamp) out.push_back(fmt::format("zone {}: the key files in {} changed", k.zone, k.dir));
+    }
+    return out;
 }
 
 }  // namespace gslb::server

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
+#include <utility>
 
 #include "server/config.hpp"
 #include "server/edge/cookies.hpp"
@@ -23,6 +25,15 @@ struct Snapshot {
     zones::AnswerOptions answer;
     Gslb gslb;
     int64_t resignAt = 0;  // unix seconds: rebuild (re-sign) by then; 0 when no zone is signed
+    // unix seconds: the earliest key event of a signed zone (ZoneSigner::keyEventAt), rebuilt then; 0: none
+    int64_t keyEventAt = 0;
+    // The key files of each signed zone as they were just before this snapshot read them
+    // (zones::keyFilesStamp): a change (gslbctl dnssec rollover, dnssec-settime) is picked up by a rebuild.
+    struct KeyFiles {
+        std::string zone, dir;
+        uint64_t stamp = 0;
+    };
+    std::vector<KeyFiles> keyFiles;
     std::shared_ptr<const CookieJar> cookies;  // answer.cookies points here
     std::string configDigest;  // server/cluster/digest.hpp: the same on every member with the same config
     // state_dir's zone-serials.json as it should be once this snapshot serves: what was read, with the serial
@@ -46,6 +57,15 @@ std::unique_ptr<zones::Zone> loadConfiguredZone(const ZoneConf& zc, std::optiona
 /// ("file:line: message") when anything is wrong; nothing half-built escapes.
 std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot* previous, std::string& error,
                                         uint32_t now = 0);
+
+/// The key changes (zones/dnssec_rollover.hpp keyChanges) from `previous` to `s`, for each signed zone of
+/// both, as (zone, "zone Z: key 12345 (ZSK) becomes active") for the log and the events. Empty without
+/// `previous`.
+std::vector<std::pair<std::string, std::string>> keyEventLines(const Snapshot* previous, const Snapshot& s);
+
+/// The signed zones whose key files changed since `s` read them (a log line each). `stamp` gets a digest of
+/// the files as they are now, so a caller can tell one change from the next.
+std::vector<std::string> changedKeyFiles(const Snapshot& s, uint64_t& stamp);
 
 class SnapshotHolder {
   public:

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <thread>
 
+#include "zones/dnssec_rollover.hpp"
 #include "zones/rrtype.hpp"
 
 namespace gslb::zones {
@@ -217,6 +218,8 @@ ZoneSigner::ZoneSigner(std::vector<DnssecKey> keys, const SignOptions& opt, std:
     inception_ = uint32_t(opt.now - int64_t(opt.inceptionSkew));
     expiration_ = uint32_t(opt.now + int64_t(opt.validity));
     refreshAt_ = opt.now + int64_t(opt.validity) / 2;
+    signedAt_ = opt.now;
+    keyEventAt_ = nextKeyEvent(keys_, opt.now);
     nsec3 = opt.nsec3;
     for (const auto& k : keys_) {
         if (!k.active(opt.now)) continue;

@@ -36,6 +36,12 @@ class ZoneSigner {
     uint32_t expiration() const { return expiration_; }
     /// Unix seconds at which this snapshot should be re-signed: halfway through the validity.
     int64_t refreshAt() const { return refreshAt_; }
+    /// Unix seconds this snapshot was signed at (SignOptions::now).
+    int64_t signedAt() const { return signedAt_; }
+    /// Unix seconds of the next key event after signedAt (a Publish, Activate, Inactive or Delete of one of
+    /// the keys, zones/dnssec_rollover.hpp): the snapshot no longer shows the keys' state from then on, so
+    /// gslbd rebuilds it then. 0: none.
+    int64_t keyEventAt() const { return keyEventAt_; }
     const std::vector<DnssecKey>& keys() const { return keys_; }
     /// Keys that sign `type` (DNSKEY: the active SEP keys; else the active non-SEP keys, or the SEP keys when
     /// there is none: a CSK signs everything).
@@ -90,7 +96,7 @@ class ZoneSigner {
     std::vector<const DnssecKey*> keySigners_, zoneSigners_;
     std::string apex_;
     uint32_t inception_ = 0, expiration_ = 0;
-    int64_t refreshAt_ = 0;
+    int64_t refreshAt_ = 0, signedAt_ = 0, keyEventAt_ = 0;
     size_t slots_ = 0;
     std::unique_ptr<Slot[]> cache_;
     mutable std::atomic<uint64_t> onlineSigned_{0};

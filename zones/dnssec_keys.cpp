@@ -14,7 +14,6 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 
 #include "zones/ldns.hpp"
 #include "zones/read_file.hpp"
@@ -59,13 +58,66 @@ int64_t parseStamp(std::string_view s) {
 }
 
 std::string stampText(int64_t t) {
-    time_t tt = time_t(t);
-    struct tm g {};
-    gmtime_r(&tt, &g);
-    char b[32];
-    std::snprintf(b, sizeof b, "%04d%02d%02d%02d%02d%02d", g.tm_year + 1900, g.tm_mon + 1, g.tm_mday,
-                  g.tm_hour, g.tm_min, g.tm_sec);
-    return b;
+    return utcText(t, "%Y%m%d%H%M%S");
+}
+
+// Calls f(line) for each line of `text`, without its '\n'.
+template <class F>
+void forEachLine(std::string_view text, F&& f) {
+    for (size_t p = 0; p < text.size();) {
+        size_t e = text.find('\n', p);
+        if (e == std::string_view::npos) e = text.size();
+        if (!f(text.substr(p, e - p))) return;
+        p = e + 1;
+    }
+}
+
+// BIND's comment form: "20261202003000 (Wed Dec  2 00:30:00 2026)".
+std::string stampComment(int64_t t) {
+    return fmt::format("{} ({})", stampText(t), utcText(t, "%a %b %e %H:%M:%S %Y"));
+}
+
+// The timing fields in the order BIND writes them, with the member each one is.
+struct TimingField {
+    const char* name;
+    int64_t KeyTiming::*member;
+};
+constexpr TimingField kTimingFields[] = {{"Created", &KeyTiming::created},
+                                         {"Publish", &KeyTiming::publish},
+                                         {"Activate", &KeyTiming::activate},
+                                         {"Inactive", &KeyTiming::inactive},
+                                         {"Delete", &KeyTiming::remove}};
+
+// "Name:" at the start of `l` (after `skip`, the comment's "; " for .key lines) for one of the timing fields.
+bool isTimingLine(std::string_view l, std::string_view skip) {
+    if (l.substr(0, skip.size()) != skip) return false;
+    l.remove_prefix(skip.size());
+    for (const auto& f : kTimingFields) {
+        std::string_view n = f.name;
+        if (l.size() > n.size() && l.substr(0, n.size()) == n && l[n.size()] == ':') return true;
+    }
+    return false;
+}
+
+// Writes `text` to `path` whole: into path + ".tmp" (mode `mode`), fsync, rename. The temporary name ends in
+// neither .key nor .private, so loadKeys never reads it half-written.
+bool replaceFile(const std::string& path, const std::string& text, mode_t mode, std::string& error) {
+    std::string tmp = path + ".tmp";
+    int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, mode);
+    if (fd < 0) {
+        error = fmt::format("{}: {}", tmp, std::strerror(errno));
+        return false;
+    }
+    fchmod(fd, mode);
+    bool ok = write(fd, text.data(), text.size()) == ssize_t(text.size());
+    ok = fsync(fd) == 0 && ok;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
+        error = fmt::format("{}: cannot write: {}", path, std::strerror(errno));
+        unlink(tmp.c_str());
+        return false;
+    }
+    return true;
 }
 
 std::string baseName(const DnssecKey& k) {
@@ -108,6 +160,15 @@ struct EvpDeleter {
 };
 
 }  // namespace
+
+std::string utcText(int64_t t, const char* format) {
+    time_t tt = time_t(t);
+    struct tm g {};
+    gmtime_r(&tt, &g);
+    char b[64];
+    size_t n = std::strftime(b, sizeof b, format, &g);
+    return std::string(b, n);
+}
 
 bool DnssecKey::published(int64_t now) const {
     return (timing.publish == 0 || timing.publish <= now) && (timing.remove == 0 || now < timing.remove);
@@ -205,9 +266,12 @@ std::string keyFileText(const DnssecKey& k) {
                             reinterpret_cast<const unsigned char*>(k.dnskey.data()) + 4,
                             int(k.dnskey.size() - 4));
     b64.resize(size_t(std::max(n, 0)));
-    return fmt::format("; This is a {}, keyid {}, for {}\n; Created: {}\n{} IN DNSKEY {} 3 {} {}\n",
-                       k.sep() ? "key-signing key" : "zone-signing key", k.tag, k.zone,
-                       stampText(k.timing.created), k.zone, k.flags, k.algorithm, b64);
+    std::string out = fmt::format("; This is a {}, keyid {}, for {}\n",
+                                  k.sep() ? "key-signing key" : "zone-signing key", k.tag, k.zone);
+    for (const auto& f : kTimingFields)
+        if (int64_t t = k.timing.*f.member) out += fmt::format("; {}: {}\n", f.name, stampComment(t));
+    out += fmt::format("{} IN DNSKEY {} 3 {} {}\n", k.zone, k.flags, k.algorithm, b64);
+    return out;
 }
 
 std::string privateFileText(const DnssecKey& k) {
@@ -230,15 +294,88 @@ std::string privateFileText(const DnssecKey& k) {
     std::string out = priv ? std::string(priv, len) : "";
     free(priv);
     if (out.empty()) return out;
-    auto add = [&](const char* what, int64_t t) {
-        if (t) out += fmt::format("{}: {}\n", what, stampText(t));
-    };
-    add("Created", k.timing.created);
-    add("Publish", k.timing.publish);
-    add("Activate", k.timing.activate);
-    add("Inactive", k.timing.inactive);
-    add("Delete", k.timing.remove);
+    return withTiming(out, k.timing);
+}
+
+std::string withTiming(std::string_view privText, const KeyTiming& t) {
+    std::string out;
+    forEachLine(privText, [&](std::string_view l) {
+        if (!isTimingLine(l, "")) out.append(l).append("\n");
+        return true;
+    });
+    for (const auto& f : kTimingFields)
+        if (int64_t v = t.*f.member) out += fmt::format("{}: {}\n", f.name, stampText(v));
     return out;
+}
+
+std::string withTimingComments(std::string_view keyText, const KeyTiming& t) {
+    std::string out;
+    bool placed = false;
+    forEachLine(keyText, [&](std::string_view l) {
+        if (isTimingLine(l, "; ")) return true;
+        size_t k = l.find_first_not_of(" \t\r");
+        if (!placed && k != std::string_view::npos && l[k] != ';') {
+            for (const auto& f : kTimingFields)
+                if (int64_t v = t.*f.member) out += fmt::format("; {}: {}\n", f.name, stampComment(v));
+            placed = true;
+        }
+        out.append(l).append("\n");
+        return true;
+    });
+    return out;
+}
+
+bool rewriteTiming(const DnssecKey& k, std::string& error) {
+    std::string kt, pt;
+    if (!readFile(k.file + ".key", kt, error) || !readFile(k.file + ".private", pt, error)) return false;
+    std::string nk = withTimingComments(kt, k.timing), np = withTiming(pt, k.timing);
+    DnssecKey back;
+    if (!parseKey(nk, np, k.zone, back, error)) {
+        error = fmt::format("{}: the rewritten key does not parse: {}", k.file, error);
+        return false;
+    }
+    if (back.dnskey != k.dnskey || back.timing.publish != k.timing.publish ||
+        back.timing.activate != k.timing.activate || back.timing.inactive != k.timing.inactive ||
+        back.timing.remove != k.timing.remove) {
+        error = fmt::format("{}: the rewritten key does not read back as written", k.file);
+        return false;
+    }
+    struct stat st {};
+    mode_t pm = stat((k.file + ".private").c_str(), &st) == 0 ? (st.st_mode & 07777) : 0600;
+    mode_t km = stat((k.file + ".key").c_str(), &st) == 0 ? (st.st_mode & 07777) : 0644;
+    // The .private first: it is what gslbd reads the times from.
+    return replaceFile(k.file + ".private", np, pm, error) && replaceFile(k.file + ".key", nk, km, error);
+}
+
+uint64_t keyFilesStamp(const std::string& dir, const std::string& zone) {
+    WireName want;
+    if (zone.empty() || !textToName(zone.back() == '.' ? zone : zone + ".", {}, want)) return 1;
+    std::string prefix = "k" + nameToText(want) + "+";
+    std::transform(prefix.begin(), prefix.end(), prefix.begin(),
+                   [](char c) { return char(lowerByte(uint8_t(c))); });
+    DIR* d = opendir(dir.c_str());
+    if (!d) return 1;
+    std::vector<std::string> rows;
+    while (dirent* e = readdir(d)) {
+        std::string n = e->d_name, l = n;
+        std::transform(l.begin(), l.end(), l.begin(), [](char c) { return char(lowerByte(uint8_t(c))); });
+        if (l.compare(0, prefix.size(), prefix) != 0) continue;
+        bool key = l.size() > 4 && l.compare(l.size() - 4, 4, ".key") == 0;
+        bool priv = l.size() > 8 && l.compare(l.size() - 8, 8, ".private") == 0;
+        if (!key && !priv) continue;
+        struct stat st {};
+        if (stat((dir + "/" + n).c_str(), &st) != 0) continue;
+        rows.push_back(
+            fmt::format("{}/{}/{}.{}/{}", n, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_ino));
+    }
+    closedir(d);
+    std::sort(rows.begin(), rows.end());
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the sorted rows
+    for (const auto& r : rows) {
+        for (char c : r) h = (h ^ uint8_t(c)) * 1099511628211ull;
+        h = (h ^ '\n') * 1099511628211ull;
+    }
+    return h == 1 ? 2 : h;
 }
 
 bool writeKeyFiles(DnssecKey& k, const std::string& dir, std::string& error) {
@@ -256,14 +393,11 @@ bool writeKeyFiles(DnssecKey& k, const std::string& dir, std::string& error) {
     bool ok = write(fd, priv.data(), priv.size()) == ssize_t(priv.size());
     ok = fsync(fd) == 0 && ok;
     close(fd);
-    std::string pub = keyFileText(k);
-    std::ofstream out(base + ".key", std::ios::binary | std::ios::trunc);
-    out << pub;
-    out.close();
-    if (!ok || !out) {
-        error = fmt::format("{}: cannot write the key files", base);
+    if (!ok) {
+        error = fmt::format("{}.private: cannot write: {}", base, std::strerror(errno));
         return false;
     }
+    if (!replaceFile(base + ".key", keyFileText(k), 0644, error)) return false;
     k.file = base;
     return true;
 }
@@ -280,16 +414,12 @@ bool parseKey(std::string_view keyText, std::string_view privText, const std::st
     }
     // The .key file: comments (BIND writes a few) and one DNSKEY record on one line.
     std::string line;
-    for (size_t p = 0; p < keyText.size();) {
-        size_t e = keyText.find('\n', p);
-        if (e == std::string_view::npos) e = keyText.size();
-        std::string_view l = keyText.substr(p, e - p);
-        p = e + 1;
+    forEachLine(keyText, [&](std::string_view l) {
         size_t k = l.find_first_not_of(" \t\r");
-        if (k == std::string_view::npos || l[k] == ';') continue;
+        if (k == std::string_view::npos || l[k] == ';') return true;
         line.assign(l);
-        break;
-    }
+        return false;
+    });
     if (line.empty()) {
         error = "the .key file holds no DNSKEY record";
         return false;
@@ -386,25 +516,18 @@ bool parseKey(std::string_view keyText, std::string_view privText, const std::st
         error = "the .private key does not match the .key file's public key";
         return false;
     }
-    // BIND's timing metadata.
-    for (size_t p = 0; p < privText.size();) {
-        size_t e = privText.find('\n', p);
-        if (e == std::string_view::npos) e = privText.size();
-        std::string_view l = privText.substr(p, e - p);
-        p = e + 1;
-        auto field = [&](std::string_view name, int64_t& to) {
+    // BIND's timing metadata (the same fields, by the same table, that withTiming writes).
+    forEachLine(privText, [&](std::string_view l) {
+        for (const auto& f : kTimingFields) {
+            std::string_view name = f.name;
             if (l.size() > name.size() + 1 && l.substr(0, name.size()) == name && l[name.size()] == ':') {
                 std::string_view v = l.substr(name.size() + 1);
                 v.remove_prefix(std::min(v.find_first_not_of(' '), v.size()));
-                to = parseStamp(v);
+                k.timing.*f.member = parseStamp(v);
             }
-        };
-        field("Created", k.timing.created);
-        field("Publish", k.timing.publish);
-        field("Activate", k.timing.activate);
-        field("Inactive", k.timing.inactive);
-        field("Delete", k.timing.remove);
-    }
+        }
+        return true;
+    });
     out = std::move(k);
     return true;
 }

@@ -45,6 +45,9 @@ struct DnssecKey {
     std::string role(const std::vector<DnssecKey>& all) const;
 };
 
+/// `t` (unix seconds) as UTC text in strftime's `format` ("%Y%m%d%H%M%S": BIND's timing metadata).
+std::string utcText(int64_t t, const char* format);
+
 /// RFC 4034 Appendix B key tag of DNSKEY rdata.
 uint16_t keyTag(std::string_view dnskeyRdata);
 /// "13 (ECDSAP256SHA256)" style names; "" for algorithms we cannot sign with.
@@ -57,12 +60,29 @@ uint8_t algorithmFromText(std::string_view text);
 bool generateKey(const std::string& zone, uint8_t algorithm, uint16_t flags, int64_t now, DnssecKey& out,
                  std::string& error);
 
-/// The two files' text, as BIND writes them.
+/// The two files' text, as BIND writes them: the .key's timing as comments ("; Publish: YYYYMMDDHHMMSS
+/// (Wed Dec  2 00:30:00 2026)"), the .private's as "Publish: YYYYMMDDHHMMSS" lines (what gslbd, ldns and
+/// BIND's dnssec-settime read); unset times are left out.
 std::string keyFileText(const DnssecKey& k);
 std::string privateFileText(const DnssecKey& k);
 /// Writes <dir>/K<zone>+<alg>+<tag>.key (0644) and .private (0600, never over an existing file); sets
-/// k.file.
+/// k.file. The .key appears whole (written aside, then renamed): gslbd may list the directory meanwhile.
 bool writeKeyFiles(DnssecKey& k, const std::string& dir, std::string& error);
+
+/// `privText` (a .private file's text) with its Created/Publish/Activate/Inactive/Delete lines replaced by
+/// `t`'s (unset ones left out); every other line (the key, BIND's other metadata) kept as it was.
+std::string withTiming(std::string_view privText, const KeyTiming& t);
+/// `keyText` (a .key file's text) with its timing comments replaced by `t`'s, placed before the record.
+std::string withTimingComments(std::string_view keyText, const KeyTiming& t);
+/// Rewrites the timing of the key files at `k.file` (.private, then .key) to `k.timing`, each file replaced
+/// whole by a rename, its mode kept; the result must parse back as the same key with that timing. False and
+/// `error` when a file cannot be read or written (the files are then as they were, or the .private new).
+bool rewriteTiming(const DnssecKey& k, std::string& error);
+
+/// A fingerprint of the K<zone>+*.key and .private files of `dir` (names, sizes, modification times,
+/// inodes): it changes when a key is added, removed or rewritten (gslbctl dnssec rollover, dnssec-settime,
+/// an editor). 1 when the directory cannot be read.
+uint64_t keyFilesStamp(const std::string& dir, const std::string& zone);
 
 /// Parses one key from the text of its .key and .private files (outside input: the operator's files or
 /// another tool's). The .key holds one DNSKEY record (comment lines allowed); the private key must be of the

@@ -2,7 +2,9 @@
 // ldns-keygen, dnssec-keygen or keymgr) -> parseKey (zones/dnssec_keys). The input is the .key text, a line
 // "%%", then the .private text. Invariants: a key that parses is of an algorithm we sign with, its tag is
 // the RFC 4034 Appendix B tag of its rdata, it signs (64 octets), and it round-trips: the files gslbctl
-// would write for it parse back to the same DNSKEY and timing.
+// would write for it parse back to the same DNSKEY and timing, and so do its own two texts with new timing
+// written into them the way `gslbctl dnssec rollover` rewrites a key (withTiming, withTimingComments: the
+// other lines of the input kept).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -31,9 +33,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(signData(k, "some data", sig), k.zone);
     DnssecKey back;
     FUZZ_CHECK(parseKey(keyFileText(k), privateFileText(k), k.zone, back, error), error);
-    FUZZ_CHECK(back.dnskey == k.dnskey && back.timing.publish == k.timing.publish &&
-                   back.timing.activate == k.timing.activate && back.timing.inactive == k.timing.inactive,
-               k.zone);
+    auto sameTiming = [](const KeyTiming& a, const KeyTiming& b) {
+        return a.created == b.created && a.publish == b.publish && a.activate == b.activate &&
+               a.inactive == b.inactive && a.remove == b.remove;
+    };
+    FUZZ_CHECK(back.dnskey == k.dnskey && sameTiming(back.timing, k.timing), k.zone);
     FUZZ_CHECK(dsRdata(back) == dsRdata(k), k.zone);
+    // A rollover's rewrite of the input's own text: the times move (some set, some cleared), nothing else.
+    KeyTiming t = k.timing;
+    t.inactive = 1800000000 + int64_t(size);
+    t.remove = t.inactive + 3600;
+    if (size & 1) t.publish = 0;
+    std::string newKey = withTimingComments(key, t), newPriv = withTiming(priv, t);
+    DnssecKey moved;
+    FUZZ_CHECK(parseKey(newKey, newPriv, k.zone, moved, error), error);
+    FUZZ_CHECK(moved.dnskey == k.dnskey && sameTiming(moved.timing, t), k.zone);
     return 0;
 }

@@ -1,5 +1,6 @@
-// `gslbctl dnssec keygen|ds|list`: the zone's keys in BIND's key file format (zones/dnssec_keys.hpp), the
-// DS records for the parent, and what the directory holds.
+// `gslbctl dnssec keygen|ds|list|rollover`: the zone's keys in BIND's key file format
+// (zones/dnssec_keys.hpp), the DS records for the parent, what the directory holds, and a key rollover's
+// schedule written into the key files (zones/dnssec_rollover.hpp).
 #include <dirent.h>
 #include <sys/stat.h>
 
@@ -11,8 +12,11 @@
 
 #include <fmt/format.h>
 
+#include "server/config.hpp"
 #include "tools/gslbctl/commands.hpp"
 #include "zones/dnssec_keys.hpp"
+#include "zones/dnssec_rollover.hpp"
+#include "zones/loader.hpp"
 
 namespace gslb::ctl {
 namespace {
@@ -23,24 +27,23 @@ std::string absoluteZone(std::string z) {
 }
 
 std::string stamp(int64_t t) {
-    if (!t) return "-";
-    time_t tt = time_t(t);
-    struct tm g {};
-    gmtime_r(&tt, &g);
-    char b[32];
-    std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &g);
-    return b;
+    return t ? zones::utcText(t, "%Y-%m-%dT%H:%M:%SZ") : "-";
+}
+
+// ZONE as given -> absolute presentation form and wire; false (after saying so) when it is not a name.
+bool zoneName(const std::string& arg, std::string& zone, zones::WireName& wire) {
+    zone = absoluteZone(arg);
+    if (zones::textToName(zone, {}, wire)) return true;
+    fmt::print(stderr, "{}: not a domain name\n", arg);
+    return false;
 }
 
 }  // namespace
 
 int dnssecKeygen(const DnssecKeygenArgs& a) {
-    std::string zone = absoluteZone(a.zone);
+    std::string zone;
     zones::WireName wire;
-    if (!zones::textToName(zone, {}, wire)) {
-        fmt::print(stderr, "{}: not a domain name\n", a.zone);
-        return kUsage;
-    }
+    if (!zoneName(a.zone, zone, wire)) return kUsage;
     uint8_t alg = zones::algorithmFromText(a.algorithm);
     if (!alg) {
         fmt::print(stderr, "--algorithm {}: use ecdsap256sha256 or ed25519\n", a.algorithm);
@@ -71,7 +74,7 @@ int dnssecKeygen(const DnssecKeygenArgs& a) {
     return kOk;
 }
 
-int dnssecDs(const std::string& zoneArg, const std::string& dir) {
+int dnssecDs(const std::string& zoneArg, const std::string& dir, bool all) {
     std::string zone = absoluteZone(zoneArg);
     std::vector<zones::DnssecKey> keys;
     std::string error;
@@ -82,7 +85,7 @@ int dnssecDs(const std::string& zoneArg, const std::string& dir) {
     int64_t now = int64_t(time(nullptr));
     int n = 0;
     for (const auto& k : keys)
-        if (k.sep() && k.published(now)) {
+        if (k.sep() && (k.published(now) || (all && zones::keyLive(k, now)))) {
             fmt::print("{}\n", zones::dsText(k));
             ++n;
         }
@@ -139,6 +142,260 @@ int dnssecList(const std::string& zoneArg, const std::string& dir) {
                 stamp(k.timing.inactive), stamp(k.timing.remove), k.file);
     }
     return rc;
+}
+
+}  // namespace gslb::ctl
+
+namespace gslb::ctl {
+namespace {
+
+// now | now+N | +N | YYYYMMDDHHMMSS (UTC), as dnssec-settime reads times; false when it is none of them.
+bool parseStart(const std::string& text, int64_t now, int64_t& out) {
+    std::string t = text;
+    if (t == "now") {
+        out = now;
+        return true;
+    }
+    if (t.rfind("now", 0) == 0) t = t.substr(3);
+    if (!t.empty() && (t[0] == '+' || t[0] == '-')) {
+        if (t.size() < 2 || t.size() > 12 || t.find_first_not_of("0123456789", 1) != std::string::npos)
+            return false;
+        int64_t n = std::stoll(t.substr(1));
+        out = t[0] == '+' ? now + n : now - n;
+        return true;
+    }
+    if (t.size() != 14 || t.find_first_not_of("0123456789") != std::string::npos) return false;
+    struct tm g {};
+    g.tm_year = std::stoi(t.substr(0, 4)) - 1900;
+    g.tm_mon = std::stoi(t.substr(4, 2)) - 1;
+    g.tm_mday = std::stoi(t.substr(6, 2));
+    g.tm_hour = std::stoi(t.substr(8, 2));
+    g.tm_min = std::stoi(t.substr(10, 2));
+    g.tm_sec = std::stoi(t.substr(12, 2));
+    if (g.tm_mon < 0 || g.tm_mon > 11 || g.tm_mday < 1 || g.tm_mday > 31 || g.tm_hour > 23 || g.tm_min > 59 ||
+        g.tm_sec > 59)
+        return false;
+    out = int64_t(timegm(&g));
+    return true;
+}
+
+// The largest GSLB `ttl` of the hostnames of `zone` (those under its apex and under no deeper [[zone]]).
+uint32_t gslbTtl(const server::Config& cfg, const zones::WireName& apex, std::string& where) {
+    uint32_t best = 0;
+    for (const auto& h : cfg.hostnames) {
+        zones::WireName n;
+        if (!zones::textToName(absoluteZone(h.name), {}, n) || !zones::isSubdomain(n, apex)) continue;
+        bool deeper = false;
+        for (const auto& z : cfg.zones) {
+            zones::WireName o;
+            if (zones::textToName(z.name, {}, o) && o != apex && o.size() > apex.size() &&
+                zones::isSubdomain(n, o))
+                deeper = true;
+        }
+        if (!deeper && h.policy.ttl > best) {
+            best = h.policy.ttl;
+            where = h.name + " (GSLB ttl)";
+        }
+    }
+    return best;
+}
+
+}  // namespace
+
+int dnssecRollover(const DnssecRolloverArgs& a) {
+    std::string zone;
+    zones::WireName apex;
+    if (!zoneName(a.zone, zone, apex)) return kUsage;
+    zones::KeyKind kind;
+    if (a.kind == "zsk")
+        kind = zones::KeyKind::Zsk;
+    else if (a.kind == "ksk")
+        kind = zones::KeyKind::Ksk;
+    else if (a.kind == "csk")
+        kind = zones::KeyKind::Csk;
+    else {
+        fmt::print(stderr, "--kind {}: use zsk, ksk or csk\n", a.kind);
+        return kUsage;
+    }
+    if (a.config.empty() == a.zoneFile.empty()) {
+        fmt::print(
+            stderr,
+            "rollover: give -c CONFIG (the zone's file, key_dir and GSLB ttl) or --zone-file FILE: the "
+            "schedule waits on the zone's TTLs\n");
+        return kUsage;
+    }
+    // Where the TTLs come from: the zone file gslbd signs, plus the GSLB hostnames' ttl from the config.
+    std::string file = a.zoneFile, dir = a.dir, gslbWhere;
+    uint32_t gslb = 0;
+    if (!a.config.empty()) {
+        server::Config cfg;
+        std::string error;
+        if (!server::loadConfig(a.config, cfg, error)) {
+            fmt::print(stderr, "{}\n", error);
+            return kFailed;
+        }
+        const server::ZoneConf* zc = nullptr;
+        for (const auto& z : cfg.zones) {
+            zones::WireName n;
+            if (zones::textToName(z.name, {}, n) && n == apex) zc = &z;
+        }
+        if (!zc) {
+            fmt::print(stderr, "{}: no [[zone]] named {}\n", a.config, zone);
+            return kFailed;
+        }
+        file = zc->file;
+        if (dir.empty()) dir = zc->keyDir;
+        if (!zc->dnssec)
+            fmt::print(stderr, "note: {} is not signed (dnssec = false) in {}\n", zone, a.config);
+        gslb = gslbTtl(cfg, apex, gslbWhere);
+    }
+    if (dir.empty()) {
+        fmt::print(stderr, "rollover: give --dir (the zone has no key_dir in the config)\n");
+        return kUsage;
+    }
+    std::string error;
+    auto z = zones::loadZone(file, zone, error);
+    if (!z) {
+        fmt::print(stderr, "{}\n", error);
+        return kFailed;
+    }
+    zones::ZoneTtls ttl = zones::zoneTtls(*z);
+    int64_t now = int64_t(time(nullptr)), start = 0;
+    if (!parseStart(a.start, now, start)) {
+        fmt::print(stderr, "--start {}: use now, now+SECONDS, +SECONDS or YYYYMMDDHHMMSS (UTC)\n", a.start);
+        return kUsage;
+    }
+    if (start < now) {
+        fmt::print(stderr, "--start {} is in the past ({}; now {}): the keys' times would be too\n", a.start,
+                   stamp(start), stamp(now));
+        return kFailed;
+    }
+    std::vector<zones::DnssecKey> keys;
+    if (!zones::loadKeys(dir, zone, keys, error)) {
+        fmt::print(stderr, "{}\n", error);
+        return kFailed;
+    }
+    size_t idx = 0;
+    if (!zones::rolloverKey(keys, kind, now, idx, error)) {
+        fmt::print(stderr, "{}: {}\n", zone, error);
+        return kFailed;
+    }
+    zones::DnssecKey old = keys[idx];
+    uint8_t alg = old.algorithm;
+    if (!a.algorithm.empty()) {
+        alg = zones::algorithmFromText(a.algorithm);
+        if (!alg) {
+            fmt::print(stderr, "--algorithm {}: use ecdsap256sha256 or ed25519\n", a.algorithm);
+            return kUsage;
+        }
+        // RFC 6781 §4.1.4: a new algorithm must sign everything before its DNSKEY is published, which these
+        // timelines (and gslbd's "published before active") do not do.
+        if (alg != old.algorithm) {
+            fmt::print(
+                stderr,
+                "{}: key {} is {}; an algorithm rollover (RFC 6781 §4.1.4) is not done by this command: "
+                "roll with --algorithm {}\n",
+                zone, old.tag, zones::algorithmName(old.algorithm), zones::algorithmName(old.algorithm));
+            return kFailed;
+        }
+    }
+
+    zones::RolloverIntervals iv;
+    iv.ttlKey = ttl.key;
+    iv.ttlSig = std::max(ttl.sig, gslb);
+    std::string sigWhere = gslb > ttl.sig ? gslbWhere : ttl.sigWhere;
+    std::string dprpWhy = "--propagation";
+    if (a.propagation) {
+        iv.dprp = *a.propagation;
+    } else {
+        // A missed NOTIFY is caught up at the next refresh, a failed one after the retry (RFC 1996 §3.4).
+        iv.dprp = int64_t(ttl.refresh) + ttl.retry;
+        dprpWhy = fmt::format("SOA refresh {} + retry {}; --propagation to set", ttl.refresh, ttl.retry);
+    }
+    iv.dprpP = a.parentPropagation;
+    iv.ttlDs = a.parentDsTtl;
+    zones::RolloverPlan plan = zones::planRollover(kind, start, iv);
+    for (int64_t t : {plan.newPublish, plan.newActivate, plan.oldInactive, plan.oldRemove})
+        if (t < now) {
+            fmt::print(stderr, "{}: the schedule would set a time in the past ({})\n", zone, stamp(t));
+            return kFailed;
+        }
+
+    zones::DnssecKey fresh;
+    uint16_t flags =
+        kind == zones::KeyKind::Zsk ? zones::kDnskeyZone : zones::kDnskeyZone | zones::kDnskeySep;
+    if (!zones::generateKey(zone, alg, flags, now, fresh, error)) {
+        fmt::print(stderr, "{}: {}\n", zone, error);
+        return kFailed;
+    }
+    fresh.timing = {now, plan.newPublish, plan.newActivate, 0, 0};
+    if (!zones::writeKeyFiles(fresh, dir, error)) {
+        fmt::print(stderr, "{}: {}\n", zone, error);
+        return kFailed;
+    }
+    // The old key's four times, written out: an unset Publish/Activate ("since always") becomes its Created
+    // time, or now, which means the same.
+    int64_t since = old.timing.created ? old.timing.created : now;
+    if (!old.timing.publish) old.timing.publish = since;
+    if (!old.timing.activate) old.timing.activate = std::max(since, old.timing.publish);
+    old.timing.inactive = plan.oldInactive;
+    old.timing.remove = plan.oldRemove;
+    if (!zones::rewriteTiming(old, error)) {
+        fmt::print(
+            stderr,
+            "{}: {}\nthe new key {} is written ({}) but the old key {} keeps its times: set its Inactive "
+            "{} and Delete {} (dnssec-settime -I -D), or remove the new key's files\n",
+            zone, error, fresh.tag, fresh.file, old.tag, stamp(plan.oldInactive), stamp(plan.oldRemove));
+        return kFailed;
+    }
+
+    const char* how = kind == zones::KeyKind::Zsk ? "pre-publication (RFC 7583 §3.2.1)"
+                      : kind == zones::KeyKind::Ksk
+                          ? "double-DS (RFC 7583 §3.3.2)"
+                          : "double-DS with pre-publication (RFC 7583 §3.2.1, §3.3.2)";
+    const char* kn = zones::kindName(kind);
+    fmt::print("{} {} rollover, {}: key {} replaces key {}\n", zone, kn, how, fresh.tag, old.tag);
+    fmt::print("  TTLkey {} s (DNSKEY: the SOA TTL), TTLsig {} s ({}), Dprp {} s ({}), Dsgn 0", iv.ttlKey,
+               iv.ttlSig, sigWhere, iv.dprp, dprpWhy);
+    if (kind != zones::KeyKind::Zsk)
+        fmt::print(", DprpP {} s (--parent-propagation), TTLds {} s (--parent-ds-ttl)", iv.dprpP, iv.ttlDs);
+    fmt::print("\n  ");
+    if (kind != zones::KeyKind::Ksk) fmt::print("Ipub = Dprp + TTLkey = {} s, ", plan.ipub);
+    if (kind != zones::KeyKind::Zsk) fmt::print("IpubP = DprpP + TTLds = {} s, ", plan.ipubP);
+    fmt::print("Iret = {} = {} s\n",
+               kind == zones::KeyKind::Zsk   ? "Dsgn + Dprp + TTLsig"
+               : kind == zones::KeyKind::Ksk ? "Dprp + TTLkey"
+                                             : "Dsgn + Dprp + max(TTLsig, TTLkey)",
+               plan.iret);
+    std::vector<std::pair<int64_t, std::string>> steps;
+    std::string nk = fmt::format("key {} ({}, new)", fresh.tag, kn),
+                ok = fmt::format("key {} ({}, old)", old.tag, kn);
+    if (plan.dsAdd)
+        steps.emplace_back(plan.dsAdd,
+                           fmt::format("parent: add the DS of {} (gslbctl dnssec ds --all):\n      {}", nk,
+                                       zones::dsText(fresh)));
+    if (plan.newPublish == plan.newActivate) {
+        steps.emplace_back(plan.newPublish,
+                           fmt::format("{} is published and becomes active; {} becomes inactive "
+                                       "and is deleted",
+                                       nk, ok));
+    } else {
+        steps.emplace_back(plan.newPublish, nk + " is published");
+        steps.emplace_back(plan.newActivate, fmt::format("{} becomes active; {} becomes inactive", nk, ok));
+        steps.emplace_back(plan.oldRemove, ok + " is deleted");
+    }
+    if (plan.dsRemove)
+        steps.emplace_back(plan.dsRemove,
+                           fmt::format("parent: remove the DS of {}:\n      {}", ok, zones::dsText(old)));
+    std::stable_sort(steps.begin(), steps.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (const auto& [t, what] : steps) fmt::print("  {}  {}\n", stamp(t), what);
+    fmt::print("  new key: {}.key, {}.private; old key's times: {}.private\n", fresh.file, fresh.file,
+               old.file);
+    fmt::print(
+        "gslbd rebuilds the zone by itself at each of these times, and within a second of seeing the new "
+        "key files; the parent's DS steps are yours.\n");
+    return kOk;
 }
 
 }  // namespace gslb::ctl

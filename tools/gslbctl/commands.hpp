@@ -1,6 +1,7 @@
 // gslbctl's commands. Each returns the process exit code: 0 ok, 1 problems found or the operation failed,
 // 2 usage (bad arguments found after parsing). Messages go to stdout (results) and stderr (errors).
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,8 +53,22 @@ struct DnssecKeygenArgs {
     bool split = false;  // a KSK and a ZSK instead of one combined signing key
 };
 int dnssecKeygen(const DnssecKeygenArgs& a);
-int dnssecDs(const std::string& zone, const std::string& dir);
+/// `all`: also SEP keys not published yet (the DS a rollover gives the parent before the key is in the zone).
+int dnssecDs(const std::string& zone, const std::string& dir, bool all = false);
 int dnssecList(const std::string& zone, const std::string& dir);
+
+struct DnssecRolloverArgs {
+    std::string zone, dir, kind;
+    std::string config, zoneFile;  // where the zone's TTLs come from (one of them; config: GSLB ttl too)
+    std::string algorithm;         // empty: the current key's
+    std::string start = "now";     // now, now+SECONDS, +SECONDS or YYYYMMDDHHMMSS (UTC)
+    std::optional<int64_t> propagation;  // Dprp, s; default SOA refresh + retry
+    int64_t parentPropagation = 3600;    // DprpP, s (BIND's parent-propagation-delay default)
+    int64_t parentDsTtl = 86400;         // TTLds, s (BIND's parent-ds-ttl default)
+};
+/// Makes the new key and writes both keys' times from RFC 7583's timelines (zones/dnssec_rollover.hpp),
+/// prints the schedule and the parent's DS steps.
+int dnssecRollover(const DnssecRolloverArgs& a);
 
 struct ExplainArgs {
     std::string name, type = "A", client, ecs;

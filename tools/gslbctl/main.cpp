@@ -227,15 +227,48 @@ int main(int argc, char** argv) {
     dkeygen->add_flag("--ksk-zsk", kg.split, "a key-signing key and a zone-signing key instead of one CSK");
     dkeygen->callback([&] { run = [&] { return dnssecKeygen(kg); }; });
     std::string dzone, ddir;
+    bool dsAll = false;
     auto* dds =
         dnssec->add_subcommand("ds", "print the DS records (SHA-256) to give the parent: ds ZONE --dir DIR");
     dds->add_option("ZONE", dzone, "the zone's name")->required();
     dds->add_option("--dir", ddir, "key directory")->required();
-    dds->callback([&] { run = [&] { return dnssecDs(dzone, ddir); }; });
+    dds->add_flag("--all", dsAll,
+                  "also the key-signing keys not published yet (a rollover's new key: its DS goes to the "
+                  "parent first); never a deleted one");
+    dds->callback([&] { run = [&] { return dnssecDs(dzone, ddir, dsAll); }; });
     auto* dlist = dnssec->add_subcommand("list", "show the keys of a key directory: list [ZONE] --dir DIR");
     dlist->add_option("ZONE", dzone, "only this zone's keys");
     dlist->add_option("--dir", ddir, "key directory")->required();
     dlist->callback([&] { run = [&] { return dnssecList(dzone, ddir); }; });
+    DnssecRolloverArgs ro;
+    auto* droll = dnssec->add_subcommand(
+        "rollover",
+        "roll a key (RFC 7583): make the new key and write both keys' Publish/Activate/Inactive/Delete, "
+        "print "
+        "the schedule and the parent's DS steps: rollover ZONE -c CONFIG --kind zsk|ksk|csk");
+    droll->add_option("ZONE", ro.zone, "the zone's name")->required();
+    droll->add_option("--kind", ro.kind, "zsk (pre-publication), ksk (double-DS) or csk (both)")->required();
+    droll->add_option("-c,--config", ro.config,
+                      "gslbd config: the zone's file, key_dir (the default --dir) and GSLB ttl come from it");
+    droll->add_option("--zone-file", ro.zoneFile, "the zone file, instead of -c (no GSLB ttl then)");
+    droll->add_option("--dir", ro.dir, "key directory (default: the zone's key_dir with -c)");
+    droll
+        ->add_option("--propagation", ro.propagation,
+                     "Dprp, s: until every secondary has a change (default: SOA refresh + retry)")
+        ->check(CLI::Range(int64_t(0), int64_t(366) * 86400));
+    droll
+        ->add_option("--parent-propagation", ro.parentPropagation,
+                     "DprpP, s: until the parent serves a DS it was given (ksk, csk; default 3600)")
+        ->check(CLI::Range(int64_t(0), int64_t(366) * 86400));
+    droll
+        ->add_option("--parent-ds-ttl", ro.parentDsTtl,
+                     "TTLds, s: the parent's DS TTL (ksk, csk; default 86400)")
+        ->check(CLI::Range(int64_t(0), int64_t(366) * 86400));
+    droll->add_option("--algorithm", ro.algorithm, "the new key's algorithm (default: the current key's)");
+    droll->add_option(
+        "--start", ro.start,
+        "when the rollover starts: now (default), now+SECONDS, +SECONDS or YYYYMMDDHHMMSS (UTC)");
+    droll->callback([&] { run = [&] { return dnssecRollover(ro); }; });
 
     try {
         app.parse(argc, argv);
