@@ -48,6 +48,7 @@
 
 #include "metrics/load_factor.hpp"
 #include "server/cluster/admin_log.hpp"
+#include "server/cluster/admin_sync.hpp"
 #include "server/cluster/forwarder.hpp"
 #include "server/history.hpp"
 #include "server/probes/health.hpp"
@@ -67,6 +68,7 @@ class ControlApi {
     using ReloadFn = std::function<bool(std::string& message)>;
     using CheckStatusFn = std::function<CheckStatus(uint32_t slot)>;
     using SourceStatusFn = std::function<std::vector<SourceStatus>()>;
+    using AdminSyncStatusFn = std::function<std::vector<cluster::AdminSyncStatus>()>;
     using VerdictsFn = std::function<std::vector<OwnVerdict>()>;
     using QuorumStatusFn = std::function<QuorumStatus()>;
 
@@ -76,6 +78,9 @@ class ControlApi {
     ControlApi(event_base* base, Shared& shared, ReloadFn reload, CheckStatusFn checkStatus);
     /// What GET /v1/status and /metrics show of the metric sources (issue 12); none when unset.
     void setSourceStatus(SourceStatusFn fn) { sourceStatus_ = std::move(fn); }
+    /// What GET /v1/status ("cluster"."admin_sync") and /metrics (gslbd_cluster_admin_sync_*) show of the
+    /// [cluster] peers' GET /v1/admin polls (cluster/admin_sync.hpp); none when unset.
+    void setAdminSyncStatus(AdminSyncStatusFn fn) { adminSyncStatus_ = std::move(fn); }
     /// GET /v1/verdicts and the health quorum's state in /v1/status and /metrics (issue 18); none when unset.
     void setQuorum(VerdictsFn verdicts, QuorumStatusFn status) {
         verdicts_ = std::move(verdicts);
@@ -165,6 +170,7 @@ class ControlApi {
     ReloadFn reload_;
     CheckStatusFn checkStatus_;
     SourceStatusFn sourceStatus_;
+    AdminSyncStatusFn adminSyncStatus_;
     VerdictsFn verdicts_;
     QuorumStatusFn quorumStatus_;
     evhttp* http_ = nullptr;

@@ -46,6 +46,19 @@ struct Out {
     }
 };
 
+// A `up` gauge (1 when the last poll succeeded; absent before the first) and an `age` gauge (s since the last
+// success; absent before one), one sample each per polled thing (metric sources, [cluster] peers).
+template <class Polled, class Label>
+void upAndAge(Out& o, const char* up, const char* upHelp, const char* age, const char* ageHelp,
+              const std::vector<Polled>& xs, Label label, int64_t now) {
+    o.head(up, "gauge", upHelp);
+    for (const auto& x : xs)
+        if (x.state != "unknown") o.sample(up, label(x), x.state == "ok");
+    o.head(age, "gauge", ageHelp);
+    for (const auto& x : xs)
+        if (x.lastSuccessMonoMs) o.sample(age, label(x), double(now - x.lastSuccessMonoMs) / 1000.0);
+}
+
 }  // namespace
 
 ApiResponse ControlApi::prometheus(const Snapshot& s) {
@@ -283,16 +296,10 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
     if (sourceStatus_) {
         const auto srcs = sourceStatus_();
         auto sl = [&](const SourceStatus& x) { return fmt::format("source=\"{}\"", esc(x.name)); };
-        o.head("gslbd_source_up", "gauge",
-               "1 when the metric source's last scrape succeeded (absent before the first).");
-        for (const auto& x : srcs)
-            if (x.state != "unknown") o.sample("gslbd_source_up", sl(x), x.state == "ok");
-        o.head("gslbd_source_last_success_age_seconds", "gauge",
-               "Age of the source's last successful scrape.");
-        for (const auto& x : srcs)
-            if (x.lastSuccessMonoMs)
-                o.sample("gslbd_source_last_success_age_seconds", sl(x),
-                         double(now - x.lastSuccessMonoMs) / 1000.0);
+        upAndAge(o, "gslbd_source_up",
+                 "1 when the metric source's last scrape succeeded (absent before the first).",
+                 "gslbd_source_last_success_age_seconds", "Age of the source's last successful scrape.", srcs,
+                 sl, now);
         o.head("gslbd_source_scrape_duration_seconds", "gauge", "Duration of the source's last scrape.");
         for (const auto& x : srcs)
             if (x.durationMs >= 0)
@@ -321,16 +328,10 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
                    "Checked services decided on this member's own verdict alone.");
             o.sample("gslbd_health_quorum_own_view_services", "", double(q.ownViewServices));
             auto ml = [](const PeerStatus& p) { return fmt::format("peer=\"{}\"", esc(p.url)); };
-            o.head("gslbd_cluster_peer_up", "gauge",
-                   "1 when the peer's last GET /v1/verdicts succeeded (absent before the first).");
-            for (const auto& p : q.peers)
-                if (p.state != "unknown") o.sample("gslbd_cluster_peer_up", ml(p), p.state == "ok");
-            o.head("gslbd_cluster_peer_last_success_age_seconds", "gauge",
-                   "Age of the peer's last successful verdicts poll.");
-            for (const auto& p : q.peers)
-                if (p.lastSuccessMonoMs)
-                    o.sample("gslbd_cluster_peer_last_success_age_seconds", ml(p),
-                             double(now - p.lastSuccessMonoMs) / 1000.0);
+            upAndAge(o, "gslbd_cluster_peer_up",
+                     "1 when the peer's last GET /v1/verdicts succeeded (absent before the first).",
+                     "gslbd_cluster_peer_last_success_age_seconds",
+                     "Age of the peer's last successful verdicts poll.", q.peers, ml, now);
         }
     }
     o.head("gslbd_control_reports_total", "counter", "Site reports accepted by the control API.");
@@ -359,6 +360,26 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
     for (const auto& [peer, c] : fwd)
         o.sample("gslbd_cluster_forward_pending", fmt::format("peer=\"{}\"", esc(peer)),
                  double(forwarder_->pending(peer)));
+    // Each [cluster] peer's GET /v1/admin polls (cluster/admin_sync.hpp).
+    if (adminSyncStatus_) {
+        const auto sync = adminSyncStatus_();
+        auto pl = [](const cluster::AdminSyncStatus& p) { return fmt::format("peer=\"{}\"", esc(p.url)); };
+        o.head("gslbd_cluster_admin_sync_total", "counter",
+               "Polls of the peer's GET /v1/admin (its drains and enables), by result (ok, failed).");
+        for (const auto& p : sync) {
+            o.sample("gslbd_cluster_admin_sync_total", pl(p) + ",result=\"ok\"",
+                     double(p.polls - p.failures));
+            o.sample("gslbd_cluster_admin_sync_total", pl(p) + ",result=\"failed\"", double(p.failures));
+        }
+        upAndAge(o, "gslbd_cluster_admin_sync_up",
+                 "1 when the peer's last GET /v1/admin succeeded (absent before the first).",
+                 "gslbd_cluster_admin_sync_last_success_age_seconds",
+                 "Age of the peer's last successful GET /v1/admin (absent before the first).", sync, pl, now);
+        o.head("gslbd_cluster_admin_changes_applied_total", "counter",
+               "Drains and enables of sites and services taken over from the peer's GET /v1/admin.");
+        for (const auto& p : sync)
+            o.sample("gslbd_cluster_admin_changes_applied_total", pl(p), double(p.changesApplied));
+    }
     o.head("gslbd_reloads_total", "counter",
            "Reloads of the config and zones, by trigger (sighup, api) and result (ok, failed: the previous "
            "configuration kept serving).");

@@ -260,10 +260,25 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                          {"dropped", pc.dropped},
                          {"pending", forwarder_->pending(peer)},
                          {"last_error", pc.lastError.empty() ? json(nullptr) : json(pc.lastError)}};
+        // Each peer's GET /v1/admin polls (cluster/admin_sync.hpp): how the drains converge here.
+        json sync = json::object();
+        if (adminSyncStatus_)
+            for (const auto& p : adminSyncStatus_())
+                sync[p.url] = {
+                    {"state", p.state},
+                    {"last_success",
+                     p.lastSuccessUnixMs ? json(isoTime(p.lastSuccessUnixMs)) : json(nullptr)},
+                    {"last_success_age_s",
+                     p.lastSuccessMonoMs ? json(double(now - p.lastSuccessMonoMs) / 1000.0) : json(nullptr)},
+                    {"last_error", p.lastError.empty() ? json(nullptr) : json(p.lastError)},
+                    {"polls", p.polls},
+                    {"failures", p.failures},
+                    {"changes_applied", p.changesApplied}};
         j["cluster"] = {{"members", members},
                         {"self", c.selfIndex >= 0 ? json(c.members[size_t(c.selfIndex)].url) : json(nullptr)},
                         {"health_quorum", c.healthQuorum ? json(c.healthQuorum) : json(nullptr)},
-                        {"forwards", fwd}};
+                        {"forwards", fwd},
+                        {"admin_sync", sync}};
     }
     return ApiResponse{200, jsonText(j, 2) + "\n"};
 }

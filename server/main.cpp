@@ -398,8 +398,9 @@ int main(int argc, char** argv) {
         d.api->setAdminLog(&d.adminLog);
         d.adminSync = std::make_unique<cluster::AdminSync>(
             d.base, [&d](const std::vector<cluster::RemoteChange>& changes, const std::string& peer) {
-                d.api->adoptChanges(*d.shared.holder.get(), changes, peer);
+                return d.api->adoptChanges(*d.shared.holder.get(), changes, peer);
             });
+        d.api->setAdminSyncStatus([&d] { return d.adminSync->status(); });
         d.api->setSourceStatus([&d] { return d.sources->status(); });
         d.api->setQuorum([&d] { return d.health->verdicts(); }, [&d] { return d.health->quorumStatus(); });
         if (!d.api->bind(sc_control, error)) {

@@ -1,11 +1,7 @@
 // AdminSync (contract in admin_sync.hpp).
 #include "server/cluster/admin_sync.hpp"
 
-#include <netdb.h>
-
-#include <cstdlib>
-
-#include "server/http_client.hpp"
+#include "server/clock.hpp"
 #include "server/log.hpp"
 #include "server/snapshot.hpp"
 
@@ -18,10 +14,8 @@ constexpr size_t kMaxBody = 16 * 1024 * 1024;
 
 struct AdminSync::Impl {
     struct Peer {
-        std::string url;
-        std::unique_ptr<HttpClient> http;
-        std::unique_ptr<PollTimers> timers;
-        bool failing = false;
+        std::unique_ptr<PeerPoller> poller;
+        uint64_t changesApplied = 0;
         bool inRound = false;  // counted in `pending` by runInitialRound
     };
 
@@ -39,67 +33,39 @@ struct AdminSync::Impl {
                 const ClusterMember& m = c.members[i];
                 keep[m.url] = true;
                 if (peers.count(m.url)) continue;
-                char host[NI_MAXHOST], serv[NI_MAXSERV];
-                if (getnameinfo(reinterpret_cast<const sockaddr*>(&m.addr.addr), m.addr.len, host,
-                                sizeof host, serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) != 0)
-                    continue;  // the config checked the address
                 auto p = std::make_unique<Peer>();
                 Peer* raw = p.get();
-                p->url = m.url;
-                p->http = std::make_unique<HttpClient>(base, host, std::atoi(serv));
-                p->http->setMaxBody(kMaxBody);
-                p->http->setTimeout(kTimeoutSec);
-                p->timers = std::make_unique<PollTimers>(
-                    base, [this, raw] { poll(*raw); },
-                    [this, raw] {
-                        raw->http->cancel();
-                        finish(*raw, fmt::format("no answer within {} s", kTimeoutSec), nullptr);
+                // The deadline a little past evhttp's own timeout: evhttp's error says more.
+                p->poller = PeerPoller::make(
+                    base, m, "/v1/admin", kMaxBody, PollTiming{kTimeoutSec, kTimeoutSec + 0.1, kIntervalSec},
+                    [this, raw, url = m.url](const std::string& body) {
+                        std::vector<RemoteChange> changes;
+                        std::string error = parseAdminChanges(body, changes);
+                        if (error.empty()) raw->changesApplied += adopt(changes, url);
+                        return error;
+                    },
+                    [this, raw](const std::string& error, const std::string& before) {
+                        finished(*raw, error, before);
                     });
+                if (!p->poller) continue;  // the config checked the address
                 peers.emplace(m.url, std::move(p));
-                poll(*raw);
+                raw->poller->poll();
             }
         for (auto it = peers.begin(); it != peers.end();)
             it = keep.count(it->first) ? std::next(it) : peers.erase(it);
     }
 
-    void poll(Peer& p) {
-        if (p.http->inFlight() > 0) return;
-        p.timers->deadlineIn(kTimeoutSec + 0.1);
-        Peer* raw = &p;
-        if (!p.http->send(EVHTTP_REQ_GET, "/v1/admin",
-                          {{"Accept", "application/json"}, {"User-Agent", "gslbd"}}, "",
-                          [this, raw](const HttpAnswer& a) {
-                              raw->timers->clearDeadline();
-                              if (a.status == 200)
-                                  finish(*raw, "", &a.body);
-                              else
-                                  finish(*raw,
-                                         a.status ? fmt::format("http {}", a.status)
-                                                  : std::string("connect or read failed"),
-                                         nullptr);
-                          })) {
-            p.timers->clearDeadline();
-            finish(p, "cannot start the request", nullptr);
-        }
-    }
-
-    void finish(Peer& p, std::string error, const std::string* body) {
-        std::vector<RemoteChange> changes;
-        if (error.empty() && body) error = parseAdminChanges(*body, changes);
-        if (error.empty()) {
-            if (p.failing) log::info("cluster: admin state of {} read again", p.url);
-            p.failing = false;
-            adopt(changes, p.url);
-        } else if (!p.failing) {
-            p.failing = true;
-            log::info("cluster: cannot read the admin state of {} ({}); trying again every {} s", p.url,
-                      error, kIntervalSec);
-        }
+    void finished(Peer& p, const std::string& error, const std::string& before) {
+        const std::string& url = p.poller->status().url;
+        if (error.empty() && before == "failing")
+            log::info("cluster: admin state of {} read again", url);
+        else if (!error.empty() && before != "failing")
+            log::info("cluster: cannot read the admin state of {} ({}); trying again every {} s", url, error,
+                      kIntervalSec);
         if (p.inRound) {
             p.inRound = false;
             --pending;
         }
-        p.timers->nextRoundIn(kIntervalSec);
     }
 
     static void onDeadline(evutil_socket_t, short, void* arg) { *static_cast<bool*>(arg) = true; }
@@ -110,7 +76,8 @@ struct AdminSync::Impl {
             p->inRound = true;
             ++pending;
         }
-        for (auto& [url, p] : peers) poll(*p);  // apply() started them; a poll in flight is not sent twice
+        for (auto& [url, p] : peers)
+            p->poller->poll();  // apply() started them; one in flight is not sent twice
         bool expired = false;
         event* deadline = evtimer_new(base, onDeadline, &expired);
         timeval tv = toTimeval(kInitialWaitSec);
@@ -139,6 +106,17 @@ void AdminSync::apply(const Snapshot& snap) {
 }
 void AdminSync::runInitialRound() {
     impl_->runInitialRound();
+}
+
+std::vector<AdminSyncStatus> AdminSync::status() const {
+    std::vector<AdminSyncStatus> out;
+    for (const auto& [url, p] : impl_->peers) {
+        AdminSyncStatus st;
+        static_cast<PollStatus&>(st) = p->poller->status();
+        st.changesApplied = p->changesApplied;
+        out.push_back(std::move(st));
+    }
+    return out;
 }
 
 }  // namespace gslb::server::cluster

@@ -10,7 +10,8 @@
 //   a peer that does not answer in time (hung, cut off) costs the wait, logged once per peer.
 // - A member that was stopped (SIGSTOP, a hung VM) polls as soon as it runs again: its poll timer is due.
 // - A poll that fails leaves everything as it is; the next round tries again. One log line when a peer
-//   starts failing and one when it answers again.
+//   starts failing and one when it answers again; status() has each peer's last success, last error and the
+//   changes taken from it (GET /v1/status "cluster"."admin_sync", /metrics gslbd_cluster_admin_sync_*).
 #pragma once
 #include <event2/event.h>
 
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "server/cluster/admin_log.hpp"
+#include "server/cluster/peer_poller.hpp"
 
 namespace gslb::server {
 struct Snapshot;
@@ -32,10 +34,16 @@ inline constexpr double kIntervalSec = 1.0;     // s between two polls of one pe
 inline constexpr double kTimeoutSec = 1.0;      // s for one poll
 inline constexpr double kInitialWaitSec = 1.0;  // s: the longest runInitialRound() waits
 
+/// One peer's GET /v1/admin polls, and what they changed here.
+struct AdminSyncStatus : PollStatus {
+    uint64_t changesApplied = 0;  // site or service states changed by its answers, since the start
+};
+
 class AdminSync {
   public:
-    /// `adopt` gets each answered poll's changes and the peer's URL (control thread).
-    using Adopt = std::function<void(const std::vector<RemoteChange>& changes, const std::string& peer)>;
+    /// `adopt` gets each answered poll's changes and the peer's URL (control thread), and returns how many
+    /// states they changed.
+    using Adopt = std::function<size_t(const std::vector<RemoteChange>& changes, const std::string& peer)>;
     AdminSync(event_base* base, Adopt adopt);
     ~AdminSync();
     AdminSync(const AdminSync&) = delete;
@@ -46,6 +54,8 @@ class AdminSync {
     void apply(const Snapshot& snap);
     /// Polls every peer now and runs `base` until each has answered or failed, or kInitialWaitSec passed.
     void runInitialRound();
+    /// Every peer, by URL.
+    std::vector<AdminSyncStatus> status() const;
 
   private:
     struct Impl;

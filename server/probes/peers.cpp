@@ -1,7 +1,6 @@
 // PeerMonitor (contract in peers.hpp).
 #include "server/probes/peers.hpp"
 
-#include <netdb.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -10,7 +9,6 @@
 #include "server/clock.hpp"
 #include "server/events.hpp"
 #include "server/gslb.hpp"
-#include "server/http_client.hpp"
 #include "server/log.hpp"
 #include "server/snapshot.hpp"
 
@@ -57,14 +55,9 @@ std::string parsePeerVerdicts(std::string_view body, int64_t nowMonoMs,
 
 struct PeerMonitor::Impl {
     struct Peer {
-        Impl* impl = nullptr;
-        ClusterMember member;
-        std::string host;  // numeric, for evhttp and the Host header
-        int port = 0;
-        std::unique_ptr<HttpClient> http;
-        std::unique_ptr<PollTimers> timers;             // the next poll, and this one's timeout
         std::map<std::string, ParsedVerdict> verdicts;  // site '\0' address
-        PeerStatus st;
+        size_t answered = 0;                            // services in the last answer
+        std::unique_ptr<cluster::PeerPoller> poller;
     };
 
     PeerMonitor* owner;
@@ -73,14 +66,8 @@ struct PeerMonitor::Impl {
     double interval = 5, timeout = 1;
 
     Impl(PeerMonitor* o, event_base* b) : owner(o), base(b) {}
-    ~Impl() {
-        for (auto& [u, p] : peers) stop(*p);
-    }
 
-    void stop(Peer& p) {
-        p.timers.reset();
-        p.http.reset();  // cancels the poll in flight: its callback is not called
-    }
+    cluster::PollTiming timing() const { return {timeout, timeout, interval}; }
 
     void apply(const Snapshot& s) {
         const ClusterConf& c = s.config.cluster;
@@ -101,101 +88,44 @@ struct PeerMonitor::Impl {
                 keep[m.url] = true;
                 if (peers.count(m.url)) continue;
                 auto p = std::make_unique<Peer>();
-                p->impl = this;
-                p->member = m;
-                p->st.url = m.url;
-                char host[NI_MAXHOST], serv[NI_MAXSERV];
-                if (getnameinfo(reinterpret_cast<const sockaddr*>(&m.addr.addr), m.addr.len, host,
-                                sizeof host, serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) != 0)
-                    continue;  // the config checked the address; nothing to poll otherwise
-                p->host = host;
-                p->port = std::atoi(serv);
                 Peer* raw = p.get();
-                p->http = std::make_unique<HttpClient>(base, p->host, p->port);
-                p->http->setMaxBody(kMaxBody);
-                p->timers = std::make_unique<PollTimers>(
-                    base, [this, raw] { poll(*raw); },
-                    [this, raw] {
-                        raw->http->cancel();
-                        finish(*raw, fmt::format("timeout after {} s", timeout), nullptr);
+                p->poller = cluster::PeerPoller::make(
+                    base, m, "/v1/verdicts", kMaxBody, timing(),
+                    [raw](const std::string& body) {
+                        std::map<std::string, ParsedVerdict> v;
+                        std::string error = parsePeerVerdicts(body, monotonicMs(), v);
+                        if (error.empty()) {
+                            raw->verdicts = std::move(v);
+                            raw->answered = raw->verdicts.size();
+                        }
+                        return error;
+                    },
+                    [this, raw](const std::string& error, const std::string& before) {
+                        finished(*raw, error, before);
                     });
+                if (!p->poller) continue;  // the config checked the address; nothing to poll otherwise
                 peers.emplace(m.url, std::move(p));
-                poll(*raw);
+                raw->poller->poll();
             }
         for (auto it = peers.begin(); it != peers.end();) {
             if (keep.count(it->first)) {
-                it->second->http->setTimeout(timeout);
+                it->second->poller->setTiming(timing());
                 ++it;
                 continue;
             }
-            stop(*it->second);
-            it = peers.erase(it);
+            it = peers.erase(it);  // cancels its poll in flight
         }
     }
 
-    void poll(Peer& p) {
-        if (p.http->inFlight() > 0) return;
-        p.http->setTimeout(timeout);
-        p.timers->deadlineIn(timeout);
-        Peer* raw = &p;
-        if (!p.http->send(EVHTTP_REQ_GET, "/v1/verdicts",
-                          {{"Accept", "application/json"}, {"User-Agent", "gslbd"}}, "",
-                          [this, raw](const HttpAnswer& a) { answered(*raw, a); })) {
-            p.timers->clearDeadline();
-            finish(p, "cannot start the request", nullptr);
+    void finished(Peer& p, const std::string& error, const std::string& before) {
+        const std::string& url = p.poller->status().url;
+        if (error.empty() && before == "failing") {
+            log::info("cluster peer {} answers again", url);
+            recordEvent(log::Level::Info, "cluster", url, "peer answers again");
+        } else if (!error.empty() && before != "failing") {
+            log::warn("cluster peer {}: {}; its verdicts stop counting once stale", url, error);
+            recordEvent(log::Level::Warn, "cluster", url, "peer failing: " + error);
         }
-    }
-
-    static const char* requestError(evhttp_request_error e) {
-        return e == EVREQ_HTTP_TIMEOUT          ? "timeout"
-               : e == EVREQ_HTTP_EOF            ? "connection closed early"
-               : e == EVREQ_HTTP_INVALID_HEADER ? "invalid response header"
-               : e == EVREQ_HTTP_DATA_TOO_LONG  ? "answer too large"
-                                                : "connect or read failed";
-    }
-
-    void answered(Peer& p, const HttpAnswer& a) {
-        p.timers->clearDeadline();
-        if (a.status == 0) {
-            finish(p, a.failed ? requestError(a.error) : "connect or read failed", nullptr);
-            return;
-        }
-        if (a.status != 200) {
-            finish(p, fmt::format("http {}", a.status), nullptr);
-            return;
-        }
-        finish(p, "", &a.body);
-    }
-
-    void finish(Peer& p, std::string error, const std::string* body) {
-        ++p.st.polls;
-        if (error.empty() && body) {
-            std::map<std::string, ParsedVerdict> v;
-            error = parsePeerVerdicts(*body, monotonicMs(), v);
-            if (error.empty()) {
-                p.verdicts = std::move(v);
-                p.st.verdicts = p.verdicts.size();
-            }
-        }
-        const std::string before = p.st.state;
-        if (error.empty()) {
-            p.st.state = "ok";
-            p.st.lastSuccessMonoMs = monotonicMs();
-            p.st.lastSuccessUnixMs = wallMs();
-            if (before == "failing") {
-                log::info("cluster peer {} answers again", p.st.url);
-                recordEvent(log::Level::Info, "cluster", p.st.url, "peer answers again");
-            }
-        } else {
-            ++p.st.failures;
-            p.st.lastError = error;
-            p.st.state = "failing";
-            if (before != "failing") {
-                log::warn("cluster peer {}: {}; its verdicts stop counting once stale", p.st.url, error);
-                recordEvent(log::Level::Warn, "cluster", p.st.url, "peer failing: " + error);
-            }
-        }
-        p.timers->nextRoundIn(interval);
         if (owner->onRound_) owner->onRound_();
     }
 };
@@ -227,7 +157,12 @@ void PeerMonitor::verdicts(const std::string& site, const std::string& address, 
 
 std::vector<PeerStatus> PeerMonitor::status() const {
     std::vector<PeerStatus> out;
-    for (const auto& [url, p] : impl_->peers) out.push_back(p->st);
+    for (const auto& [url, p] : impl_->peers) {
+        PeerStatus st;
+        static_cast<cluster::PollStatus&>(st) = p->poller->status();
+        st.verdicts = p->answered;
+        out.push_back(std::move(st));
+    }
     return out;
 }
 

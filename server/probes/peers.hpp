@@ -24,19 +24,14 @@
 #include <vector>
 
 #include "metrics/health/quorum.hpp"
+#include "server/cluster/peer_poller.hpp"
 
 namespace gslb::server {
 
 struct Snapshot;
 
 /// One peer as the poller sees it (control thread only; GET /v1/status "health_quorum", /metrics).
-struct PeerStatus {
-    std::string url;
-    std::string state = "unknown";  // unknown (not polled yet) | ok | failing
-    int64_t lastSuccessMonoMs = 0;  // 0: never (monotonicMs clock, for ages)
-    int64_t lastSuccessUnixMs = 0;
-    std::string lastError;  // "connect or read failed", "timeout", "http 404", "bad JSON: …"
-    uint64_t polls = 0, failures = 0;
+struct PeerStatus : cluster::PollStatus {
     size_t verdicts = 0;  // services in its last answer
 };
 

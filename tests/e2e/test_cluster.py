@@ -401,6 +401,12 @@ class Cluster(unittest.TestCase):
         self.assertFalse(east["enabled"])
         self.assertIn(east["origin"], {m1.url, m2.url})
         self.assertIn("site east drained by the cluster: the change of ", m3.stderr())
+        # Its status says from whom (GET /v1/status cluster.admin_sync, /metrics).
+        sync = m3.status()["cluster"]["admin_sync"]
+        self.assertEqual(set(sync), {m1.url, m2.url})
+        self.assertGreaterEqual(sum(p["changes_applied"] for p in sync.values()), 1, sync)
+        self.assertTrue(any(p["last_success"] for p in sync.values()), sync)
+        self.assertGreaterEqual(sum(m3.metric("gslbd_cluster_admin_changes_applied_total", peer=u) for u in sync), 1)
         # Persisted, with what orders it.
         on_disk = {c["site"]: c for c in self.admin_file(m3)["changes"]}
         self.assertEqual(on_disk["east"]["time_ms"], east["time_ms"])
@@ -478,6 +484,15 @@ class Cluster(unittest.TestCase):
             self.assertIn(f"  {dead.url}  unreachable: connection refused", p.stdout)
             self.assertIn(f"DIFFERENCES\n  {dead.url}: unreachable: connection refused\n", p.stdout)
             self.assertIn("(the 2 members reached agree)", p.stdout)
+            # The live members' drain sync shows the dead peer failing (status, metrics, gslbctl status).
+            m1 = self.members[0]
+            wait_for(lambda: m1.status()["cluster"]["admin_sync"][dead.url]["state"] == "failing", 3,
+                     "m1's admin sync sees the dead peer")
+            self.assertEqual(m1.status()["cluster"]["admin_sync"][dead.url]["last_error"], "connect or read failed")
+            self.assertEqual(m1.metric("gslbd_cluster_admin_sync_up", peer=dead.url), 0)
+            self.assertGreater(m1.metric("gslbd_cluster_admin_sync_total", peer=dead.url, result="failed"), 0)
+            p = ctl("status", "-c", self.cfg)
+            self.assertIn(f"ADMIN SYNC: {dead.url} failing: connect or read failed, last read ", p.stdout)
             # A report to a member whose peer is dead is still answered at once, and reaches the live peer;
             # the dead one counts as failed.
             m1, m2 = self.members[:2]

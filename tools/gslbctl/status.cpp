@@ -84,6 +84,11 @@ std::string cell(const J& obj, const char* key) {
 
 std::string renderStatus(const J& s) {
     std::string out;
+    // One empty line between a table and the one-line sections that follow it.
+    auto blankLine = [&out] {
+        if (!out.empty() && out.back() == '\n' && !(out.size() > 1 && out[out.size() - 2] == '\n'))
+            out += "\n";
+    };
     // Sites by name, for the CPU and sessions columns of their services.
     std::map<std::string, const J*> sites;
     for (const auto& site : array(s, "sites")) sites[cell(site, "name")] = &site;
@@ -154,16 +159,14 @@ std::string renderStatus(const J& s) {
             line += fmt::format("{}{} {} ok, {} failed", line.empty() ? "" : "; ",
                                 t == std::string("api") ? "API" : "SIGHUP", cell(x, "ok"), cell(x, "failed"));
         }
-        if (!out.empty() && out.back() == '\n' && !(out.size() > 1 && out[out.size() - 2] == '\n'))
-            out += "\n";
+        blankLine();
         out += "RELOADS: " + line + "\n";
     }
 
     // [server] xdp: one line per interface, so a fast path that fell back to the sockets is seen here too.
     bool first = true;
     for (const auto& x : array(s, "xdp")) {
-        if (first && !out.empty() && out.back() == '\n' && !(out.size() > 1 && out[out.size() - 2] == '\n'))
-            out += "\n";
+        if (first) blankLine();
         first = false;
         if (cell(x, "state") == "serving")
             out += fmt::format("XDP: {} serving, {} AF_XDP socket(s), {} mode, {} queries, {} responses\n",
@@ -174,6 +177,21 @@ std::string renderStatus(const J& s) {
         if (const J& w = field(x, "warning"); w.is_string())
             out += fmt::format("XDP: {} warning: {}\n", cell(x, "name"), w.get<std::string>());
     }
+
+    // [cluster]: one line per peer whose drains and enables this member reads (GET /v1/admin): with one
+    // failing, a drain made on that peer alone does not reach this member.
+    const J& sync = field(field(s, "cluster"), "admin_sync");
+    first = true;
+    if (sync.is_object())
+        for (const auto& [url, p] : sync.items()) {
+            if (first) blankLine();
+            first = false;
+            const std::string state = cell(p, "state"), age = cell(p, "last_success_age_s");
+            out += fmt::format("ADMIN SYNC: {} {}{}, {}, {} change(s) taken\n", url, state,
+                               state == "failing" ? ": " + cell(p, "last_error") : "",
+                               age == "-" ? "never read" : "last read " + age + " s ago",
+                               cell(p, "changes_applied"));
+        }
 
     // Drains, in one place: what an operator took out and must put back (they survive restarts).
     std::vector<std::string> drained;
@@ -187,8 +205,7 @@ std::string renderStatus(const J& s) {
             drained.push_back("service " + cell(x, "site") + " " + cell(x, "address"));
     }
     if (!drained.empty()) {
-        if (!out.empty() && out.back() == '\n' && !(out.size() > 1 && out[out.size() - 2] == '\n'))
-            out += "\n";
+        blankLine();
         out += "DRAINED: ";
         for (size_t i = 0; i < drained.size(); ++i) out += (i ? ", " : "") + drained[i];
         out += "\n";
