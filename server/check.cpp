@@ -20,6 +20,7 @@
 #include "server/gslb.hpp"
 #include "server/service/admin_state.hpp"
 #include "server/service/privileges.hpp"
+#include "server/service/readable.hpp"
 #include "server/snapshot.hpp"
 #include "server/unread_settings.hpp"
 #include "server/xdp/path.hpp"
@@ -118,7 +119,8 @@ void startChecks(const Config& cfg, const zones::ZoneDb&, Report& rep) {
     if (cfg.control.enabled && !ControlApi::loadToken(cfg.control.tokenFile, token, error))
         rep.problem(fmt::format("{}: [control] token_file: {}", where, error));
     service::UserInfo user;
-    if (!cfg.server.user.empty() && !service::lookupUser(cfg.server.user, user, error))
+    bool userKnown = false;
+    if (!cfg.server.user.empty() && !(userKnown = service::lookupUser(cfg.server.user, user, error)))
         rep.problem(fmt::format("{}: {}", where, error));
     if (!cfg.server.user.empty() && geteuid() != 0 && geteuid() != user.uid)
         rep.warning(where, fmt::format("[server] user \"{}\": gslbd must start as root to switch to it",
@@ -127,6 +129,20 @@ void startChecks(const Config& cfg, const zones::ZoneDb&, Report& rep) {
         std::string w = unsetUserWarning(geteuid() == 0, getenv("INVOCATION_ID") != nullptr,
                                          access("/run/systemd/system/", F_OK) == 0);
         if (!w.empty()) rep.warning(where, w);
+    }
+    // Files only root can read pass the start (it reads them before dropping to `user`) and fail every
+    // reload.
+    if (userKnown && geteuid() == 0 && user.uid != 0) {
+        std::vector<std::string> lines;
+        std::string why;
+        if (!service::unreadableAs(user, service::pathsReadAtReload(cfg), lines, why))
+            rep.warning(where, fmt::format("[server] user \"{}\": could not check what it may read: {}",
+                                           cfg.server.user, why));
+        for (const auto& line : lines)
+            rep.problem(
+                fmt::format("{}: {} is not readable by [server] user \"{}\": the start reads it as root, "
+                            "every reload as that user and would fail",
+                            where, line, cfg.server.user));
     }
     // [server] xdp: an interface this machine lacks (or a loopback) falls back to the sockets at start; one
     // that holds no listen address serves nothing. Warnings, not problems: the config may be checked on

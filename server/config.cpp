@@ -12,6 +12,7 @@
 #include "server/cluster/digest.hpp"
 #include "server/config_sources.hpp"
 #include "server/schema.hpp"
+#include "zones/read_file.hpp"
 
 namespace gslb::server {
 
@@ -346,11 +347,56 @@ bool parseMemberUrl(const std::string& text, ClusterMember& out, std::string& wh
     return true;
 }
 
-bool loadControlConfig(const std::string& path, ControlConf& out, std::string& error, ClusterConf* cluster) {
+namespace {
+
+// The [control] and [cluster] tables of a config whose TOML does not parse, each other line blanked so that
+// line numbers still point into the file. A table starts at its header line and ends before the next line
+// that opens one ('[' first); neither table has sub-tables or values whose lines start with '['.
+std::string controlTablesOnly(const std::string& text) {
+    std::string out;
+    bool keep = false;
+    for (size_t start = 0; start < text.size();) {
+        size_t nl = text.find('\n', start);
+        size_t end = nl == std::string::npos ? text.size() : nl;
+        std::string_view line(text.data() + start, end - start);
+        size_t b = line.find_first_not_of(" \t");
+        std::string_view t = b == std::string_view::npos ? std::string_view() : line.substr(b);
+        if (!t.empty() && t[0] == '[') {
+            auto header = [&](std::string_view h) {
+                if (t.substr(0, h.size()) != h) return false;
+                size_t r = t.find_first_not_of(" \t", h.size());
+                return r == std::string_view::npos || t[r] == '#';
+            };
+            keep = header("[control]") || header("[cluster]");
+        }
+        if (keep) out.append(line);
+        out += '\n';
+        if (nl == std::string::npos) break;
+        start = nl + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+bool loadControlConfig(const std::string& path, ControlConf& out, std::string& error, ClusterConf* cluster,
+                       std::string* syntaxError) {
     out = ControlConf{};
     if (cluster) *cluster = ClusterConf{};
+    if (syntaxError) syntaxError->clear();
     toml::table root;
-    if (!parseTomlFile(path, root, error)) return false;
+    if (!parseTomlFile(path, root, error)) {
+        // A TOML syntax error elsewhere must not block an emergency drain either: read the two tables alone.
+        std::string text, why;
+        if (!syntaxError || !zones::readFile(path, text, why)) return false;
+        try {
+            root = toml::parse(controlTablesOnly(text), path);
+        } catch (const toml::parse_error&) {
+            return false;  // the mistake is inside [control] or [cluster]: report the whole file's error
+        }
+        *syntaxError = error;
+        error.clear();
+    }
     try {
         if (const toml::node* n = root.get("control")) {
             if (!n->is_table()) {
@@ -493,6 +539,7 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                 if (other.name == key.name)
                     kr.fail(nullptr, "", fmt::format("key name {} is configured twice", name));
             kr.finish();
+            out.keySecretFiles.emplace_back(fmt::format("[key.{}] secret_file", name), sf);
             out.keys.push_back(std::move(key));
         });
 

@@ -311,6 +311,9 @@ struct Config {
     std::map<std::string, SourceConf> sources;  // [source.NAME]
     TopologyConf topology;
     std::vector<zones::TsigKey> keys;  // [key.NAME] (TSIG), secrets read from their files
+    // Each key's secret_file as resolved, "[key.NAME] secret_file" -> path, in config order: every reload
+    // reads them again (server/service/readable.hpp checks the user gslbd runs as can).
+    std::vector<std::pair<std::string, std::string>> keySecretFiles;
 };
 
 /// Reads and checks `path`. On failure returns false and sets `error` to "file:line: path: message".
@@ -318,11 +321,13 @@ bool loadConfig(const std::string& path, Config& out, std::string& error);
 
 /// Reads only the [control] table of `path` (what gslbctl needs to reach a running server), so an emergency
 /// drain works while another section has a mistake. `out.enabled` is false when there is no [control].
-/// Errors as loadConfig's (a file that is not TOML at all still fails).
-/// With `cluster`, also the `members` of [cluster] (their URLs checked, duplicates refused; nothing else of
-/// [cluster], selfIndex -1): gslbctl's live commands reach every member.
+/// Errors as loadConfig's. With `cluster`, also the `members` of [cluster] (their URLs checked, duplicates
+/// refused; nothing else of [cluster], selfIndex -1): gslbctl's live commands reach every member.
+/// With `syntaxError`, a file whose TOML does not parse is read once more as its [control] and [cluster]
+/// tables alone (every other line blank, so lines keep their numbers): true when those two parse, with the
+/// file's own parse error ("file:line: why") in `*syntaxError`; false with that error when they do not.
 bool loadControlConfig(const std::string& path, ControlConf& out, std::string& error,
-                       ClusterConf* cluster = nullptr);
+                       ClusterConf* cluster = nullptr, std::string* syntaxError = nullptr);
 
 /// Parses a [cluster] member URL, "http://ADDRESS:PORT" (a trailing "/" allowed, no path); false with `why`.
 bool parseMemberUrl(const std::string& text, ClusterMember& out, std::string& why);

@@ -23,9 +23,11 @@
 #include "server/probes/peers.hpp"
 #include "server/probes/sources.hpp"
 #include "server/log.hpp"
+#include "server/restart_only.hpp"
 #include "server/service/admin_state.hpp"
 #include "server/service/instance_guard.hpp"
 #include "server/service/privileges.hpp"
+#include "server/service/readable.hpp"
 #include "server/service/systemd.hpp"
 #include "server/service/zone_serials.hpp"
 #include "server/snapshot.hpp"
@@ -116,18 +118,9 @@ struct Daemon {
             return false;
         }
         for (const auto& w : unreadSettings(s->config)) log::warn("{}: {}", w.where, w.message);
-        if (old && !sameListeners(old->config, s->config))
-            log::warn("reload: listen addresses changed; they take effect at the next restart");
-        if (old && (old->config.control.enabled != s->config.control.enabled ||
-                    old->config.control.listen.text != s->config.control.listen.text))
-            log::warn("reload: the [control] listener changed; it takes effect at the next restart");
-        if (old && (old->config.server.user != s->config.server.user ||
-                    old->config.server.stateDir != s->config.server.stateDir ||
-                    old->config.server.log != s->config.server.log))
-            log::warn(
-                "reload: [server] user, state_dir or log changed; they take effect at the next restart");
-        if (old && old->config.server.xdp != s->config.server.xdp)
-            log::warn("reload: [server] xdp changed; it takes effect at the next restart");
+        if (old)
+            for (const auto& c : restartOnlyChanges(old->config, s->config))
+                log::warn("reload: {} changed; it takes effect at the next restart", c);
         if (api && s->config.control.enabled) {
             std::string terr;
             if (!api->readToken(s->config.control.tokenFile, terr))
@@ -162,13 +155,6 @@ struct Daemon {
         log::info("{}", message);
         recordEvent(log::Level::Info, "reload", configPath,
                     fmt::format("ok: {} zone(s), {} records", zones, records));
-        return true;
-    }
-
-    static bool sameListeners(const Config& a, const Config& b) {
-        if (a.server.listen.size() != b.server.listen.size()) return false;
-        for (size_t i = 0; i < a.server.listen.size(); ++i)
-            if (a.server.listen[i].text != b.server.listen[i].text) return false;
         return true;
     }
 };
@@ -414,6 +400,13 @@ int main(int argc, char** argv) {
             return 1;
         }
         log::info("running as user {} (uid {}, gid {})", user.name, user.uid, user.gid);
+        // Everything was read as root so far; every reload reads it again as this user.
+        for (const auto& line :
+             service::unreadable(service::pathsReadAtReload(d.shared.holder.get()->config)))
+            log::warn(
+                "{} is not readable by user {}: every reload will fail until it is (chgrp {} and chmod g+r "
+                "it)",
+                line, user.name, user.name);
     } else if (geteuid() == 0) {
         log::warn("running as root: set [server] user to drop privileges after binding the listeners");
     }

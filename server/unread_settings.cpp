@@ -130,6 +130,16 @@ std::vector<UnreadSetting> unreadSettings(const Config& cfg) {
                                              "with a service at this site has the \"load-factor\" chooser",
                                              s.name, name)});
     }
+    // A [check.NAME] no service names runs nothing (checks run per service that uses them).
+    for (const auto& [name, c] : cfg.checks) {
+        bool used = false;
+        for (const auto& h : cfg.hostnames)
+            for (const auto& s : h.services) used |= s.check == name;
+        if (!used)
+            out.push_back({at(c.line), fmt::format("[check.{}] is used by no service: it checks nothing "
+                                                   "(a service names it with check = \"{}\")",
+                                                   name, name)});
+    }
     if (!cfg.load.metrics.empty()) {
         bool read = false;
         for (const auto& h : cfg.hostnames) read |= (metricsReadBy(h.policy.policy) & kReadsLoads) != 0;

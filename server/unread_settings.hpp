@@ -33,7 +33,7 @@ struct UnreadSetting {
     std::string message;  // "[site.east] preference = 200 is not read: …"
 };
 
-/// Every setting of `cfg` that no policy reads, in config order.
+/// Every setting of `cfg` that no policy reads, and each [check.NAME] no service uses, in config order.
 std::vector<UnreadSetting> unreadSettings(const Config& cfg);
 
 }  // namespace gslb::server

@@ -439,6 +439,8 @@ class Live(unittest.TestCase):
         p = ctl("report", "east", "cpu=35", "sessions_used=200000", "sessions_max=1000000", "conn.192.0.2.10=900",
                 "-c", self.cfg)
         self.assertRc(p, 0)
+        # The policy here is health + random: stored, but nothing reads these, and gslbctl says so.
+        self.assertIn("ignored: cpu, sessions, connections (no hostname with a service at east", p.stdout)
         j = json.loads(ctl("status", "-c", self.cfg, "--json").stdout)
         east = [s for s in j["sites"] if s["name"] == "east"][0]
         self.assertEqual(east["cpu"], 35)
@@ -475,6 +477,23 @@ class Live(unittest.TestCase):
             self.assertRc(ctl("enable", "east", "-c", bad), 0)
         self.assertEqual(self.answers(), ["192.0.2.10", "198.51.100.10"])
         self.assertNotIn("DRAINED", ctl("status", "-c", bad).stdout)
+
+    def test_emergency_drain_with_a_toml_syntax_error_elsewhere(self):
+        # A new user's `[site.c` without its `]` made every live command fail: the file does not parse as TOML,
+        # but [control] alone does, so the drain goes through with a warning naming the line.
+        with open(self.cfg) as f:
+            good = f.read()
+        assert "[site.east]" in good
+        bad = write(os.path.join(self.g.dir, "syntax.toml"), good.replace("[site.east]", "[site.east", 1))
+        line = good[:good.index("[site.east]")].count("\n") + 1
+        p = ctl("drain", "east", "-c", bad)
+        self.assertRc(p, 0)
+        try:
+            self.assertIn("warning: %s:%d: " % (bad, line), p.stderr)
+            self.assertEqual(self.answers(), ["198.51.100.10"])
+        finally:
+            self.assertRc(ctl("enable", "east", "-c", bad), 0)
+        self.assertEqual(self.answers(), ["192.0.2.10", "198.51.100.10"])
 
     def test_enable_site_says_which_services_stay_drained(self):
         self.assertRc(ctl("drain", "east", "192.0.2.10", "-c", self.cfg), 0)

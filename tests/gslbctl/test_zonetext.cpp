@@ -164,3 +164,20 @@ TEST_CASE("zone text: RDATA with line breaks is refused before ldns reads it pas
     CHECK_FALSE(z.match("www", "A", "192.0.2.1\n", out, err));
     CHECK(z.match("www", "A", "192.0.2.1", out, err));
 }
+
+TEST_CASE(
+    "splitRecordWords: a TXT argument with spaces stays one string; words and quoted text keep RFC 1035") {
+    std::string ttl, type, rdata, err;
+    // The shell's one word "v=spf1 -all" (a new user's SPF record used to become "v=spf1" "-all").
+    REQUIRE(splitRecordWords({"TXT", "v=spf1 -all"}, ttl, type, rdata, err));
+    CHECK(type == "TXT");
+    CHECK(rdata == "\"v=spf1 -all\"");
+    REQUIRE(splitRecordWords({"300", "IN", "txt", "v=spf1", "-all"}, ttl, type, rdata, err));
+    CHECK(ttl == "300");
+    CHECK(rdata == "v=spf1 -all");
+    REQUIRE(splitRecordWords({"TXT", "\"a b\" \"c\""}, ttl, type, rdata, err));
+    CHECK(rdata == "\"a b\" \"c\"");
+    // Other types are not touched.
+    REQUIRE(splitRecordWords({"MX", "10 mail"}, ttl, type, rdata, err));
+    CHECK(rdata == "10 mail");
+}

@@ -324,6 +324,37 @@ TEST_CASE(
     CHECK_FALSE(cc.enabled);
 }
 
+TEST_CASE(
+    "loadControlConfig: a TOML syntax error elsewhere still gives [control] and [cluster], and says it") {
+    // A new user's `[site.c` (no closing bracket) blocked gslbctl drain: the emergency drain must work then.
+    std::string text =
+        "[server]\nlisten = [\"127.0.0.1:5353\"]\n[control]\nlisten = \"127.0.0.1:9053\"  # API\n"
+        "token_file = \"tok\"\n\n[site.c\nregion = \"eu\"\n[cluster]\nmembers = [\n  "
+        "\"http://127.0.0.1:9053\",\n"
+        "  \"http://127.0.0.2:9053\",\n]\n";
+    st::Written w = st::writeConfig(text);
+    ControlConf cc;
+    ClusterConf cl;
+    std::string err, syntax;
+    CHECK_FALSE(loadControlConfig(w.config, cc, err, &cl));  // without the fallback asked for: the error
+    CHECK(err.find(w.config + ":7: ") == 0);
+    REQUIRE_MESSAGE(loadControlConfig(w.config, cc, err, &cl, &syntax), err);
+    CHECK(syntax.find(w.config + ":7: ") == 0);
+    CHECK(cc.enabled);
+    CHECK(cc.listen.text == "127.0.0.1:9053");
+    CHECK(cc.tokenFile == w.dir + "/tok");
+    REQUIRE(cl.members.size() == 2);
+    CHECK(cl.members[1].url == "http://127.0.0.2:9053");
+    // A syntax error inside [control] itself: nothing to go on, the file's error.
+    st::Written w2 = st::writeConfig("[control]\nlisten = \"127.0.0.1:9053\ntoken_file = \"tok\"\n");
+    CHECK_FALSE(loadControlConfig(w2.config, cc, err, nullptr, &syntax));
+    CHECK(err.find(w2.config + ":2: ") == 0);
+    // A good file: no syntax error reported.
+    st::Written w3 = st::writeConfig("[control]\ntoken_file = \"tok\"\n");
+    REQUIRE(loadControlConfig(w3.config, cc, err, nullptr, &syntax));
+    CHECK(syntax.empty());
+}
+
 TEST_CASE("[server] xdp: interface names, refused by a gslbd built without libxdp") {
     auto with = [](const std::string& value) {
         std::string t = st::baseConfig("");

@@ -33,6 +33,7 @@ const std::vector<std::pair<std::string, std::string>> kHosts = {
     {"fbnone", "policy = [\"health\", \"random\"]\nfallback = \"none\"\n"},
     {"fbaddr", "policy = [\"health\", \"random\"]\nfallback = \"192.0.2.99\"\n"},
     {"stale", "policy = [\"health\", \"least-connections\", \"random\"]\nmax_age = 60\n"},
+    {"*.wild", "policy = [\"health\", \"random\"]\nttl = 11\n"},  // README: a wildcard owner as a hostname
 };
 
 std::string zoneText() {
@@ -112,6 +113,21 @@ TEST_CASE("least-connections follows the HP example: 900 vs 400") {
     // The switch: west grows to 2000, east (900) is now the best.
     f.t().reportConnections(f.svc(1), 2000, monotonicMs());
     CHECK(f.tally("lc0", 50) == std::map<std::string, int>{{"192.0.2.1", 50}});
+}
+
+TEST_CASE("a wildcard hostname answers every name it synthesizes by selection, with its ttl") {
+    Fixture f;
+    for (const char* q : {"a.wild", "b.c.wild"}) {
+        auto m = f.ask(q);
+        REQUIRE(m.rcode == 0);
+        REQUIRE(m.answer.size() == 1);  // answers = 1: a choice, not the three candidates of the zone
+        CHECK(m.answer[0].owner == std::string(q) + ".s.test.");
+        CHECK(m.answer[0].ttl == 11);
+    }
+    CHECK(keys(f.tally("x.wild", 300)) == std::set<std::string>{"192.0.2.1", "192.0.2.2", "192.0.2.3"});
+    // Health applies as to any hostname: east down, never east.
+    f.t().setHealth(f.svc(0), Health::Down);
+    CHECK(keys(f.tally("y.wild", 200)) == std::set<std::string>{"192.0.2.2", "192.0.2.3"});
 }
 
 TEST_CASE("least-connections with nothing reported passes all three on") {

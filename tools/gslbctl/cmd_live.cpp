@@ -47,13 +47,18 @@ bool endpoint(const LiveArgs& a, bool needToken, bool fanOut, Endpoint& ep) {
         // Only [control] and [cluster] members: a mistake elsewhere in the config must not block an emergency
         // drain.
         server::Config cfg;
-        std::string error;
-        if (!server::loadControlConfig(a.config, cfg.control, error, &cfg.cluster)) {
+        std::string error, syntax;
+        if (!server::loadControlConfig(a.config, cfg.control, error, &cfg.cluster, &syntax)) {
             fmt::print(stderr,
                        "{}\n(give --server URL and --token-file F to reach the server without the config)\n",
                        error);
             return false;
         }
+        if (!syntax.empty())
+            fmt::print(stderr,
+                       "warning: {}\n(read [control] and [cluster] alone; the server would refuse this "
+                       "file at its next reload)\n",
+                       syntax);
         if (ep.url.empty() && fanOut && cfg.cluster.enabled) {
             for (const auto& m : cfg.cluster.members) ep.members.push_back(m.url);
             if (!a.member.empty()) {
@@ -285,9 +290,20 @@ int report(const LiveArgs& a, const std::string& site, const std::vector<std::st
     }
     Endpoint ep;
     if (!endpoint(a, true, true, ep)) return kFailed;
-    return send(
-        a, ep, "POST", "/v1/sites/" + pathSegment(site) + "/report", body,
-        [&](const nlohmann::json&, Outcome& o) { o.out = fmt::format("reported for {}: {}\n", site, body); });
+    return send(a, ep, "POST", "/v1/sites/" + pathSegment(site) + "/report", body,
+                [&](const nlohmann::json& j, Outcome& o) {
+                    o.out = fmt::format("reported for {}: {}\n", site, body);
+                    // Keys no policy at the site reads (server/api_report.cpp): stored, but say so.
+                    if (j.contains("ignored") && j["ignored"].is_array() && !j["ignored"].empty()) {
+                        std::string keys;
+                        for (const auto& k : j["ignored"])
+                            if (k.is_string()) keys += (keys.empty() ? "" : ", ") + k.get<std::string>();
+                        o.out += fmt::format(
+                            "ignored: {} (no hostname with a service at {} has a stage that reads it; see "
+                            "gslbd's log)\n",
+                            keys, site);
+                    }
+                });
 }
 
 int reload(const LiveArgs& a) {

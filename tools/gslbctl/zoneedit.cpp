@@ -37,7 +37,16 @@ bool splitRecordWords(const std::vector<std::string>& words, std::string& ttl, s
         return false;
     }
     rdata.clear();
-    for (; i < words.size(); ++i) rdata += (rdata.empty() ? "" : " ") + words[i];
+    // TXT and SPF: a word the shell handed over whole with spaces in it ("v=spf1 -all") is one string, as its
+    // writer meant; the master file would split it at each space (a new user's SPF record became two
+    // strings). Words already quoted, or without spaces, keep the master file's rules.
+    const bool text = type == "TXT" || type == "SPF";
+    for (; i < words.size(); ++i) {
+        std::string w = words[i];
+        if (text && w.find_first_of(" \t") != std::string::npos && w.find('"') == std::string::npos)
+            w = '"' + w + '"';
+        rdata += (rdata.empty() ? "" : " ") + w;
+    }
     return true;
 }
 

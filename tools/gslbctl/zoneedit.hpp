@@ -44,7 +44,9 @@ bool prepareZone(ZoneEdit& ed, std::optional<uint32_t> setSerial, std::string& e
 /// Replaces every occurrence of `from` in `s` by `to` (temp paths in the loader's messages).
 std::string replaceAll(std::string s, const std::string& from, const std::string& to);
 
-/// Splits "[TTL] [IN] TYPE RDATA…" words: TTL is a leading number (or BIND units: 1h30m).
+/// Splits "[TTL] [IN] TYPE RDATA…" words: TTL is a leading number (or BIND units: 1h30m). For TXT and SPF a
+/// word with a space or tab and no '"' in it is quoted, so it stays one string (RFC 1035 §5.1 would split
+/// it).
 bool splitRecordWords(const std::vector<std::string>& words, std::string& ttl, std::string& type,
                       std::string& rdata, std::string& error);
 
