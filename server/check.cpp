@@ -133,16 +133,16 @@ void startChecks(const Config& cfg, const zones::ZoneDb&, Report& rep) {
     // Files only root can read pass the start (it reads them before dropping to `user`) and fail every
     // reload.
     if (userKnown && geteuid() == 0 && user.uid != 0) {
-        std::vector<std::string> lines;
+        std::vector<service::Unreadable> lines;
         std::string why;
         if (!service::unreadableAs(user, service::pathsReadAtReload(cfg), lines, why))
             rep.warning(where, fmt::format("[server] user \"{}\": could not check what it may read: {}",
                                            cfg.server.user, why));
-        for (const auto& line : lines)
+        for (const auto& u : lines)
             rep.problem(
-                fmt::format("{}: {} is not readable by [server] user \"{}\": the start reads it as root, "
-                            "every reload as that user and would fail",
-                            where, line, cfg.server.user));
+                fmt::format("{}: {} is not readable by [server] user \"{}\" ({}): the start reads it as "
+                            "root, every reload as that user and would fail",
+                            where, u.name, cfg.server.user, u.why));
     }
     // [server] xdp: an interface this machine lacks (or a loopback) falls back to the sockets at start; one
     // that holds no listen address serves nothing. Warnings, not problems: the config may be checked on

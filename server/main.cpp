@@ -401,12 +401,11 @@ int main(int argc, char** argv) {
         }
         log::info("running as user {} (uid {}, gid {})", user.name, user.uid, user.gid);
         // Everything was read as root so far; every reload reads it again as this user.
-        for (const auto& line :
-             service::unreadable(service::pathsReadAtReload(d.shared.holder.get()->config)))
+        for (const auto& u : service::unreadable(service::pathsReadAtReload(d.shared.holder.get()->config)))
             log::warn(
-                "{} is not readable by user {}: every reload will fail until it is (chgrp {} and chmod g+r "
-                "it)",
-                line, user.name, user.name);
+                "{} is not readable by user {} ({}): every reload will fail until it is (chgrp {} and chmod "
+                "g+r it)",
+                u.name, user.name, u.why, user.name);
     } else if (geteuid() == 0) {
         log::warn("running as root: set [server] user to drop privileges after binding the listeners");
     }

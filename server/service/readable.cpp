@@ -52,18 +52,18 @@ std::vector<ReadPath> pathsReadAtReload(const Config& cfg) {
     return out;
 }
 
-std::vector<std::string> unreadable(const std::vector<ReadPath>& paths) {
-    std::vector<std::string> out;
+std::vector<Unreadable> unreadable(const std::vector<ReadPath>& paths) {
+    std::vector<Unreadable> out;
     for (const auto& p : paths) {
         if (access(p.path.c_str(), p.dir ? R_OK | X_OK : R_OK) == 0) continue;
         int e = errno;
         if (e == ENOENT) continue;  // the reload names a missing file itself, as the start did
-        out.push_back(fmt::format("{} {}: {}", p.what, p.path, strerror(e)));
+        out.push_back({fmt::format("{} {}", p.what, p.path), strerror(e)});
     }
     return out;
 }
 
-bool unreadableAs(const UserInfo& user, const std::vector<ReadPath>& paths, std::vector<std::string>& out,
+bool unreadableAs(const UserInfo& user, const std::vector<ReadPath>& paths, std::vector<Unreadable>& out,
                   std::string& error) {
     int fds[2];
     if (pipe(fds) != 0) {
@@ -85,7 +85,8 @@ bool unreadableAs(const UserInfo& user, const std::vector<ReadPath>& paths, std:
             text = why;
             code = 2;
         } else {
-            for (const auto& line : unreadable(paths)) text += line + "\n";
+            // Names and reasons hold no tab or newline of ours; a path with one is cut short, nothing worse.
+            for (const auto& u : unreadable(paths)) text += u.name + "\t" + u.why + "\n";
         }
         for (size_t off = 0; off < text.size();) {
             ssize_t n = write(fds[1], text.data() + off, text.size() - off);
@@ -116,7 +117,12 @@ bool unreadableAs(const UserInfo& user, const std::vector<ReadPath>& paths, std:
     for (size_t start = 0; start < text.size();) {
         size_t nl = text.find('\n', start);
         if (nl == std::string::npos) nl = text.size();
-        out.push_back(text.substr(start, nl - start));
+        std::string line = text.substr(start, nl - start);
+        size_t tab = line.rfind('\t');
+        if (tab == std::string::npos)
+            out.push_back({line, ""});
+        else
+            out.push_back({line.substr(0, tab), line.substr(tab + 1)});
         start = nl + 1;
     }
     return true;

@@ -25,15 +25,21 @@ struct ReadPath {
 /// that do not exist are listed too (the reload reports them as it would).
 std::vector<ReadPath> pathsReadAtReload(const Config& cfg);
 
+/// One path the caller may not read: `name` "[key.xfr] secret_file /etc/gslbd/xfr.key", `why` strerror
+/// ("Permission denied").
+struct Unreadable {
+    std::string name, why;
+};
+
 /// Those of `paths` the calling process may not read: access(2) with R_OK (R_OK|X_OK for a directory), which
-/// tests the real ids — after dropPrivileges the real ids are the user's. One line each:
-/// "[key.xfr] secret_file /etc/gslbd/xfr.key: Permission denied". A missing path gives no line.
-std::vector<std::string> unreadable(const std::vector<ReadPath>& paths);
+/// tests the real ids — after dropPrivileges the real ids are the user's. A missing path is not listed.
+std::vector<Unreadable> unreadable(const std::vector<ReadPath>& paths);
 
 /// unreadable() as `user` sees it, for a process running as root: a child drops to `user`
-/// (dropPrivileges), checks, and writes its lines back through a pipe. False and `error` when the child
-/// cannot be made or cannot become `user`. Call it from a single-threaded process (`gslbd --check`).
-bool unreadableAs(const UserInfo& user, const std::vector<ReadPath>& paths, std::vector<std::string>& out,
+/// (dropPrivileges), checks, and writes them back through a pipe (a line each, name and why split by a tab).
+/// False and `error` when the child cannot be made or cannot become `user`. Call it from a single-threaded
+/// process (`gslbd --check`).
+bool unreadableAs(const UserInfo& user, const std::vector<ReadPath>& paths, std::vector<Unreadable>& out,
                   std::string& error);
 
 }  // namespace gslb::server::service

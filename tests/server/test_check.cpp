@@ -100,3 +100,29 @@ TEST_CASE("check: an unset [server] user is a warning only where gslbd would sta
     CHECK(unsetUserWarning(true, false, false) ==
           "[server] user is not set: gslbd started as root would keep running as root");
 }
+
+TEST_CASE(
+    "check: as root with [server] user, a file only root can read is a problem (every reload would fail)") {
+    if (geteuid() != 0) return;  // only root switches users
+    char tmpl[] = "/tmp/gslbd-check-user-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    std::string dir = tmpl;
+    REQUIRE(chmod(dir.c_str(), 0755) == 0);
+    st::writeFile(dir, "t.zone", st::kZone);
+    std::string secret = st::writeFile(dir, "xfr.key", "c2VjcmV0c2VjcmV0c2VjcmV0\n");
+    REQUIRE(chmod(secret.c_str(), 0600) == 0);
+    std::string text = st::baseConfig("[key.xfr]\nsecret_file = \"xfr.key\"\n");
+    text.insert(text.find("\n\n"), "\nuser = \"nobody\"");
+    std::string config = st::writeFile(dir, "gslbd.toml", text);
+    REQUIRE(chmod(config.c_str(), 0644) == 0);
+    auto r = check(config);
+    CHECK(r.rc == 1);
+    CHECK_MESSAGE(
+        r.out.find("[key.xfr] secret_file " + secret +
+                   " is not readable by [server] user \"nobody\" (Permission denied)") != std::string::npos,
+        r.out);
+    REQUIRE(chmod(secret.c_str(), 0644) == 0);
+    r = check(config);
+    CHECK_MESSAGE(r.rc == 0, r.out);
+    CHECK(r.out.find("not readable") == std::string::npos);
+}

@@ -91,10 +91,11 @@ TEST_CASE("readable: as another user, a file only root may read is named; a read
     std::vector<service::ReadPath> paths = {{"[key.a] secret_file", open},
                                             {"[key.b] secret_file", closed},
                                             {"[key.c] secret_file", dir + "/none"}};
-    std::vector<std::string> lines;
+    std::vector<service::Unreadable> lines;
     REQUIRE_MESSAGE(service::unreadableAs(nobody, paths, lines, error), error);
     REQUIRE(lines.size() == 1);
-    CHECK(lines[0] == "[key.b] secret_file " + closed + ": Permission denied");
+    CHECK(lines[0].name == "[key.b] secret_file " + closed);
+    CHECK(lines[0].why == "Permission denied");
     // As root (this process) every one of them reads.
     CHECK(service::unreadable(paths).empty());
     // A directory needs search as well as read.
