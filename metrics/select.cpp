@@ -16,8 +16,11 @@ SelectResult select(const Policy& policy, std::span<Candidate> candidates, Choos
     // Preference 0 takes a site out whatever the policy (select.hpp).
     {
         std::size_t w = 0;
-        for (std::size_t r = 0; r < n; ++r)
-            if (candidates[r].preference != 0) candidates[w++] = candidates[r];
+        for (std::size_t r = 0; r < n; ++r) {
+            if (candidates[r].preference == 0) continue;
+            if (w != r) candidates[w] = candidates[r];  // a Candidate is ~120 octets: no copy onto itself
+            ++w;
+        }
         n = w;
         if (n == 0) return {0, SelectStatus::AllExcluded};
     }

@@ -288,7 +288,8 @@ struct Ctx {
     }
 
     void writeExtra() {
-        writeProofs();  // authority comes before additional
+        if (nextra == 0 && nproofs == 0) return;  // most answers: nothing to add
+        writeProofs();                            // authority comes before additional
         // A records of every target first, then AAAA: the order NSD uses, and the one that keeps the most
         // useful addresses when space runs short.
         for (uint16_t type : {uint16_t(kTypeA), uint16_t(kTypeAAAA)}) {
@@ -406,10 +407,16 @@ struct Ctx {
     size_t nextCloserLen = 0;
     Kind lookup(const Zone& z, const uint8_t* name, size_t len, uint32_t& node) {
         wildcardLen = 0;
-        uint8_t off[kMaxLabels];
-        size_t n = 0;
-        for (size_t p = 0; p < len && name[p] != 0; p += size_t(name[p]) + 1) off[n++] = uint8_t(p);
-        size_t apexLabels = n - labelCount(z.apex());
+        // The QNAME's label offsets are known from the parse; a name met while chasing is walked here.
+        uint8_t offBuf[kMaxLabels];
+        const uint8_t* off = q.labelOff;
+        size_t n = q.labels;
+        if (name != q.lower) {
+            n = 0;
+            for (size_t p = 0; p < len && name[p] != 0; p += size_t(name[p]) + 1) offBuf[n++] = uint8_t(p);
+            off = offBuf;
+        }
+        size_t apexLabels = n - z.apexLabels();
         uint32_t cur = z.apexNode();
         if (apexLabels > 0 && (z.node(cur).flags & kNodeDname)) {
             node = cur;  // RFC 6672 §3.3: a DNAME strictly above the name redirects it
@@ -812,7 +819,9 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
     uint8_t zero[kHeader] = {};
     w.bytes(zero, kHeader);
     w.bytes(query.data() + kHeader, q.questionEnd - kHeader);
-    w.remember(q.qname, q.qnameLen, kHeader);
+    // The lower-cased copy stands for the QNAME as a compression target (matching ignores case, RFC 1035
+    // §4.1.4), so that an owner that is the QNAME itself is found by its address, without a comparison.
+    w.remember(q.lower, q.qnameLen, kHeader);
     res.questionEnd = w.size();
 
     EdnsReply er;

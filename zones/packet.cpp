@@ -1,5 +1,7 @@
 #include "zones/packet.hpp"
 
+#include <algorithm>
+
 #include "zones/rrtype.hpp"
 
 namespace gslb::zones {
@@ -44,24 +46,27 @@ size_t skipName(std::span<const uint8_t> pkt, size_t pos) {
 // question, or 0 when it is malformed.
 size_t parseQuestion(std::span<const uint8_t> pkt, Query& q) {
     const size_t pos = 12;
+    const size_t avail = pkt.size() - pos;
+    // Each label must end inside the packet, with room for the next length octet, and the name within 255
+    // octets: a label that brings the name to `bound` cannot be followed by even the root label.
+    const size_t bound = std::min(avail, kMaxNameLen);
+    if (avail == 0) return 0;
+    const uint8_t* p = pkt.data() + pos;
     size_t n = 0;  // octets of the QNAME so far
     uint8_t labels = 0;
     for (;;) {
-        if (n >= pkt.size() - pos) return 0;
-        uint8_t l = pkt[pos + n];
-        if (l > kMaxLabelLen) return 0;  // a pointer, or an extended label type
-        if (size_t(l) + 1 > kMaxNameLen - n) return 0;
+        uint8_t l = p[n];
         if (l == 0) {
             ++n;
             break;
         }
-        if (size_t(l) >= pkt.size() - pos - n) return 0;  // the label runs past the end
+        if (l > kMaxLabelLen) return 0;  // a pointer, or an extended label type
         q.labelOff[labels++] = uint8_t(n);
-        q.lower[n] = l;
-        for (size_t i = 1; i <= l; ++i) q.lower[n + i] = lowerByte(pkt[pos + n + i]);
         n += size_t(l) + 1;
+        if (n >= bound) return 0;
     }
-    q.lower[n - 1] = 0;
+    // The whole name at once, length octets included: they are < 64, which lower-casing leaves alone.
+    lowerCopy(q.lower, pkt.data() + pos, n);
     if (pkt.size() - pos - n < 4) return 0;
     q.qname = pkt.data() + pos;
     q.qnameLen = uint8_t(n);

@@ -20,11 +20,12 @@ struct Query {
     const uint8_t* qname = nullptr;  // the QNAME as it came, case preserved (RFC 1035 §7.1 / RFC 4343 §4.1)
     uint8_t qnameLen = 0;            // octets, root label included
     uint8_t labels = 0;              // labels before the root
-    uint8_t labelOff[kMaxLabels]{};  // offset of each label in the name, leftmost first
-    uint8_t lower[kMaxNameLen]{};    // lower-cased copy of the QNAME
-    uint16_t qdcount = 0;            // QDCOUNT as sent
-    size_t questionEnd = 0;          // offset just after the question; 0 when none parsed
-    bool questionOk = false;         // exactly one question came and parsed: it is echoed, even in errors
+    // Set by the parse up to `labels` and `qnameLen` (not cleared beyond: 383 octets a query to zero).
+    uint8_t labelOff[kMaxLabels];  // offset of each label in the name, leftmost first
+    uint8_t lower[kMaxNameLen];    // lower-cased copy of the QNAME
+    uint16_t qdcount = 0;          // QDCOUNT as sent
+    size_t questionEnd = 0;        // offset just after the question; 0 when none parsed
+    bool questionOk = false;       // exactly one question came and parsed: it is echoed, even in errors
     bool edns = false;  // an OPT record came and the whole message parsed (RFC 6891 §6.1.1): reply with one
     uint16_t ednsSize = 0;  // requestor's UDP payload size, as sent
     uint8_t ednsVersion = 0;

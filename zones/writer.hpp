@@ -47,7 +47,8 @@ class Writer {
     bool name(const uint8_t* name, size_t len, bool compress = true);
 
     /// One RR: owner, type, class IN (or `cls`), TTL and rdata; names inside the rdata of the RFC 1035 types
-    /// are compressed, others copied as they are (RFC 3597 §4). Counts it in `section`.
+    /// are compressed, others copied as they are (RFC 3597 §4). Counts it in `section`. All or nothing: when
+    /// it does not fit, nothing of it stays (false).
     bool rr(Section section, const uint8_t* owner, size_t ownerLen, uint16_t type, uint32_t ttl,
             const uint8_t* rdata, size_t rdlen, uint16_t cls = 1);
 
@@ -57,10 +58,19 @@ class Writer {
         uint8_t entries;
     };
     Mark mark() const { return Mark{len_, {counts_[0], counts_[1], counts_[2]}, uint8_t(nent_)}; }
+    /// Back to `m`. Mark{..., 0} forgets every compression target, the first name's too.
     void rollback(const Mark& m) {
         len_ = m.len;
         for (int i = 0; i < 3; ++i) counts_[i] = m.counts[i];
-        nent_ = m.entries;
+        if (m.entries == 0) {
+            nent_ = 0;
+            firstEntries_ = 0;
+            pending_ = 0;
+        } else {
+            // A mark taken before the first name's suffixes were entered (pending) still keeps them: they
+            // were written before it, as the first name was.
+            nent_ = m.entries > firstEntries_ ? m.entries : firstEntries_;
+        }
     }
     uint16_t count(Section s) const { return counts_[s]; }
     void addCount(Section s) { ++counts_[s]; }
@@ -79,6 +89,20 @@ class Writer {
     uint16_t counts_[3] = {0, 0, 0};
     Entry ents_[kMaxEntries];
     size_t nent_ = 0;
+    // The first name remember()ed enters only itself at once; its suffixes wait (`pending_`: the offset of
+    // the next one in the name, 0 when none waits) until a name is looked up or another one remembered:
+    // most answers (an A record whose owner is the QNAME) never look at them.
+    void addSuffixes(const uint8_t* n, size_t len, size_t off, size_t upto, size_t from);
+    void enterPending() {
+        if (!pending_) return;
+        size_t from = pending_;
+        pending_ = 0;
+        const Entry& e = ents_[0];
+        addSuffixes(e.name, e.len, e.off, SIZE_MAX, from);
+        firstEntries_ = nent_;
+    }
+    size_t pending_ = 0;
+    size_t firstEntries_ = 0;  // entries of the first name, once entered (rollback keeps them)
 };
 
 }  // namespace gslb::zones

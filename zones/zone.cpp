@@ -28,17 +28,6 @@ int targetNameOffset(uint16_t type) {
 
 namespace {
 
-// FNV-1a over the lower-case wire name: short keys, and good enough spread for an open-addressing table that
-// stays at most half full.
-inline uint32_t fnv1a(std::string_view s) {
-    uint32_t h = 2166136261u;
-    for (unsigned char c : s) {
-        h ^= c;
-        h *= 16777619u;
-    }
-    return h;
-}
-
 // Length of the wire name at the start of `p` (at most `max` octets), or 0 when it is not a valid
 // uncompressed name.
 size_t wireNameLen(const uint8_t* p, size_t max) {
@@ -60,7 +49,7 @@ std::string_view parentOf(std::string_view name) {
 }  // namespace
 
 uint32_t Zone::find(std::string_view lowerWire) const {
-    const uint32_t full = fnv1a(lowerWire);
+    const uint32_t full = hashName(lowerWire);
     uint32_t h = full & mask_;
     for (;;) {
         const Slot& s = index_[h];
@@ -108,7 +97,7 @@ uint32_t Zone::addNode(std::string_view name) {
     nd.nameLen = uint16_t(name.size());
     nd.dynamic = -1;
     nodes_.push_back(nd);
-    insertIndex(uint32_t(nodes_.size() - 1), fnv1a(name));
+    insertIndex(uint32_t(nodes_.size() - 1), hashName(name));
     return uint32_t(nodes_.size() - 1);
 }
 
@@ -244,6 +233,7 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, const SourceSet& set, 
     }
     const size_t nodeTotal = z->nodes_.size();
     z->apexNode_ = 0;
+    z->apexLabels_ = labelCount(z->apex_);
     z->nodes_[0].flags |= kNodeApex;
 
     // Records grouped by node (a counting sort: file order inside a node), then by type inside each node.

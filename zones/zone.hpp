@@ -96,6 +96,9 @@ class Zone {
   public:
     /// Name of the zone (lower-case wire) and its presentation form.
     std::string_view apex() const { return apex_; }
+    /// Labels of the apex before the root label (labelCount(apex())), kept: the query path needs it per
+    /// query.
+    size_t apexLabels() const { return apexLabels_; }
     const std::string& name() const { return nameText_; }
     const std::string& file() const { return file_; }
 
@@ -140,6 +143,7 @@ class Zone {
     void insertIndex(uint32_t node, uint32_t hash);
 
     std::string apex_;
+    size_t apexLabels_ = 0;
     std::string nameText_;
     std::string file_;
     std::vector<uint8_t> bytes_;

@@ -484,6 +484,20 @@ TEST_CASE("DNAME: YXDOMAIN when the substituted name would exceed 255 octets (RF
     CHECK(yx.an == std::vector<std::string>{"long.d.test. 300 IN DNAME " + target});
 }
 
+TEST_CASE("DNAME: a synthesised CNAME that does not fit leaves nothing of itself behind (TC)") {
+    // Over UDP without EDNS (512 octets): the 253-octet DNAME fits after the question, the 255-octet CNAME
+    // does not. The message ends where its counted records end: no half-written record before the end.
+    auto& s = dserver();
+    auto q = testutil::makeQuery("a.long.d.test.", kTypeA);
+    auto res = s.raw(q);
+    REQUIRE(res.action == Action::Send);
+    Resp r = testutil::decode(s.out.data(), res.len);
+    CHECK(r.tc);
+    CHECK(r.an.size() == 1);
+    CHECK(testutil::countedEnd(s.out.data(), res.len) == res.len);
+    CHECK(res.len == 12 + 15 + 4 + 2 + 10 + 241);
+}
+
 // SVCB/HTTPS (RFC 9460 §4.1): the A/AAAA of TargetNames in the zone go in the additional section, and for
 // AliasMode the target's own SVCB/HTTPS RRset (the client's next question). Compared with Knot 3.2.6, which
 // does the same except that it also adds a ServiceMode target's HTTPS (a client never asks for it, §2.4.3)

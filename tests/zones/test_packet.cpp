@@ -244,3 +244,63 @@ TEST_CASE("the RFC answer matrix: opcode 0-15 x QDCOUNT 0, 1, 2 x UDP, TCP x EDN
                     if (want != kRcodeNoError) CHECK(!d.aa);
                 }
 }
+
+namespace {
+// The QNAME rules as parseQuestion checked them octet by octet before it walked labels only: each label at
+// most 63 octets and inside the packet, the name at most 255 octets with its root label.
+bool qnameOkRef(const std::vector<uint8_t>& p, size_t& len) {
+    size_t n = 0;
+    for (;;) {
+        if (n >= p.size() - 12) return false;
+        uint8_t l = p[12 + n];
+        if (l > 63 || size_t(l) + 1 > 255 - n) return false;
+        if (l == 0) {
+            len = n + 1;
+            return true;
+        }
+        if (size_t(l) >= p.size() - 12 - n) return false;
+        n += size_t(l) + 1;
+    }
+}
+}  // namespace
+
+TEST_CASE(
+    "QNAME bounds: labels and lengths around 255 octets and the packet's end, as the octet-wise rules") {
+    // Names of 1..5 labels whose lengths put the total on every side of 255, cut at every point.
+    for (int total = 240; total <= 260; ++total)
+        for (int labels = 1; labels <= 5; ++labels) {
+            std::vector<uint8_t> name;
+            int left = total - 1;  // octets before the root label
+            for (int i = 0; i < labels; ++i) {
+                int l = std::min(63, i + 1 == labels ? left - 1 : left / (labels - i) - 1);
+                if (l < 1) l = 1;
+                name.push_back(uint8_t(l));
+                for (int k = 0; k < l; ++k) name.push_back(uint8_t(k % 2 ? 'A' + k % 26 : 'a' + k % 26));
+                left -= l + 1;
+            }
+            name.push_back(0);
+            for (size_t cut = 0; cut <= name.size() + 4; ++cut) {
+                auto p = hdr();
+                p.insert(p.end(), name.begin(), name.begin() + long(std::min(cut, name.size())));
+                for (size_t k = name.size(); k < cut; ++k) p.push_back(k == name.size() + 1 ? 1 : 0);
+                size_t refLen = 0;
+                bool ref = qnameOkRef(p, refLen) && p.size() - 12 - refLen >= 4;
+                Query q;
+                ParseStatus st = parseQuery({p.data(), p.size()}, q);
+                CAPTURE(total);
+                CAPTURE(labels);
+                CAPTURE(cut);
+                CHECK((st == ParseStatus::Ok) == ref);
+                if (ref) {
+                    REQUIRE(q.qnameLen == refLen);
+                    for (size_t i = 0; i < refLen; ++i) CHECK(q.lower[i] == lowerByte(p[12 + i]));
+                }
+            }
+        }
+    // A label length octet of 64..255 (a pointer or an extended label type) anywhere in the name.
+    for (unsigned l = 64; l < 256; ++l) {
+        auto p = hdr();
+        append(p, {3, 'w', 'w', 'w', uint8_t(l), 0, 0, 1, 0, 1});
+        CHECK(parse(p) == ParseStatus::FormErr);
+    }
+}
