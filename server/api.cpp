@@ -379,6 +379,14 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
     // (a C API, a proxy) would see another request than what we check.
     if (path.find('\0') != std::string::npos || authorization.find('\0') != std::string::npos)
         return apiError(400, "a NUL byte in the request line or a header");
+    // Nor percent-encoded: the query decoder (evhttp) hands each value on as a C string, so
+    // "a%00b.eval.test." reached explain as "a." and was answered REFUSED, where no name, site or address
+    // holds a NUL octet.
+    for (size_t i = path.find('%'); i != std::string::npos && i + 2 < path.size(); i = path.find('%', i + 1))
+        if (path[i + 1] == '0' && path[i + 2] == '0')
+            return apiError(400,
+                            "a NUL octet (%00) in the request path or query: no name, site or address "
+                            "holds one (write a name's NUL octet as \\000)");
     auto snap = shared_.holder.get();
     auto parts = splitPath(path);
     bool get = method == "GET" || method == "HEAD";

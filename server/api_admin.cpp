@@ -34,6 +34,36 @@ std::string subjectOf(const cluster::AdminKey& k) {
     return k.address.empty() ? "site " + k.site : fmt::format("{} ({})", k.address, k.site);
 }
 
+// The hostnames and families that a drain of `site` (or of one of its services, `serviceSlot`) leaves with
+// no candidate that is not drained: a drain holds through the fallback, so they answer NODATA (or the fixed
+// address). Said in the response, logged and recorded as a warning event (the status page's warnings), so an
+// operator sees at once that the drain emptied a name rather than moved its traffic. Up to 100 named.
+nlohmann::json drainWarnings(const Snapshot& s, uint32_t site, std::optional<uint32_t> serviceSlot,
+                             const std::string& subject) {
+    nlohmann::json out = nlohmann::json::array();
+    size_t total = 0;
+    std::string first;
+    for (const auto& h : s.gslb.hosts)
+        for (int f = 0; f < 2; ++f) {
+            bool touched = false;
+            for (const auto& sv : h.family[f])
+                touched |= serviceSlot ? sv.slot == *serviceSlot : sv.site == site;
+            if (!touched || !nothingUndrained(*s.gslb.table, h.family[f])) continue;
+            std::string answer = drainedOutAnswer(h, f);
+            const char* type = f == 0 ? "A" : "AAAA";
+            if (first.empty()) first = fmt::format("{} {} ({})", h.name, type, answer);
+            if (++total <= 100) out.push_back({{"hostname", h.name}, {"type", type}, {"answer", answer}});
+        }
+    if (total) {
+        std::string msg =
+            fmt::format("the drain of {} leaves {} with no candidate that is not drained{}", subject, first,
+                        total > 1 ? fmt::format(" (and {} more hostname/type)", total - 1) : "");
+        log::warn("{}", msg);
+        recordEvent(log::Level::Warn, "admin", subject, msg);
+    }
+    return out;
+}
+
 }  // namespace
 
 ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const std::string& address,
@@ -87,20 +117,26 @@ ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const 
         }
         if (adminChanged_) adminChanged_();
     }
+    nlohmann::json emptied = nlohmann::json::array();
+    if (!enable) emptied = drainWarnings(s, *siteSlot, slot, subjectOf(key));
     if (slot)
-        return ApiResponse{200,
-                           jsonText(nlohmann::json{
-                               {"ok", true}, {"site", site}, {"address", address}, {"enabled", enable}}) +
-                               "\n"};
+        return ApiResponse{200, jsonText(nlohmann::json{{"ok", true},
+                                                        {"site", site},
+                                                        {"address", address},
+                                                        {"enabled", enable},
+                                                        {"nothing_undrained", emptied}}) +
+                                    "\n"};
     // Services drained one by one keep their own drain when the site is enabled: say which, so that
     // "enable SITE" does not read as "everything of SITE answers again".
     nlohmann::json still = nlohmann::json::array();
     for (uint32_t i = 0; i < t.serviceCount(); ++i)
         if (t.serviceKey(i).site == site && !t.serviceEnabled(i)) still.push_back(t.serviceKey(i).address);
-    return ApiResponse{200,
-                       jsonText(nlohmann::json{
-                           {"ok", true}, {"site", site}, {"enabled", enable}, {"services_drained", still}}) +
-                           "\n"};
+    return ApiResponse{200, jsonText(nlohmann::json{{"ok", true},
+                                                    {"site", site},
+                                                    {"enabled", enable},
+                                                    {"services_drained", still},
+                                                    {"nothing_undrained", emptied}}) +
+                                "\n"};
 }
 
 ApiResponse ControlApi::adminChanges(const Snapshot& s) {

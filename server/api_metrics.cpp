@@ -212,7 +212,8 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
     }
     if (s.gslb.fallbacks) {
         o.head("gslbd_hostname_fallbacks_total", "counter",
-               "Queries of each GSLB hostname answered by its all-down fallback (all, none or an address).");
+               "Queries of each GSLB hostname answered by its all-down fallback (all, none or an address); "
+               "drained: every candidate of the type was drained, so the answer was NODATA or the address.");
         for (uint32_t i = 0; i < s.gslb.hosts.size(); ++i) {
             const auto& h = s.gslb.hosts[i];
             const char* kind = h.fallback == Fallback::All    ? "all"
@@ -221,6 +222,9 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
             o.sample("gslbd_hostname_fallbacks_total",
                      fmt::format("hostname=\"{}\",fallback=\"{}\"", esc(h.name), kind),
                      double(s.gslb.fallbacks->total(i)));
+            o.sample("gslbd_hostname_fallbacks_total",
+                     fmt::format("hostname=\"{}\",fallback=\"drained\"", esc(h.name)),
+                     double(s.gslb.drainedFallbacks ? s.gslb.drainedFallbacks->total(i) : 0));
         }
     }
     o.head("gslbd_service_up", "gauge", "1 up, 0 down (absent while unknown).");

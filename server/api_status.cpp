@@ -96,6 +96,11 @@ ApiResponse ControlApi::status(const Snapshot& s) {
     for (uint32_t hi = 0; hi < s.gslb.hosts.size(); ++hi) {
         const auto& h = s.gslb.hosts[hi];
         json svcs = json::array();
+        json emptied = json::array();
+        for (int f = 0; f < 2; ++f)
+            if (nothingUndrained(t, h.family[f])) emptied.push_back(f == 0 ? "A" : "AAAA");
+        const uint64_t fallbacks = s.gslb.fallbacks ? s.gslb.fallbacks->total(hi) : 0;
+        const uint64_t drainedFallbacks = s.gslb.drainedFallbacks ? s.gslb.drainedFallbacks->total(hi) : 0;
         for (int f = 0; f < 2; ++f)
             for (const auto& sv : h.family[f]) {
                 hostsOf[sv.slot].push_back(h.name);
@@ -113,7 +118,12 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                                   {"fallback", fb},
                                   // Queries this hostname answered by its all-down fallback since start
                                   // (issue 11; also gslbd_hostname_fallbacks_total in /metrics).
-                                  {"fallbacks_taken", s.gslb.fallbacks ? s.gslb.fallbacks->total(hi) : 0},
+                                  {"fallbacks_taken", fallbacks + drainedFallbacks},
+                                  // Of them, those that found every candidate drained (nothing to give).
+                                  {"fallbacks_drained", drainedFallbacks},
+                                  // The types whose every candidate is drained now: they answer NODATA
+                                  // (or the fixed address) whatever health says.
+                                  {"nothing_undrained", emptied},
                                   {"max_age_s", double(h.maxAgeMs) / 1000.0},
                                   {"services", svcs}});
     }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <strings.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -22,6 +23,17 @@ using nlohmann::json;
 
 json num(double v) {
     return std::isnan(v) ? json(nullptr) : json(v);
+}
+// A FlashBack time (ms, a smoothed average): to the microsecond is more than a health check measures, and
+// "51.17535799741745" reads as noise; two decimals keep what a tolerance of a few percent compares.
+json ms(double v) {
+    return std::isnan(v) ? json(nullptr) : json(std::round(v * 100) / 100);
+}
+// Sessions available at a site: unknown (NaN) when the site never reported, or its report is stale — never 0,
+// which would read as a full table beside "nothing dropped" (the stage keeps unknown sites).
+double available(const Candidate& c) {
+    if (std::isnan(c.sessionsMax) || std::isnan(c.sessionsUsed)) return metrics::kUnknown;
+    return std::max(0.0, c.sessionsMax - c.sessionsUsed);
 }
 json age(int64_t atMs, int64_t now) {
     return atMs == metrics::kNeverMs ? json(nullptr) : json(double(now - atMs) / 1000.0);
@@ -110,9 +122,9 @@ class Explainer {
                 return {num(c.sessionsMax > 0 ? c.sessionsUsed / c.sessionsMax * 100 : metrics::kUnknown),
                         age(site.sessionsAtMs, now_)};
             case StageKind::SessionCapacity:
-                return {num(std::max(0.0, c.sessionsMax - c.sessionsUsed)), age(site.sessionsAtMs, now_)};
+                return {num(available(c)), age(site.sessionsAtMs, now_)};
             case StageKind::Flashback:
-                return {json{{"l7_ms", num(c.l7Ms)}, {"l4_ms", num(c.l4Ms)}}, nullptr};
+                return {json{{"l7_ms", ms(c.l7Ms)}, {"l4_ms", ms(c.l4Ms)}}, nullptr};
             case StageKind::LeastConnections:
                 return {num(c.connections), age(svc.connectionsAtMs, now_)};
             case StageKind::Cpu:
@@ -131,7 +143,7 @@ class Explainer {
                 return {num(c.hashScore), nullptr};
             case StageKind::LeastSelected:
             case StageKind::BestServer:
-                return {json{{"l7_ms", num(c.l7Ms)}, {"l4_ms", num(c.l4Ms)}}, nullptr};
+                return {json{{"l7_ms", ms(c.l7Ms)}, {"l4_ms", ms(c.l4Ms)}}, nullptr};
             default:
                 return {nullptr, nullptr};
         }
@@ -153,14 +165,11 @@ class Explainer {
             case StageKind::SessionThreshold:
                 return {{"threshold_percent", p.sessionThreshold}};
             case StageKind::SessionCapacity:
-                return {{"best_available",
-                         num(best(
-                             [](const Candidate& c) { return std::max(0.0, c.sessionsMax - c.sessionsUsed); },
-                             false))},
+                return {{"best_available", num(best(available, false))},
                         {"tolerance_percent", p.sessionTolerance}};
             case StageKind::Flashback:
-                return {{"fastest_l7_ms", num(best([](const Candidate& c) { return c.l7Ms; }, true))},
-                        {"fastest_l4_ms", num(best([](const Candidate& c) { return c.l4Ms; }, true))},
+                return {{"fastest_l7_ms", ms(best([](const Candidate& c) { return c.l7Ms; }, true))},
+                        {"fastest_l4_ms", ms(best([](const Candidate& c) { return c.l4Ms; }, true))},
                         {"tolerance_percent", p.flashbackTolerance}};
             case StageKind::LeastConnections:
             case StageKind::Cpu: {
@@ -208,12 +217,11 @@ class Explainer {
                 return fmt::format("sessions {:.1f} % used > threshold {} %",
                                    c.sessionsUsed / c.sessionsMax * 100, p.sessionThreshold);
             case StageKind::SessionCapacity:
-                return fmt::format("{} sessions available: more than {} % below the best {}",
-                                   std::max(0.0, c.sessionsMax - c.sessionsUsed), p.sessionTolerance,
-                                   b.value("best_available", 0.0));
+                return fmt::format("{} sessions available: more than {} % below the best {}", available(c),
+                                   p.sessionTolerance, b.value("best_available", 0.0));
             case StageKind::Flashback:
                 return fmt::format("slower than the fastest by more than {} % (l7 {} ms, l4 {} ms)",
-                                   p.flashbackTolerance, num(c.l7Ms).dump(), num(c.l4Ms).dump());
+                                   p.flashbackTolerance, ms(c.l7Ms).dump(), ms(c.l4Ms).dump());
             case StageKind::LeastConnections:
                 return fmt::format("{} connections > limit {}", c.connections, b["limit"].dump());
             case StageKind::Cpu:
@@ -339,6 +347,24 @@ bool explain(const Snapshot& s, const ExplainRequest& req, json& out, std::strin
         error = "name is required";
         return false;
     }
+    // A name the query path could never be asked: a NUL (or another control octet, or a space) cut the name
+    // short in the C string the zone lookup read ("a%00b.eval.test." became "a." and REFUSED). Octets like
+    // these are written \DDD in a name (RFC 1035 §5.1).
+    {
+        std::string fq = req.name.back() == '.' ? req.name : req.name + ".";
+        zones::WireName w;
+        bool bad = std::any_of(req.name.begin(), req.name.end(),
+                               [](char ch) { return uint8_t(ch) <= 0x20 || uint8_t(ch) == 0x7f; });
+        if (bad || !zones::textToName(fq, {}, w)) {
+            std::string shown;  // the name as given, its control octets as \DDD
+            for (char ch : req.name)
+                shown += uint8_t(ch) < 0x20 || uint8_t(ch) == 0x7f ? fmt::format("\\{:03d}", uint8_t(ch))
+                                                                   : std::string(1, ch);
+            error = fmt::format("name \"{}\" is not a domain name{}", shown,
+                                bad ? " (a control octet or a space: write it as \\DDD)" : "");
+            return false;
+        }
+    }
     zones::Client client;
     sockaddr_storage src{};
     zones::ClientSubnet source;
@@ -410,6 +436,25 @@ bool explain(const Snapshot& s, const ExplainRequest& req, json& out, std::strin
     size_t n = c.size();
     metrics::SelectStatus status = metrics::SelectStatus::Ok;
     if (n == 0) status = metrics::SelectStatus::NoCandidates;
+    // Preference 0 takes a site out before any stage, whatever the policy (metrics::select does so).
+    if (std::any_of(c.begin(), c.end(), [](const Candidate& x) { return x.preference == 0; })) {
+        json sj = {{"stage", "preference 0"}, {"received", ex.ids({c.data(), n})}};
+        json dropped = json::array();
+        size_t w = 0;
+        for (size_t r = 0; r < n; ++r)
+            if (c[r].preference != 0)
+                c[w++] = c[r];
+            else
+                dropped.push_back({{"service", ex.id(c[r])}, {"why", "preference 0 takes the site out"}});
+        n = w;
+        sj["values"] = json::array();
+        sj["bar"] = nullptr;
+        sj["kept"] = ex.ids({c.data(), n});
+        sj["dropped"] = dropped;
+        sj["note"] = "a site at preference 0 is out of every answer, before the policy's stages";
+        stages.push_back(sj);
+        if (n == 0) status = metrics::SelectStatus::AllExcluded;
+    }
     for (const auto* st : h.policy.filters()) {
         if (status != metrics::SelectStatus::Ok) break;
         std::span<Candidate> in(c.data(), n);
@@ -434,7 +479,10 @@ bool explain(const Snapshot& s, const ExplainRequest& req, json& out, std::strin
         }
         sj["kept"] = ex.ids({c.data(), kept});
         sj["dropped"] = dropped;
-        if (!anyKnown && st->kind != StageKind::Health && st->kind != StageKind::Preference)
+        if (st->kind == StageKind::Topology && d.list >= 0 && d.list == h.topology.defaultList)
+            sj["note"] = loc.known() ? "no label of the client is in the table: the default list"
+                                     : "the client's location is unknown: the default list";
+        else if (!anyKnown && st->kind != StageKind::Health && st->kind != StageKind::Preference)
             sj["note"] = st->kind == StageKind::Topology
                              ? "the client's location is unknown (or matches nothing): all pass"
                              : "unknown for every candidate: all pass";
@@ -500,11 +548,31 @@ bool explain(const Snapshot& s, const ExplainRequest& req, json& out, std::strin
         std::string why = status == metrics::SelectStatus::AllDown ? "health left nothing"
                                                                    : "every remaining site has preference 0";
         std::string fb = h.conf ? h.conf->policy.fallback : "all";
-        out["fallback"] = {{"why", why}, {"fallback", fb}};
+        // A drain holds through the fallback (the query path's rule, Selector::select): what `all` gives is
+        // every candidate not drained, and nothing when every one is.
+        json left = json::array();
+        std::vector<const GslbService*> undrained;
+        for (const auto& sv : svcs) {
+            const metrics::StateTable& t = *s.gslb.table;
+            if (!drainedOut(t, sv.slot, sv.site)) {
+                undrained.push_back(&sv);
+                continue;
+            }
+            std::string w = !t.siteEnabled(sv.site)          ? "site drained"
+                            : t.sitePreference(sv.site) == 0 ? "site at preference 0"
+                                                             : "drained";
+            if (!t.serviceEnabled(sv.slot) && w != "drained") w = "drained, " + w;
+            left.push_back({{"service", t.siteName(sv.site) + "/" + sv.address()}, {"why", w}});
+        }
+        out["fallback"] = {{"why", why}, {"fallback", fb}, {"left_out", left}};
+        if (undrained.empty())
+            out["fallback"]["note"] = fmt::format(
+                "every candidate is drained: a drain holds through the fallback, so the answer is {}",
+                drainedOutAnswer(h, f));
         if (h.fallback == Fallback::Address && h.fallbackLen == (f == 0 ? 4 : 16)) {
             records.push_back(fb);
         } else if (h.fallback != Fallback::None) {
-            for (const auto& sv : svcs) records.push_back(sv.address());
+            for (const auto* sv : undrained) records.push_back(sv->address());
         }
     }
     answer["rcode"] = "NOERROR";
@@ -578,9 +646,15 @@ std::string explainText(const json& j) {
         o += "   picked: " + list(ch["picked"]) + "\n";
         if (ch.contains("note")) o += "   (" + ch["note"].get<std::string>() + ")\n";
     }
-    if (!j["fallback"].is_null())
-        o += fmt::format("\nfallback {}: {}\n", j["fallback"]["fallback"].get<std::string>(),
-                         j["fallback"]["why"].get<std::string>());
+    if (!j["fallback"].is_null()) {
+        const json& fb = j["fallback"];
+        o += fmt::format("\nfallback {}: {}\n", fb["fallback"].get<std::string>(),
+                         fb["why"].get<std::string>());
+        for (const auto& l : fb.value("left_out", json::array()))
+            o += fmt::format("   left out {}: {} (a drain holds through the fallback)\n",
+                             l["service"].get<std::string>(), l["why"].get<std::string>());
+        if (fb.contains("note")) o += "   (" + fb["note"].get<std::string>() + ")\n";
+    }
     const json& a = j["answer"];
     o += fmt::format("\nanswer   {} ttl {}: {}", a["rcode"].get<std::string>(), a["ttl"].dump(),
                      list(a["records"]));

@@ -277,6 +277,7 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
         out.answers->carryFrom(*previous->answers, *previous->table, *out.table);
     out.hostAnswers = std::make_shared<AnswerCounters>(workers, hostSlots);
     out.fallbacks = std::make_shared<AnswerCounters>(workers, out.hosts.size());
+    out.drainedFallbacks = std::make_shared<AnswerCounters>(workers, out.hosts.size());
     if (previous && previous->hostAnswers)
         out.hostAnswers->carryByKey(*previous->hostAnswers, hostAnswerKeys(*previous), hostAnswerKeys(out));
     if (previous && previous->fallbacks) {
@@ -284,6 +285,8 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
         for (const auto& h : previous->hosts) oldNames.push_back(h.name);
         for (const auto& h : out.hosts) names.push_back(h.name);
         out.fallbacks->carryByKey(*previous->fallbacks, oldNames, names);
+        if (previous->drainedFallbacks)
+            out.drainedFallbacks->carryByKey(*previous->drainedFallbacks, oldNames, names);
     }
     return true;
 }
@@ -305,7 +308,12 @@ ClientDecision applyClient(const Gslb& g, const GslbHost& h, const std::vector<G
                             greatCircleKm(loc.latitude, loc.longitude, sg.latitude, sg.longitude);
                 }
         } else if (t.mode == HostTopology::Mode::Map) {
-            // The most specific of the client's labels that the map names decides; else `default`.
+            // The most specific of the client's labels that the map names decides; else `default`, also
+            // for a client of unknown location (no nets prefix, no database entry, an ECS /0): an operator
+            // who writes `default` means everyone else, as gdnsd's default datacenters serve any unmatched
+            // client. An ECS /0 is a client's privacy opt-out (RFC 7871 §7.1.2) whose answer the resolver
+            // caches for every client that opted out: the list for clients we cannot place is the right
+            // one, at scope 0 (loc.scope), rather than any site at all.
             for (uint8_t l = 0; l < loc.count && d.list < 0; ++l)
                 for (const auto& [key, idx] : t.keys)
                     if (key == loc.labels[l]) {
@@ -313,7 +321,7 @@ ClientDecision applyClient(const Gslb& g, const GslbHost& h, const std::vector<G
                         d.label = l;
                         break;
                     }
-            if (d.list < 0 && loc.known()) d.list = t.defaultList;
+            if (d.list < 0) d.list = t.defaultList;
             if (d.list >= 0) {
                 const auto& list = t.lists[size_t(d.list)];
                 for (size_t i = 0; i < n; ++i) {
@@ -355,6 +363,18 @@ ClientDecision applyClient(const Gslb& g, const GslbHost& h, const std::vector<G
         if (bits > d.scope) d.scope = uint8_t(bits);
     }
     return d;
+}
+
+bool nothingUndrained(const metrics::StateTable& t, const std::vector<GslbService>& svcs) noexcept {
+    for (const auto& s : svcs)
+        if (!drainedOut(t, s.slot, s.site)) return false;
+    return !svcs.empty();
+}
+
+std::string drainedOutAnswer(const GslbHost& h, int family) {
+    if (h.fallback == Fallback::Address && h.fallbackLen == (family == 0 ? 4 : 16))
+        return "fallback " + addressText(h.fallbackRdata, h.fallbackLen);
+    return "NODATA";
 }
 
 const Location& Selector::locate(const zones::ClientSubnet& client) noexcept {
@@ -479,21 +499,28 @@ void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const
         out.count = uint16_t(r.count);
         return;
     }
-    // Nothing healthy (or every site taken out): the hostname's fallback decides (DESIGN.md "All down").
-    if (count) gslb_->fallbacks->add(worker_, uint32_t(dynamic));
+    // Nothing healthy (or every site taken out): the hostname's fallback decides (DESIGN.md "All down"). A
+    // drain holds through it: `all` gives every candidate not drainedOut, and when every one is, the answer
+    // is NODATA (or the fixed address). A cold path: the table is read again, once per service.
+    uint16_t keep[metrics::kMaxServices];
+    size_t kept = 0;
+    for (size_t i = 0; i < svcs.size(); ++i)
+        if (!drainedOut(*gslb_->table, svcs[i].slot, svcs[i].site)) keep[kept++] = uint16_t(i);
+    if (count) (kept ? gslb_->fallbacks : gslb_->drainedFallbacks)->add(worker_, uint32_t(dynamic));
     if (h.fallback == Fallback::None) return;
     if (h.fallback == Fallback::Address && h.fallbackLen == svcs[0].rdlen) {
         out.recs[0] = {h.fallbackRdata, h.fallbackLen};
         out.count = 1;
         return;
     }
-    for (size_t i = 0; i < svcs.size() && i < zones::kMaxDynRecords; ++i) {
-        out.recs[i] = {svcs[i].rdata, svcs[i].rdlen};
+    for (size_t k = 0; k < kept && k < zones::kMaxDynRecords; ++k) {
+        const GslbService& s = svcs[keep[k]];
+        out.recs[k] = {s.rdata, s.rdlen};
         if (count) {
-            gslb_->answers->add(worker_, svcs[i].slot);
-            gslb_->hostAnswers->add(worker_, svcs[i].hostSlot);
+            gslb_->answers->add(worker_, s.slot);
+            gslb_->hostAnswers->add(worker_, s.hostSlot);
         }
-        out.count = uint16_t(i + 1);
+        out.count = uint16_t(k + 1);
     }
 }
 

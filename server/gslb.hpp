@@ -53,13 +53,21 @@ struct SiteGeo {
 /// What the client-aware part of a hostname decided for one query (filled into the candidates).
 struct ClientDecision {
     bool located = false;  // the client's location was looked up (topology stage present)
-    int32_t list = -1;     // Map: the list used (-1: none matched and no default, or unknown client)
+    int32_t list = -1;     // Map: the list used (-1: no label matched and the map has no default)
     int32_t label = -1;    // Map / Region: index into Location::labels of the label that matched
     uint8_t scope = 0;     // ECS scope these decisions need
     uint8_t hashBits = 0;  // `hashed`: the client prefix length hashed
 };
 
 enum class Fallback : uint8_t { All, None, Address };
+
+/// The operator took this service out: it is drained, its site is drained, or its site is at preference 0.
+/// Such a service stays out of every answer, the all-down fallback's included (README "fallback"): an
+/// operator who drains a site for maintenance expects no traffic there, as F5 and Citrix never answer a
+/// disabled member. Any thread (relaxed reads of the state table).
+inline bool drainedOut(const metrics::StateTable& t, uint32_t serviceSlot, uint32_t siteSlot) noexcept {
+    return !t.serviceEnabled(serviceSlot) || !t.siteEnabled(siteSlot) || t.sitePreference(siteSlot) == 0;
+}
 
 struct GslbHost {
     std::string name;      // presentation form, as configured
@@ -113,8 +121,13 @@ struct Gslb {
     // Per (hostname, service): GslbService::hostSlot (keys for carrying over: hostAnswerKeys()).
     std::shared_ptr<AnswerCounters> hostAnswers;
     // Per hostname (index = Node::dynamic): queries answered by the all-down fallback (DESIGN.md "All
-    // down"), whatever it gave (every candidate, NODATA or the fixed address).
+    // down"), whatever it gave (every candidate not drained, NODATA or the fixed address), except those
+    // counted in drainedFallbacks.
     std::shared_ptr<AnswerCounters> fallbacks;
+    // Per hostname: fallbacks that found every candidate of the family drained (drainedOut), so a fallback
+    // `all` had nothing to give (NODATA) and a fixed address answered alone
+    // (gslbd_hostname_fallbacks_total{fallback="drained"}).
+    std::shared_ptr<AnswerCounters> drainedFallbacks;
     std::vector<std::string> sites;
     std::shared_ptr<const Topology> topology;  // [topology]; never null (empty when not configured)
     std::vector<SiteGeo> siteGeo;              // [site slot]
@@ -138,6 +151,12 @@ ClientDecision applyClient(const Gslb& g, const GslbHost& h, const std::vector<G
 /// more than 64 services of one family, a bad policy.
 bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_t workers, Gslb& out,
                std::string& error);
+
+/// A family of a hostname that has services but none that is not drainedOut: its answers are the
+/// fallback's with nothing to give (NODATA, or the fixed address of that family). Any thread.
+bool nothingUndrained(const metrics::StateTable& t, const std::vector<GslbService>& svcs) noexcept;
+/// What a fully drained (hostname, family) answers: "NODATA" or "fallback ADDRESS".
+std::string drainedOutAnswer(const GslbHost& h, int family);
 
 /// Monotonic milliseconds (CLOCK_MONOTONIC_COARSE: a vDSO read, cheap enough per query).
 int64_t monotonicMs();

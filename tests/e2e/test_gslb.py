@@ -191,14 +191,17 @@ class Gslb(unittest.TestCase):
 
     def test_all_down_fallback(self):
         for a in ALL:
-            self.ok("POST", f"/v1/sites/{SITE[a]}/services/{a}/drain", "")
-        # fallback all: every address.
-        self.assertEqual(self.addrs("pool"), ALL)
-        self.assertEqual(self.addrs("www"), ALL)
-        # fallback none: NODATA (NOERROR, no answer, the SOA in authority).
-        r = self.dig("fbnone")
-        self.assertEqual(r.answer, [], r.text)
-        self.assertEqual([rr.rtype for rr in r.authority], ["SOA"], r.text)
+            j = self.ok("POST", f"/v1/sites/{SITE[a]}/services/{a}/drain", "")
+        # The last drain says which names it left with nothing undrained.
+        self.assertEqual({(w["hostname"], w["type"], w["answer"]) for w in j["nothing_undrained"]},
+                         {(f"{h}.{ORIGIN}", "A", "NODATA") for h in ("www", "pool", "fbnone")}
+                         | {(f"fbaddr.{ORIGIN}", "A", f"fallback {FIXED}")})
+        # A drain holds through the fallback: with every candidate drained, fallback all gives what none
+        # gives (NODATA, the SOA in authority), never the drained addresses.
+        for name in ("pool", "www", "fbnone"):
+            r = self.dig(name)
+            self.assertEqual(r.answer, [], r.text)
+            self.assertEqual([rr.rtype for rr in r.authority], ["SOA"], r.text)
         # a fixed address: that address.
         self.assertEqual(self.addrs("fbaddr"), {FIXED})
         # One back: it alone answers everywhere.

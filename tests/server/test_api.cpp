@@ -273,10 +273,15 @@ TEST_CASE("drain / enable of a site and of a service flip enabled") {
     uint32_t east = a.site("east"), s1 = a.svc("east", "192.0.2.1"), s6 = a.svc("west", "2001:db8::1");
     auto r = a.post("/v1/sites/east/drain");
     REQUIRE(r.status == 200);
-    CHECK(nlohmann::json::parse(r.body) == nlohmann::json{{"ok", true},
-                                                          {"site", "east"},
-                                                          {"enabled", false},
-                                                          {"services_drained", nlohmann::json::array()}});
+    // dual's only A is east's: the drain says it leaves that name's A with nothing undrained (NODATA).
+    CHECK(nlohmann::json::parse(r.body) ==
+          nlohmann::json{{"ok", true},
+                         {"site", "east"},
+                         {"enabled", false},
+                         {"services_drained", nlohmann::json::array()},
+                         {"nothing_undrained",
+                          nlohmann::json::array(
+                              {{{"hostname", "dual.t.test."}, {"type", "A"}, {"answer", "NODATA"}}})}});
     CHECK_FALSE(a.t().siteView(east).enabled);
     CHECK(a.t().serviceView(s1).enabled);                 // the site's state, not its services'
     CHECK(a.post("/v1/sites/east/drain").status == 200);  // idempotent
@@ -287,6 +292,14 @@ TEST_CASE("drain / enable of a site and of a service flip enabled") {
     r = a.post("/v1/sites/east/services/192.0.2.1/drain");
     REQUIRE(r.status == 200);
     CHECK(nlohmann::json::parse(r.body)["address"] == "192.0.2.1");
+    CHECK(nlohmann::json::parse(r.body)["nothing_undrained"].size() == 1);  // dual A again, www keeps two
+    auto events = nlohmann::json::parse(a.get("/v1/events?since=0").body)["events"];
+    bool warned = false;
+    for (const auto& e : events)
+        warned |= e["level"] == "warning" &&
+                  e["message"].get<std::string>().find("leaves dual.t.test. A (NODATA) with no candidate") !=
+                      std::string::npos;
+    CHECK(warned);
     CHECK_FALSE(a.t().serviceView(s1).enabled);
     CHECK(a.t().siteView(east).enabled);
     CHECK(a.t().serviceView(a.svc("west", "192.0.2.2")).enabled);
@@ -521,6 +534,14 @@ TEST_CASE("a NUL byte in the path or a header is refused, and nothing changes") 
     CHECK(a.post("/v1/sites/east/drain\0/x"s, "").status == 400);
     CHECK(a.post("/v1/sites/ea\0st/drain"s, "").status == 400);
     CHECK(a.get("/v1/status\0"s).status == 400);
+    // Percent-encoded, as the new-user trial sent it: explain answered "a." with REFUSED.
+    r = a.get("/v1/explain?name=a%00b.t.test.");
+    CHECK(r.status == 400);
+    CHECK(errorOf(r).find("%00") != std::string::npos);
+    CHECK(a.post("/v1/sites/east%00x/drain", "").status == 400);
+    CHECK(a.get("/v1/explain?name=a%0b.t.test.").status == 400);  // %0b: a control octet, not a name
+    CHECK(a.get("/v1/explain?name=www.t.test.%20").status == 400);
+    CHECK(a.get("/v1/explain?name=a%5c000b.t.test.").status == 200);  // \000: a name (outside the zones)
     CHECK(a.dump() == before);
     CHECK(a.post("/v1/sites/east/drain", "").status == 200);  // the same request without the NUL
 }

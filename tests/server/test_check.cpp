@@ -126,3 +126,40 @@ TEST_CASE(
     CHECK_MESSAGE(r.rc == 0, r.out);
     CHECK(r.out.find("not readable") == std::string::npos);
 }
+
+TEST_CASE(
+    "check: a transferred zone whose GSLB candidates have a TTL above the hostname's ttl is a warning") {
+    // The new-user trial: an NSD secondary answered every candidate of www at the zone's 3600 s while gslbd
+    // answered one live site for 30 s.
+    const std::string host = "[hostname.\"www.t.test.\"]\n" + st::threeServices("www.t.test.");
+    auto withServer = [&](const std::string& serverKeys, const std::string& zoneKeys = "",
+                          const std::string& zone = st::kZone) {
+        std::string cfg = st::baseConfig(host);
+        cfg.insert(cfg.find("\n\n[[zone]]"), "\n" + serverKeys);
+        cfg.insert(cfg.find("file = \"t.zone\"\n") + 16, zoneKeys);
+        return check(st::writeConfig(cfg, zone).config);
+    };
+    const char* warning = "t.zone: warning: zone t.test. is transferred (";
+    auto none = withServer("");  // not transferred: a secondary never has it
+    CHECK(none.rc == 0);
+    CHECK(none.out.find(warning) == std::string::npos);
+    auto axfr = withServer("axfr_allow = [\"192.0.2.53\"]");
+    CHECK(axfr.rc == 0);  // a warning, not a problem
+    CHECK(axfr.out.find(std::string(warning) +
+                        "axfr_allow), and the candidate A/AAAA of 1 GSLB hostname(s) have "
+                        "a TTL above the hostname's ttl (www.t.test. A TTL 300 > ttl 30)") !=
+          std::string::npos);
+    CHECK(axfr.out.find("give those records a TTL of at most 30 s") != std::string::npos);
+    auto notify = withServer("", "notify = [\"192.0.2.53\"]\naxfr_allow = [\"192.0.2.53\"]\n");
+    CHECK(notify.out.find(std::string(warning) + "notify)") != std::string::npos);
+    auto ownEmpty = withServer("axfr_allow = [\"192.0.2.53\"]", "axfr_allow = []\n");  // the zone's own list
+    CHECK(ownEmpty.out.find(warning) == std::string::npos);
+    std::string shortTtl = st::kZone;
+    for (const char* a : {"192.0.2.1", "192.0.2.2", "192.0.2.3"}) {
+        auto at = shortTtl.find(std::string("www IN A ") + a);
+        shortTtl.replace(at, 9, "www 30 IN A ");
+    }
+    auto fine = withServer("axfr_allow = [\"192.0.2.53\"]", "", shortTtl);
+    CHECK(fine.rc == 0);
+    CHECK(fine.out.find(warning) == std::string::npos);
+}

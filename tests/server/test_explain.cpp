@@ -15,7 +15,7 @@ std::string zone() {
     std::string z =
         "$ORIGIN x.test.\n$TTL 300\n@ IN SOA ns1 hostmaster 7 3600 900 604800 120\n@ IN NS ns1\n"
         "ns1 IN A 192.0.2.53\nstatic IN A 192.0.2.77\nalias IN CNAME hash\n";
-    for (const char* h : {"www", "hash", "down"})
+    for (const char* h : {"www", "hash", "down", "all"})
         for (const char* a : {"192.0.2.1", "192.0.2.2", "192.0.2.3"})
             z += std::string(h) + " IN A " + a + "\n";
     return z;
@@ -35,6 +35,7 @@ std::string config() {
          "topology = { eu = [\"west\", \"east\"], default = [\"east\", \"south\"] }\n");
     host("hash", "policy = [\"health\", \"hashed\"]\n");
     host("down", "policy = [\"health\", \"random\"]\nfallback = \"none\"\n");
+    host("all", "policy = [\"health\", \"session-capacity\", \"flashback\", \"random\"]\n");
     return c;
 }
 
@@ -65,9 +66,11 @@ TEST_CASE("explain: every stage in order with what it received, read, set as the
     CHECK(health["dropped"][0]["why"] == "down");
     const json& topo = j["stages"][1];
     CHECK(topo["stage"] == "topology");
-    CHECK_FALSE(topo["bar"].contains("list_key"));  // 192.0.2.200 is in no nets prefix: location unknown
-    CHECK(topo["note"].get<std::string>().find("unknown") != std::string::npos);
-    CHECK(topo["kept"].size() == 2);
+    // 192.0.2.200 is in no nets prefix: location unknown, so the table's default (east, south; south is
+    // down) — it used to pass every candidate.
+    CHECK(topo["bar"]["list_key"] == "default");
+    CHECK(topo["note"] == "the client's location is unknown: the default list");
+    CHECK(topo["kept"] == json::array({"east/192.0.2.1"}));
     const json& lc = j["stages"][2];
     CHECK(lc["bar"]["best"] == 100.0);
     CHECK(lc["bar"]["factor"] == 0.5);
@@ -136,4 +139,59 @@ TEST_CASE("explain: a static name that leads to a GSLB hostname counts no answer
     for (uint32_t s = 0; s < g.hostAnswers->slots(); ++s) counted += g.hostAnswers->total(s);
     for (uint32_t s = 0; s < g.fallbacks->slots(); ++s) counted += g.fallbacks->total(s);
     CHECK(counted == 0);
+}
+
+TEST_CASE("explain: a drain holds through the fallback: what is left out, and NODATA when nothing is left") {
+    Fixture f;
+    auto& t = f.t();
+    t.setHealth(*t.findService("east", "192.0.2.1"), gslb::metrics::Health::Down);
+    t.setSiteEnabled(*t.findSite("west"), false);
+    t.setServiceEnabled(*t.findService("south", "192.0.2.3"), false);
+    json j = f.run({"all.x.test.", "A", "", ""});
+    CHECK(j["fallback"]["fallback"] == "all");
+    CHECK(j["fallback"]["left_out"] == json::array({{{"service", "west/192.0.2.2"}, {"why", "site drained"}},
+                                                    {{"service", "south/192.0.2.3"}, {"why", "drained"}}}));
+    CHECK_FALSE(j["fallback"].contains("note"));
+    CHECK(j["answer"]["records"] == json::array({"192.0.2.1"}));  // down, but not drained
+    t.setSitePreference(*t.findSite("east"), 0);
+    j = f.run({"all.x.test.", "A", "", ""});
+    CHECK(j["stages"][0]["stage"] == "preference 0");      // before the policy's stages, as select() does
+    CHECK(j["fallback"]["why"] == "health left nothing");  // west and south reached it, drained
+    CHECK(j["fallback"]["left_out"][0]["why"] == "site at preference 0");
+    CHECK(j["fallback"]["note"].get<std::string>().find("every candidate is drained") != std::string::npos);
+    CHECK(j["answer"]["records"].empty());
+    std::string text = explainText(j);
+    CHECK(text.find("left out west/192.0.2.2: site drained") != std::string::npos);
+    CHECK(text.find("so the answer is NODATA") != std::string::npos);
+}
+
+TEST_CASE("explain: unknown session capacity is null, FlashBack times rounded, a name with a NUL refused") {
+    Fixture f;
+    auto& t = f.t();
+    gslb::metrics::SiteReport r;
+    r.sessionsUsed = 1000;
+    r.sessionsMax = 100000;
+    t.reportSite(*t.findSite("east"), r, monotonicMs());  // west and south never reported
+    t.setFlashback(*t.findService("east", "192.0.2.1"), 1.23456, 51.17535799741745);
+    json j = f.run({"all.x.test.", "A", "", ""});
+    const json& cap = j["stages"][1];
+    REQUIRE(cap["stage"] == "session-capacity");
+    CHECK(cap["values"][0]["value"] == 99000.0);
+    CHECK(cap["values"][1]["value"].is_null());  // was 0.0 beside "nothing dropped"
+    CHECK(cap["values"][2]["value"].is_null());
+    CHECK(cap["bar"]["best_available"] == 99000.0);
+    const json& fb = j["stages"][2];
+    CHECK(fb["values"][0]["value"]["l7_ms"] == 51.18);
+    CHECK(fb["values"][0]["value"]["l4_ms"] == 1.23);
+    CHECK(fb["bar"]["fastest_l7_ms"] == 51.18);
+    CHECK(explainText(j).find("51.17535") == std::string::npos);
+    json err;
+    std::string e;
+    CHECK_FALSE(explain(*f.snap, {std::string("a\0b.x.test.", 11), "A", "", ""}, err, e));
+    CHECK(e ==
+          "name \"a\\000b.x.test.\" is not a domain name (a control octet or a space: write it as \\DDD)");
+    CHECK_FALSE(explain(*f.snap, {"a b.x.test.", "A", "", ""}, err, e));
+    CHECK_FALSE(explain(*f.snap, {"a..x.test.", "A", "", ""}, err, e));
+    CHECK(e == "name \"a..x.test.\" is not a domain name");
+    CHECK(explain(*f.snap, {"a\\000b.x.test.", "A", "", ""}, err, e));  // escaped: a name, not in the zone
 }

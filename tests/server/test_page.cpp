@@ -308,7 +308,7 @@ TEST_CASE("/metrics: answers per hostname by service and by site, fallbacks, the
     a.ask("dual.t.test.");
     REQUIRE(a.post("/v1/sites/west/drain").status == 200);
     REQUIRE(a.post("/v1/sites/east/drain").status == 200);
-    a.ask("dual.t.test.", 28);  // west drained: nothing left for AAAA, fallback none
+    a.ask("dual.t.test.", 28);  // west drained: nothing left for AAAA, fallback none, every candidate drained
     auto m = a.metrics();
     uint64_t www = 0;
     for (const char* site : {"east", "west", "south"}) {
@@ -326,13 +326,22 @@ TEST_CASE("/metrics: answers per hostname by service and by site, fallbacks, the
     }
     CHECK(www == 12);
     CHECK(m["gslbd_hostname_site_answers_total{hostname=\"dual.t.test.\",site=\"east\"}"] == "1");
-    CHECK(m["gslbd_hostname_fallbacks_total{hostname=\"dual.t.test.\",fallback=\"none\"}"] == "1");
+    CHECK(m["gslbd_hostname_fallbacks_total{hostname=\"dual.t.test.\",fallback=\"none\"}"] == "0");
+    CHECK(m["gslbd_hostname_fallbacks_total{hostname=\"dual.t.test.\",fallback=\"drained\"}"] == "1");
+    CHECK(m["gslbd_hostname_fallbacks_total{hostname=\"www.t.test.\",fallback=\"drained\"}"] == "0");
     CHECK(m["gslbd_hostname_fallbacks_total{hostname=\"www.t.test.\",fallback=\"all\"}"] == "0");
     // The same counts per hostname in /v1/status (issue 11: fallbacks in /metrics and in status).
     auto st = nlohmann::json::parse(a.get("/v1/status").body);
     std::map<std::string, uint64_t> taken;
     for (const auto& hj : st["hostnames"]) taken[hj["name"]] = hj["fallbacks_taken"].get<uint64_t>();
     CHECK(taken["dual.t.test."] == 1);
+    for (const auto& hj : st["hostnames"])
+        if (hj["name"] == "dual.t.test.") {
+            CHECK(hj["fallbacks_drained"] == 1);
+            CHECK(hj["nothing_undrained"] == nlohmann::json::array({"A", "AAAA"}));  // east and west drained
+        } else if (hj["name"] == "www.t.test.") {
+            CHECK(hj["nothing_undrained"].empty());  // south still answers
+        }
     CHECK(taken["www.t.test."] == 0);
     // The histogram: cumulative buckets, +Inf = count, only for checked services.
     std::string l = "site=\"east\",address=\"192.0.2.1\"";

@@ -192,16 +192,10 @@ TEST_CASE("all down: fallback all answers every address, none gives NODATA with 
     SUBCASE("down by health") {
         for (int i = 0; i < 3; ++i) f.t().setHealth(f.svc(i), Health::Down);
     }
-    SUBCASE("every service drained") {
-        for (int i = 0; i < 3; ++i) f.t().setServiceEnabled(f.svc(i), false);
-    }
-    SUBCASE("every site drained") {
-        for (int i = 0; i < 3; ++i) f.t().setSiteEnabled(f.site(i), false);
-    }
-    SUBCASE("one way each") {
+    SUBCASE("down by health, west's site down") {
         f.t().setHealth(f.svc(0), Health::Down);
-        f.t().setServiceEnabled(f.svc(1), false);
-        f.t().setSiteEnabled(f.site(2), false);
+        f.t().setSiteUp(f.site(1), false);
+        f.t().setHealth(f.svc(2), Health::Down);
     }
     for (int i = 0; i < 5; ++i) {
         auto m = f.ask("fball");
@@ -222,6 +216,92 @@ TEST_CASE("all down: fallback all answers every address, none gives NODATA with 
         m = f.ask("fbaddr");
         CHECK(m.rcode == 0);
         CHECK(m.addresses() == std::vector<std::string>{"192.0.2.99"});
+    }
+}
+
+namespace {
+
+// The per-hostname counter of (host, site, address) and the fallback counter of host.
+uint64_t hostAnswers(const Gslb& g, const std::string& host, const std::string& site,
+                     const std::string& addr) {
+    auto keys = hostAnswerKeys(g);
+    for (uint32_t i = 0; i < keys.size(); ++i)
+        if (keys[i] == host + '\0' + site + '\0' + addr) return g.hostAnswers->total(i);
+    FAIL("no counter for " << host << " " << site << " " << addr);
+    return 0;
+}
+uint64_t fallbacks(const Gslb& g, const std::string& host) {
+    for (uint32_t i = 0; i < g.hosts.size(); ++i)
+        if (g.hosts[i].name == host) return g.fallbacks->total(i);
+    FAIL("no hostname " << host);
+    return 0;
+}
+
+}  // namespace
+
+namespace {
+uint64_t drainedFallbacks(const Gslb& g, const std::string& host) {
+    for (uint32_t i = 0; i < g.hosts.size(); ++i)
+        if (g.hosts[i].name == host) return g.drainedFallbacks->total(i);
+    FAIL("no hostname " << host);
+    return 0;
+}
+}  // namespace
+
+TEST_CASE("a drain holds through the fallback: all gives the candidates not drained, none left is NODATA") {
+    // The new-user trial: site a drained held api's only AAAA, and fallback "all" answered it anyway.
+    Fixture f;
+    const Gslb& g = f.snap->gslb;
+    SUBCASE("east down by health, west and south drained: all gives east alone") {
+        f.t().setHealth(f.svc(0), Health::Down);
+        f.t().setSiteEnabled(f.site(1), false);
+        f.t().setServiceEnabled(f.svc(2), false);
+        for (int i = 0; i < 5; ++i)
+            CHECK(f.ask("fball").addresses() == std::vector<std::string>{"192.0.2.1"});
+        CHECK(f.ask("fbnone").answer.empty());
+        CHECK(f.ask("fbaddr").addresses() == std::vector<std::string>{"192.0.2.99"});
+        CHECK(fallbacks(g, "fball.s.test.") == 5);
+        CHECK(drainedFallbacks(g, "fball.s.test.") == 0);
+        // Only east carried the fallback's answers.
+        CHECK(hostAnswers(g, "fball.s.test.", "east", "192.0.2.1") == 5);
+        CHECK(hostAnswers(g, "fball.s.test.", "west", "192.0.2.2") == 0);
+    }
+    auto nothing = [&] {
+        for (int i = 0; i < 3; ++i) {
+            auto m = f.ask("fball");
+            CHECK(m.rcode == 0);
+            CHECK(m.aa);
+            CHECK(m.answer.empty());  // NODATA, as none gives
+            REQUIRE(m.authority.size() == 1);
+            CHECK(m.authority[0].type == 6);
+            CHECK(f.ask("fbnone").answer.empty());
+            CHECK(f.ask("fbaddr").addresses() == std::vector<std::string>{"192.0.2.99"});
+        }
+        CHECK(fallbacks(g, "fball.s.test.") == 0);
+        CHECK(drainedFallbacks(g, "fball.s.test.") == 3);
+        CHECK(drainedFallbacks(g, "fbaddr.s.test.") == 3);
+        for (int i = 0; i < 3; ++i) CHECK(hostAnswers(g, "fball.s.test.", kSite[i], kAddr[i]) == 0);
+        for (const auto& h : g.hosts)
+            if (h.name == "fball.s.test.") CHECK(nothingUndrained(f.t(), h.family[0]));
+    };
+    SUBCASE("every service drained") {
+        for (int i = 0; i < 3; ++i) f.t().setServiceEnabled(f.svc(i), false);
+        nothing();
+    }
+    SUBCASE("every site drained, some also down") {
+        for (int i = 0; i < 3; ++i) f.t().setSiteEnabled(f.site(i), false);
+        f.t().setHealth(f.svc(1), Health::Down);
+        nothing();
+    }
+    SUBCASE("one way each: a service drained, a site drained, a site at preference 0") {
+        f.t().setServiceEnabled(f.svc(0), false);
+        f.t().setSiteEnabled(f.site(1), false);
+        f.t().setSitePreference(f.site(2), 0);
+        nothing();
+    }
+    SUBCASE("every site at preference 0, every service up") {
+        for (int i = 0; i < 3; ++i) f.t().setSitePreference(f.site(i), 0);
+        nothing();
     }
 }
 
@@ -342,26 +422,6 @@ TEST_CASE("answer counters: each answered address is counted once per answer") {
     f.ask("two");
     CHECK(total() == before + 62);
 }
-
-namespace {
-
-// The per-hostname counter of (host, site, address) and the fallback counter of host.
-uint64_t hostAnswers(const Gslb& g, const std::string& host, const std::string& site,
-                     const std::string& addr) {
-    auto keys = hostAnswerKeys(g);
-    for (uint32_t i = 0; i < keys.size(); ++i)
-        if (keys[i] == host + '\0' + site + '\0' + addr) return g.hostAnswers->total(i);
-    FAIL("no counter for " << host << " " << site << " " << addr);
-    return 0;
-}
-uint64_t fallbacks(const Gslb& g, const std::string& host) {
-    for (uint32_t i = 0; i < g.hosts.size(); ++i)
-        if (g.hosts[i].name == host) return g.fallbacks->total(i);
-    FAIL("no hostname " << host);
-    return 0;
-}
-
-}  // namespace
 
 TEST_CASE("per-hostname answer counters count each hostname's answers apart; fallbacks count per hostname") {
     Fixture f;

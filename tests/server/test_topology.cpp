@@ -269,7 +269,7 @@ std::string zone() {
     std::string z =
         "$ORIGIN c.test.\n$TTL 300\n@ IN SOA ns1 hostmaster 7 3600 900 604800 120\n@ IN NS ns1\n"
         "ns1 IN A 192.0.2.53\n";
-    for (const char* h : {"map", "region", "near", "hash", "both"})
+    for (const char* h : {"map", "nodefault", "region", "near", "hash", "both"})
         for (const char* a : kAddrs) z += std::string(h) + " IN A " + a + "\n";
     return z;
 }
@@ -294,6 +294,9 @@ std::string config(const std::string& geo) {
          "policy = [\"health\", \"topology\", \"random\"]\n"
          "topology = { lab = [\"west\", \"east\"], eu = [\"eu\", \"east\"], \"country:US\" = [\"east\"], "
          "default = [\"east\", \"west\"] }\n");
+    host("nodefault",
+         "policy = [\"health\", \"topology\", \"random\"]\n"
+         "topology = { lab = [\"west\", \"east\"], eu = [\"eu\", \"east\"] }\n");
     host("region", "policy = [\"health\", \"topology\", \"random\"]\n");
     host("near", "policy = [\"health\", \"topology\", \"random\"]\ntopology = \"nearest\"\n");
     host("hash", "policy = [\"health\", \"hashed\"]\n");
@@ -349,13 +352,25 @@ struct Fixture {
 
 }  // namespace
 
+// The ECS scope of a client in 192.0.2.0/24, which no nets prefix and no database entry holds: 192.0.0.0/6
+// (192-195) holds none of them, the /5 would hold the database's 198.51.100.0/24.
+constexpr int kMissScope = 6;
+
 TEST_CASE("topology map: the client's most specific region decides; its first site with candidates wins") {
     Fixture f;
     CHECK(f.many("map", "10.1.9.0/24") == std::set<std::string>{"192.0.2.2"});      // nets lab -> west
     CHECK(f.many("map", "198.51.100.0/24") == std::set<std::string>{"192.0.2.3"});  // continent EU -> eu
     CHECK(f.many("map", "203.0.113.0/24") == std::set<std::string>{"192.0.2.1"});   // country US -> east
     CHECK(f.many("map", "100.100.1.0/24") == std::set<std::string>{"192.0.2.1"});   // JP: default
-    CHECK(f.many("map", "192.0.2.0/24", 100).size() == 3);  // located nowhere: all pass
+    // Located nowhere (no nets prefix, no database entry): `default` too, the operator's "everyone else"
+    // (the new-user trial: it answered any site). The scope is the lookup's: the nets and the database's
+    // miss both hold for the whole /N.
+    CHECK(f.many("map", "192.0.2.0/24") == std::set<std::string>{"192.0.2.1"});
+    CHECK(f.ask("map", "192.0.2.0/24").scope == kMissScope);
+    // Without a default, such a client passes with every candidate.
+    CHECK(f.many("nodefault", "192.0.2.0/24", 100).size() == 3);
+    CHECK(f.many("nodefault", "100.100.1.0/24", 100).size() == 3);  // JP: named nowhere
+    CHECK(f.many("nodefault", "10.1.9.0/24") == std::set<std::string>{"192.0.2.2"});
     // 10.1.8.0/21 is the shortest prefix of the client that stays clear of the nested 10.1.2.0/24.
     CHECK(f.ask("map", "10.1.9.0/24").scope == 21);
     CHECK(f.ask("map", "198.51.100.0/24").scope == 24);
@@ -365,12 +380,22 @@ TEST_CASE("topology map: the client's most specific region decides; its first si
         f.snap->gslb.table->setSiteEnabled(*f.snap->gslb.table->findSite("west"), false);
         CHECK(f.many("map", "10.1.9.0/24") == std::set<std::string>{"192.0.2.1"});
     }
-    SUBCASE("an ECS /0 is no location: every candidate passes, scope 0") {
-        CHECK(f.many("map", "0.0.0.0/0", 100).size() == 3);
+    SUBCASE("an ECS /0 is no location (RFC 7871 §7.1.2 opt-out): the default list, scope 0") {
+        CHECK(f.many("map", "0.0.0.0/0") == std::set<std::string>{"192.0.2.1"});
         CHECK(f.ask("map", "0.0.0.0/0").scope == 0);
+        CHECK(f.many("map", "::/0") == std::set<std::string>{"192.0.2.1"});
+        CHECK(f.many("nodefault", "0.0.0.0/0", 100).size() == 3);
+        CHECK(f.ask("nodefault", "0.0.0.0/0").scope == 0);
     }
-    SUBCASE("without ECS, the packet's source is the client (unknown here: all pass)") {
-        CHECK(f.many("map", "", 100).size() == 3);
+    SUBCASE("without ECS, the packet's source is the client (unknown here: the default list)") {
+        CHECK(f.many("map", "") == std::set<std::string>{"192.0.2.1"});
+        CHECK(f.many("nodefault", "", 100).size() == 3);
+    }
+    SUBCASE("the default list's sites drained: the next of the list, then what is left") {
+        f.snap->gslb.table->setSiteEnabled(*f.snap->gslb.table->findSite("east"), false);
+        CHECK(f.many("map", "192.0.2.0/24") == std::set<std::string>{"192.0.2.2"});
+        f.snap->gslb.table->setSiteEnabled(*f.snap->gslb.table->findSite("west"), false);
+        CHECK(f.many("map", "192.0.2.0/24") == std::set<std::string>{"192.0.2.3"});
     }
 }
 

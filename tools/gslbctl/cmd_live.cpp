@@ -268,6 +268,15 @@ int admin(const LiveArgs& a, const std::string& action, const std::string& site,
     return send(a, ep, "POST", path, "{}", [&](const nlohmann::json& j, Outcome& o) {
         o.out = fmt::format("{}: {}{}\n", action == "drain" ? "drained" : "enabled", site,
                             address.empty() ? " (every service of the site)" : " " + address);
+        // A drain holds through the fallback: a name whose every candidate is now drained answers NODATA
+        // (or its fixed address) - say so, the operator may have meant to move the traffic, not stop it.
+        if (action == "drain" && j.is_object() && j.contains("nothing_undrained") &&
+            j["nothing_undrained"].is_array())
+            for (const auto& w : j["nothing_undrained"])
+                if (w.is_object())
+                    o.out += fmt::format(
+                        "warning: {} {}: every candidate is drained now: answered {} until one is enabled\n",
+                        cell(w, "hostname"), cell(w, "type"), cell(w, "answer"));
         // A service drained on its own stays drained when its site is enabled.
         if (action == "enable" && address.empty() && j.is_object() && j.contains("services_drained") &&
             j["services_drained"].is_array() && !j["services_drained"].empty()) {

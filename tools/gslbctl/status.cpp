@@ -210,6 +210,13 @@ std::string renderStatus(const J& s) {
         for (size_t i = 0; i < drained.size(); ++i) out += (i ? ", " : "") + drained[i];
         out += "\n";
     }
+    // The names the drains leave with nothing to answer (a drain holds through the fallback: NODATA).
+    std::string emptied;
+    for (const auto& h : array(s, "hostnames"))
+        for (const auto& t : array(h, "nothing_undrained"))
+            if (t.is_string())
+                emptied += (emptied.empty() ? "" : ", ") + cell(h, "name") + " " + t.get<std::string>();
+    if (!emptied.empty()) out += "NOTHING UNDRAINED (NODATA or the fallback address): " + emptied + "\n";
     if (out.empty()) out = "(the server reported no zones, sites or services)\n";
     while (out.size() > 1 && out.back() == '\n' && out[out.size() - 2] == '\n') out.pop_back();
     return out;
