@@ -126,13 +126,13 @@ struct Daemon {
             if (!api->readToken(s->config.control.tokenFile, terr))
                 log::warn("reload: {} (the old token stays)", terr);
         }
+        logBuildNotes(*s);
         saveZoneSerials(*s);
         for (const auto& [zone, line] : keyEventLines(old.get(), *s)) {
             log::info("{}", line);
             recordEvent(log::Level::Info, "dnssec", zone, line);
         }
-        size_t records = 0;
-        for (const auto& z : s->db.zones()) records += z->recordCount();
+        std::string records = recordCountText(s->db);
         size_t zones = s->db.zones().size();
         shared.holder.publish(std::move(s));
         for (auto& w : workers) w->nudge();  // idle UDP threads let go of the old snapshot now
@@ -151,11 +151,18 @@ struct Daemon {
         if (adminSync) adminSync->apply(*shared.holder.get());
         notifyChanged(old.get(), *shared.holder.get());
         if (sources) sources->apply(*shared.holder.get());
-        message = fmt::format("reloaded {}: {} zone(s), {} records", configPath, zones, records);
+        message = fmt::format("reloaded {}: {} zone(s), {}", configPath, zones, records);
         log::info("{}", message);
         recordEvent(log::Level::Info, "reload", configPath,
-                    fmt::format("ok: {} zone(s), {} records", zones, records));
+                    fmt::format("ok: {} zone(s), {}", zones, records));
         return true;
+    }
+
+    // What a build found worth telling (zone warnings with file:line, serials not the file's): at start and
+    // at every reload and re-sign, as BIND logs its zone warnings at each load.
+    static void logBuildNotes(const Snapshot& s) {
+        for (const auto& w : s.warnings) log::warn("{}: {}", w.where, w.message);
+        for (const auto& n : s.serialNotes) log::info("{}", n);
     }
 };
 
@@ -170,8 +177,6 @@ void logStatus(Daemon& d) {
         tcp += st.tcp.load(std::memory_order_relaxed);
         dropped += st.dropped.load(std::memory_order_relaxed);
     }
-    size_t records = 0;
-    for (const auto& z : snap->db.zones()) records += z->recordCount();
     // [server] xdp: each interface as /v1/status has it (serving, or fell back and why).
     std::string xdpText;
     if (d.xdpPath)
@@ -187,9 +192,9 @@ void logStatus(Daemon& d) {
             if (!x.warning.empty()) xdpText += fmt::format(" (warning: {})", x.warning);
         }
     log::info(
-        "status: {} zone(s), {} records; queries udp {} tcp {} dropped {}; tcp connections {}, "
+        "status: {} zone(s), {}; queries udp {} tcp {} dropped {}; tcp connections {}, "
         "transfers {}{}",
-        snap->db.zones().size(), records, udp, tcp, dropped, d.shared.tcpConnections.load(),
+        snap->db.zones().size(), recordCountText(snap->db), udp, tcp, dropped, d.shared.tcpConnections.load(),
         d.shared.axfrActive.load(), xdpText);
 }
 
@@ -304,6 +309,7 @@ int main(int argc, char** argv) {
     }
     // Settings no policy reads are valid but would be ignored: say so at load (issue 12).
     for (const auto& w : unreadSettings(snap->config)) log::warn("{}: {}", w.where, w.message);
+    Daemon::logBuildNotes(*snap);
     if (snap->config.server.log == "syslog") log::useSyslog();
     evthread_use_pthreads();
     Daemon d;

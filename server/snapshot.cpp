@@ -16,9 +16,8 @@
 namespace gslb::server {
 
 std::unique_ptr<zones::Zone> loadConfiguredZone(const ZoneConf& zc, std::optional<uint32_t> lastSerial,
-                                                int64_t now, std::string& error) {
-    if (!zc.dnssec && zc.serialPolicy == zones::SerialPolicy::Keep)
-        return zones::loadZone(zc.file, zc.name, error);
+                                                int64_t now, std::string& error, const zones::Zone* before,
+                                                std::string* note, bool* warn) {
     zones::SourceSet set;
     if (!zones::readZoneFile(zc.file, zc.name, set, error)) return nullptr;
     zones::WireName apex;
@@ -28,23 +27,72 @@ std::unique_ptr<zones::Zone> loadConfiguredZone(const ZoneConf& zc, std::optiona
     }
     // The served serial goes into the SOA before anything is compiled or signed: the SOA's RRSIG, AXFR and
     // NOTIFY all carry it. A zone without an apex SOA is left as it is, for compile() to refuse.
-    for (auto& r : set.records) {
-        if (r.type != zones::kTypeSOA || r.owner != std::string_view(apex)) continue;
-        auto fileSerial = zones::soaSerial(r.rdata);
-        if (!fileSerial) break;
-        std::string rd(r.rdata);
-        zones::setSoaSerial(rd, zones::nextServedSerial(zc.serialPolicy, *fileSerial, lastSerial, now));
-        r.rdata = set.store(rd);
-        break;
+    zones::SourceRecord* soa = nullptr;
+    for (auto& r : set.records)
+        if (r.type == zones::kTypeSOA && r.owner == std::string_view(apex)) {
+            soa = &r;
+            break;
+        }
+    std::optional<uint32_t> fileSerial = soa ? zones::soaSerial(soa->rdata) : std::nullopt;
+    auto stamp = [&](uint32_t serial) {
+        std::string rd(soa->rdata);
+        zones::setSoaSerial(rd, serial);
+        soa->rdata = set.store(rd);
+    };
+    uint32_t served = fileSerial.value_or(0);
+    std::unique_ptr<zones::Zone> z;
+    if (!zc.dnssec && zc.serialPolicy == zones::SerialPolicy::Keep) {
+        // "keep" serves the file's serial unless that would go back (RFC 1982) from the one served before:
+        // after a signed zone's policy serials, a file restored from a backup, or a file edited without a
+        // bump. Then what was served, one more if the data changed (against the running zone; after a
+        // restart there is none to compare, and a file behind the state file counts as changed).
+        if (fileSerial && lastSerial && !zones::serialGreater(*fileSerial, *lastSerial)) {
+            stamp(*lastSerial);
+            z = zones::Zone::compile(apex, set, zc.file, error);
+            if (!z) return nullptr;
+            bool changed = before ? !z->sameData(*before) : *fileSerial != *lastSerial;
+            served = zones::nextServedSerial(zc.serialPolicy, *fileSerial, lastSerial, now, changed);
+            if (served != *lastSerial) {
+                stamp(served);
+                z = zones::Zone::compile(apex, set, zc.file, error);
+            }
+        } else {
+            z = zones::Zone::compile(apex, set, zc.file, error);
+        }
+    } else {
+        if (fileSerial) {
+            served = zones::nextServedSerial(zc.serialPolicy, *fileSerial, lastSerial, now);
+            stamp(served);
+        }
+        if (!zc.dnssec) {
+            z = zones::Zone::compile(apex, set, zc.file, error);
+        } else {
+            std::vector<zones::DnssecKey> keys;
+            if (!zones::loadKeys(zc.keyDir, zc.name, keys, error)) return nullptr;
+            zones::SignOptions opt;
+            opt.now = int64_t(time(nullptr));
+            opt.validity = zc.signatureValidity;
+            opt.nsec3 = zc.denial == "nsec3";
+            z = zones::compileSigned(apex, set, zc.file, std::move(keys), opt, error);
+        }
     }
-    if (!zc.dnssec) return zones::Zone::compile(apex, set, zc.file, error);
-    std::vector<zones::DnssecKey> keys;
-    if (!zones::loadKeys(zc.keyDir, zc.name, keys, error)) return nullptr;
-    zones::SignOptions opt;
-    opt.now = int64_t(time(nullptr));
-    opt.validity = zc.signatureValidity;
-    opt.nsec3 = zc.denial == "nsec3";
-    return zones::compileSigned(apex, set, zc.file, std::move(keys), opt, error);
+    if (!z || !fileSerial || served == *fileSerial || !note) return z;
+    std::string last = lastSerial ? std::to_string(*lastSerial) : "none";
+    const bool behind = zc.serialPolicy == zones::SerialPolicy::Keep;
+    if (warn) *warn = behind;
+    if (behind)
+        *note = fmt::format(
+            "zone {}: serving serial {}, not the file's {}: it is not greater than the {} served before "
+            "(RFC 1982), and secondaries would keep their copy{}; raise the serial in {} above {} to serve "
+            "the file's again",
+            zc.name, served, *fileSerial, last,
+            served == *lastSerial ? " (the data is unchanged, so the serial is too)" : "", zc.file, served);
+    else
+        *note = fmt::format(
+            "zone {}: serving serial {} (serial_policy \"{}\"{}; the file says {}, {} served before)",
+            zc.name, served, zones::serialPolicyName(zc.serialPolicy), zc.dnssec ? ", signed" : "",
+            *fileSerial, last);
+    return z;
 }
 
 namespace {
@@ -83,6 +131,16 @@ std::shared_ptr<const CookieJar> buildCookies(const ServerConf& sc, const Snapsh
 
 }  // namespace
 
+std::string recordCountText(const zones::ZoneDb& db) {
+    size_t file = 0, served = 0;
+    for (const auto& z : db.zones()) {
+        file += z->fileRecordCount();
+        served += z->recordCount();
+    }
+    return served == file ? fmt::format("{} records", file)
+                          : fmt::format("{} records, {} with DNSSEC", file, served);
+}
+
 std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot* previous, std::string& error,
                                         uint32_t now) {
     if (!now) now = uint32_t(time(nullptr));
@@ -95,26 +153,34 @@ std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot*
     for (const auto& zc : s->config.zones) {
         // The serial served before: by the snapshot being replaced, or by an earlier process (state_dir);
         // the greater of the two (RFC 1982), so neither a restart nor a lost state file goes backwards.
+        // Every policy: a change of policy or of dnssec (a signed zone's serials run ahead of its file's)
+        // must not send it back either.
         std::optional<uint32_t> last;
         std::string key = lowerName(zc.name);
-        if (zc.serialPolicy != zones::SerialPolicy::Keep) {
-            if (auto it = s->servedSerials.find(key); it != s->servedSerials.end()) last = it->second;
-            zones::WireName apex;
-            const zones::Zone* before =
-                previous && zones::textToName(zc.name, {}, apex) ? previous->db.zone(apex) : nullptr;
-            if (before && (!last || zones::serialGreater(before->serial(), *last))) last = before->serial();
-        }
         // Stamped before the keys are read: a change made while they are read shows at the next check.
         if (zc.dnssec) s->keyFiles.push_back({zc.name, zc.keyDir, zones::keyFilesStamp(zc.keyDir, zc.name)});
-        std::unique_ptr<zones::Zone> z = loadConfiguredZone(zc, last, int64_t(now), error);
+        if (auto it = s->servedSerials.find(key); it != s->servedSerials.end()) last = it->second;
+        zones::WireName apex;
+        const zones::Zone* before =
+            previous && zones::textToName(zc.name, {}, apex) ? previous->db.zone(apex) : nullptr;
+        if (before && (!last || zones::serialGreater(before->serial(), *last))) last = before->serial();
+        std::string note;
+        bool warn = false;
+        std::unique_ptr<zones::Zone> z =
+            loadConfiguredZone(zc, last, int64_t(now), error, before, &note, &warn);
         if (!z) return nullptr;
+        s->warnings.insert(s->warnings.end(), z->warnings().begin(), z->warnings().end());
+        if (warn)
+            s->warnings.push_back(zones::LoadWarning{zc.file, note});
+        else if (!note.empty())
+            s->serialNotes.push_back(note);
         if (zc.dnssec) {
             int64_t at = z->signer()->refreshAt();
             if (!s->resignAt || at < s->resignAt) s->resignAt = at;
             at = z->signer()->keyEventAt();
             if (at && (!s->keyEventAt || at < s->keyEventAt)) s->keyEventAt = at;
         }
-        if (zc.serialPolicy != zones::SerialPolicy::Keep) s->servedSerials[key] = z->serial();
+        s->servedSerials[key] = z->serial();
         if (!s->db.add(std::move(z))) {
             error = fmt::format("{}: zone {} is configured twice", path, zc.name);
             return nullptr;

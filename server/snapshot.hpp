@@ -37,22 +37,31 @@ struct Snapshot {
     std::shared_ptr<const CookieJar> cookies;  // answer.cookies points here
     std::string configDigest;  // server/cluster/digest.hpp: the same on every member with the same config
     // state_dir's zone-serials.json as it should be once this snapshot serves: what was read, with the serial
-    // of every zone whose serial_policy is not "keep" updated. main writes it before publishing.
+    // of every zone updated. main writes it before publishing.
     service::ZoneSerials servedSerials;
+    // What the build has to tell the operator, for gslbd's log and `gslbctl check`: the zones' warnings
+    // (zones::Zone::warnings, file:line), and a line for each zone whose served serial is not the file's.
+    std::vector<zones::LoadWarning> warnings;
+    std::vector<std::string> serialNotes;
 };
 
 /// Reads zone `zc`, gives its SOA the serial of zc.serialPolicy (zones::nextServedSerial after `lastSerial`,
 /// at `now`, unix seconds), and compiles it; with `dnssec = true` signed with the keys in zc.keyDir. nullptr
-/// and `error` when the file, a key or the signing fails.
+/// and `error` when the file, a key or the signing fails. `before` (may be null) is the zone the running
+/// snapshot serves: with "keep" and a file serial that is not ahead of `lastSerial`, the served serial moves
+/// on by one only when the data differs from it. `note` (may be null) gets a line saying which serial is
+/// served and why when it is not the file's; `warn` is set when that is because the file is behind.
 std::unique_ptr<zones::Zone> loadConfiguredZone(const ZoneConf& zc, std::optional<uint32_t> lastSerial,
-                                                int64_t now, std::string& error);
+                                                int64_t now, std::string& error,
+                                                const zones::Zone* before = nullptr,
+                                                std::string* note = nullptr, bool* warn = nullptr);
 
 /// Loads the config at `path` and every zone it names, binds the GSLB hostnames, and checks them together.
 /// `previous` (may be null) lends its service state (health, drain, reports) to the (site, address) pairs
 /// that are still there, and its cookie secrets: without a secret file the random one is kept; a secret that
-/// changed stays accepted for cookie_rollover seconds from `now` (s since the epoch). A zone whose serial
-/// gslbd picks (serial_policy) gets one greater than both `previous`'s and the one in [server] state_dir's
-/// zone-serials.json (a malformed file is an error); nothing is written here (main saves servedSerials).
+/// changed stays accepted for cookie_rollover seconds from `now` (s since the epoch). No zone's serial goes
+/// back from the greater of `previous`'s and the one in [server] state_dir's zone-serials.json (a malformed
+/// file is an error), whatever its serial_policy; nothing is written here (main saves servedSerials).
 /// nullptr and `error`
 /// ("file:line: message") when anything is wrong; nothing half-built escapes.
 std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot* previous, std::string& error,
@@ -66,6 +75,10 @@ std::vector<std::pair<std::string, std::string>> keyEventLines(const Snapshot* p
 /// The signed zones whose key files changed since `s` read them (a log line each). `stamp` gets a digest of
 /// the files as they are now, so a caller can tell one change from the next.
 std::vector<std::string> changedKeyFiles(const Snapshot& s, uint64_t& stamp);
+
+/// "149 records", or "149 records, 250 with DNSSEC" when signing added some: the zone files' records, then
+/// what is served. The one wording of gslbd's reload line and `gslbctl check`.
+std::string recordCountText(const zones::ZoneDb& db);
 
 class SnapshotHolder {
   public:

@@ -388,12 +388,16 @@ std::unique_ptr<Zone> compileSigned(const WireName& apex, SourceSet& set, const 
     }
     const uint32_t fileIdx = set.fileIndex(file);
     std::string_view apexStored = set.store(apex);
+    const size_t fromFile = recs.size();
     for (const auto& k : signer->keys())
         if (k.published(opt.now))
             recs.push_back(SourceRecord{apexStored, set.store(k.dnskey), kTypeDNSKEY, soaTtl, fileIdx, 0});
 
     auto z1 = Zone::compile(apex, set, file, error);
     if (!z1) return nullptr;
+    // What the file gave, duplicates dropped (RFC 2181 §5) as compile drops them: its records less the
+    // DNSKEYs added just now.
+    const size_t fileRecords = z1->recordCount() - (recs.size() - fromFile);
 
     // The NSEC chain: every name that holds authoritative data or is a zone cut, in canonical order.
     std::vector<uint32_t> chain;
@@ -555,6 +559,7 @@ std::unique_ptr<Zone> compileSigned(const WireName& apex, SourceSet& set, const 
         for (const auto& nm : names) signer->chain.push_back(z->find(nm));
     }
     z->setSigner(std::move(signer));
+    z->setFileRecordCount(fileRecords);
     return z;
 }
 

@@ -10,6 +10,7 @@
 #include <thread>
 #include <atomic>
 #include <cstring>
+#include <optional>
 
 #include "zones/ldns.hpp"
 #include "zones/plain_rr.hpp"
@@ -18,8 +19,8 @@
 namespace gslb::zones {
 namespace {
 
-// A TTL no record can carry on purpose: marks "no TTL written and no $TTL yet", replaced by the SOA MINIMUM
-// once the SOA is known (RFC 2308 §4). Values above 2^31-1 are not valid TTLs (RFC 2181 §8).
+// The $TTL in force before any $TTL: records read with it are marked TtlFrom::None and get their TTL in
+// readZoneFile (RFC 1035 §5.1). Only the mark says "no TTL": a record may write this value itself.
 constexpr uint32_t kNoTtl = 0xFFFFFFFFu;
 // ldns gives a record without a TTL its LDNS_DEFAULT_TTL (3600) when the $TTL in force is 0, where RFC 1035
 // §5.1 and RFC 2308 §4 mean 0. ldns is handed this stand-in for a $TTL of 0 instead, and a record that comes
@@ -110,6 +111,159 @@ bool ownerStart(char c) {
 std::string dirOf(const std::string& path) {
     auto slash = path.rfind('/');
     return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+// The first fields of the record (or $TTL directive) that starts at `rec` (its first character that is not
+// a blank; `ownerWritten`: the line starts with its owner, not a blank), as ldns reads them: [owner], then
+// TTL and class in either order, then the type and the rdata. `ttl` is empty when the record has no TTL
+// field. '(' and ')' and line ends between fields are blanks, ';' starts a comment, a backslash escapes the
+// next character (an owner may hold "\\ ").
+struct RecordHead {
+    std::string_view ttl, type, rdata;
+};
+RecordHead recordHead(std::string_view rec, bool ownerWritten) {
+    size_t i = 0;
+    auto blank = [&](char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '(' || c == ')';
+    };
+    auto skip = [&] {
+        for (;;) {
+            while (i < rec.size() && blank(rec[i])) ++i;
+            if (i < rec.size() && rec[i] == ';') {
+                while (i < rec.size() && rec[i] != '\n') ++i;
+                continue;
+            }
+            return;
+        }
+    };
+    auto next = [&]() -> std::string_view {
+        skip();
+        size_t b = i;
+        while (i < rec.size() && !blank(rec[i]) && rec[i] != ';') i += rec[i] == '\\' ? 2 : 1;
+        i = std::min(i, rec.size());
+        return rec.substr(b, i - b);
+    };
+    RecordHead h;
+    if (ownerWritten) next();
+    for (int k = 0; k < 3; ++k) {
+        std::string_view t = next();
+        if (t.empty()) break;
+        if (std::isdigit(static_cast<unsigned char>(t[0]))) {
+            if (h.ttl.empty()) h.ttl = t;
+            continue;
+        }
+        bool cls = strncasecmp(t.data(), "CLASS", 5) == 0 && t.size() > 5;
+        for (const char* c : {"IN", "CH", "CS", "HS", "NONE", "ANY"})
+            cls |= t.size() == strlen(c) && strncasecmp(t.data(), c, t.size()) == 0;
+        if (cls) continue;
+        h.type = t;
+        skip();
+        size_t e = rec.find('\n', i);
+        h.rdata = rec.substr(i, (e == std::string_view::npos ? rec.size() : e) - i);
+        while (!h.rdata.empty() && (h.rdata.back() == '\r' || h.rdata.back() == ' '))
+            h.rdata.remove_suffix(1);
+        break;
+    }
+    return h;
+}
+
+bool typeIs(std::string_view t, const char* name) {
+    return t.size() == strlen(name) && strncasecmp(t.data(), name, t.size()) == 0;
+}
+
+// ldns' message for a record it refused, with what an operator needs on top: the type's rdata shape for the
+// address types (ldns says only "could not parse the RR's rdata"), and for gdnsd's DYNA / DYNC, which a
+// zone moved from gdnsd still holds, what gslbd uses instead.
+std::string ldnsError(ldns_status s, const RecordHead& h) {
+    std::string msg = ldns_get_errorstr_by_id(s);
+    if (typeIs(h.type, "DYNA") || typeIs(h.type, "DYNC"))
+        return fmt::format(
+            "{}: {} is gdnsd's dynamic record; gslbd answers a name from the services of a "
+            "[hostname.\"NAME\"] table in gslbd.toml instead (README: \"[defaults] and "
+            "[hostname.\"NAME\"]\"; `gslbctl service add` writes one)",
+            msg, std::string(h.type));
+    const bool rdataErr =
+        s == LDNS_STATUS_SYNTAX_RDATA_ERR || s == LDNS_STATUS_INVALID_IP4 || s == LDNS_STATUS_INVALID_IP6;
+    if (rdataErr && typeIs(h.type, "A"))
+        return fmt::format("{}: \"{}\" is not an IPv4 address", msg, h.rdata);
+    if (rdataErr && typeIs(h.type, "AAAA"))
+        return fmt::format("{}: \"{}\" is not an IPv6 address", msg, h.rdata);
+    return msg;
+}
+
+// The value of a TTL field as BIND and ldns read it: decimal seconds, or numbers with the units w, d, h, m,
+// s ("1h30m"). nullopt when it is not a number at all (ldns then says what is wrong) or does not fit 32 bits.
+enum class TtlValue { Ok, Large, NotNumber };
+TtlValue ttlValue(std::string_view t, uint64_t& out) {
+    uint64_t total = 0, cur = 0;
+    bool digits = false;
+    for (char c : t) {
+        if (std::isdigit(static_cast<unsigned char>(c))) {
+            cur = cur * 10 + uint64_t(c - '0');
+            digits = true;
+            if (cur > 0xFFFFFFFFull) return TtlValue::Large;
+            continue;
+        }
+        uint64_t mult = 0;
+        switch (std::tolower(static_cast<unsigned char>(c))) {
+            case 'w':
+                mult = 604800;
+                break;
+            case 'd':
+                mult = 86400;
+                break;
+            case 'h':
+                mult = 3600;
+                break;
+            case 'm':
+                mult = 60;
+                break;
+            case 's':
+                mult = 1;
+                break;
+            default:
+                return TtlValue::NotNumber;
+        }
+        if (!digits) return TtlValue::NotNumber;
+        total += cur * mult;
+        cur = 0;
+        digits = false;
+        if (total > 0xFFFFFFFFull) return TtlValue::Large;
+    }
+    total += cur;
+    if (total > 0xFFFFFFFFull) return TtlValue::Large;
+    out = total;
+    return TtlValue::Ok;
+}
+
+// Checks the TTL field of a record or $TTL ldns has just read (RFC 2181 §8: a TTL is 0 .. 2^31 - 1). Not a
+// 32-bit number (ldns would wrap it: 99999999999 became 1215752191): an error. Above 2^31 - 1: a warning,
+// and 0 is served, as RFC 2181 §8 tells a resolver to read such a value and as BIND's loader does ("TTL >
+// MAXTTL, setting TTL to 0"); clamping to 2^31 - 1 would serve what no other server would. `ttl` is set to
+// the value to use when the field is in range or large; false and `error` when it is not a number.
+bool checkTtlField(std::string_view field, const std::string& where, const char* what, uint32_t& ttl,
+                   std::vector<LoadWarning>& warnings, std::string& error) {
+    uint64_t v = 0;
+    switch (ttlValue(field, v)) {
+        case TtlValue::NotNumber:
+            return true;  // ldns' own value (or error) stands
+        case TtlValue::Large:
+            error =
+                fmt::format("{}: {} {} is not a 32-bit number (a TTL is at most 2147483647 s, RFC 2181 §8)",
+                            where, what, field);
+            return false;
+        case TtlValue::Ok:
+            break;
+    }
+    if (v > 0x7FFFFFFFu) {
+        warnings.push_back(LoadWarning{
+            where, fmt::format("{} {} is above 2147483647 (2^31 - 1): served as 0, as RFC 2181 §8 says to "
+                               "read it (BIND does the same)",
+                               what, field)});
+        v = 0;
+    }
+    ttl = uint32_t(v);
+    return true;
 }
 
 class Reader {
@@ -246,22 +400,54 @@ class Reader {
             long at = ftell(fp);
             if (at < 0 || !recordStart(size_t(at))) break;  // only blanks and comments are left
             const int line = cursorLine;
+            const size_t begin = cursor;
+            const bool ownerWritten =
+                begin == 0 || copy[begin - 1] == '\n';  // recordStart stops at the first non-blank
+            const bool hadDefault = st.ttl != kNoTtl;
             ldns_rr* rr = nullptr;
             uint32_t ttl = st.ttl == 0 ? kZeroTtl : st.ttl;
             ldns_status s = ldns_rr_new_frm_fp_l(&rr, fp, &ttl, &st.origin.p, &st.prev.p, &lineNr);
             st.ttl = ttl == kZeroTtl ? 0 : ttl;
             if (s == LDNS_STATUS_OK && ldns_rr_ttl(rr) == kZeroTtl) ldns_rr_set_ttl(rr, 0);
+            long end = ftell(fp);
+            std::string_view text(copy.data() + begin,
+                                  (end > long(begin) ? size_t(end) : copy.size()) - begin);
+            const std::string where = fmt::format("{}:{}", path, line);
+            if (s == LDNS_STATUS_SYNTAX_TTL) {
+                // "$TTL value": the field after the directive.
+                std::string_view f = recordHead(text.substr(std::min<size_t>(4, text.size())), false).ttl;
+                uint32_t v = st.ttl;
+                if (!f.empty() && !checkTtlField(f, where, "$TTL", v, out.warnings, error)) {
+                    ok = false;
+                    break;
+                }
+                st.ttl = v;
+            }
             if (s == LDNS_STATUS_SYNTAX_EMPTY || s == LDNS_STATUS_SYNTAX_TTL ||
                 s == LDNS_STATUS_SYNTAX_ORIGIN) {
                 if (feof(fp)) break;
                 continue;
             }
-            if (s != LDNS_STATUS_OK) {
-                error = fmt::format("{}:{}: {}", path, line, ldns_get_errorstr_by_id(s));
+            // The TTL field first: one that is not a 32-bit number is the error to report even when ldns
+            // stumbled over it too.
+            const RecordHead head = recordHead(text, ownerWritten);
+            uint32_t written = s == LDNS_STATUS_OK ? ldns_rr_ttl(rr) : 0;
+            if (!head.ttl.empty() && !checkTtlField(head.ttl, where, "TTL", written, out.warnings, error)) {
+                if (s == LDNS_STATUS_OK) ldns_rr_free(rr);
                 ok = false;
                 break;
             }
-            if (!addRecord(file, path, line, rr, buf, out, error)) ok = false;
+            if (s != LDNS_STATUS_OK) {
+                error = fmt::format("{}: {}", where, ldnsError(s, head));
+                ok = false;
+                break;
+            }
+            TtlFrom from = hadDefault ? TtlFrom::Directive : TtlFrom::None;
+            if (!head.ttl.empty()) {
+                ldns_rr_set_ttl(rr, written);
+                from = TtlFrom::Written;
+            }
+            if (ok && !addRecord(file, path, line, rr, from, buf, out, error)) ok = false;
             ldns_rr_free(rr);
             if (!ok) break;
         }
@@ -330,6 +516,9 @@ class Reader {
                     rec.ttl = pr.ttl;
                     rec.file = file;
                     rec.line = line;
+                    rec.ttlFrom = pr.ttlWritten      ? TtlFrom::Written
+                                  : st.ttl == kNoTtl ? TtlFrom::None
+                                                     : TtlFrom::Directive;
                     out.records.push_back(rec);
                     continue;
                 }
@@ -447,8 +636,8 @@ class Reader {
         return true;
     }
 
-    static bool addRecord(uint32_t file, const std::string& path, int line, ldns_rr* rr, ldns_buffer* buf,
-                          SourceSet& out, std::string& error) {
+    static bool addRecord(uint32_t file, const std::string& path, int line, ldns_rr* rr, TtlFrom from,
+                          ldns_buffer* buf, SourceSet& out, std::string& error) {
         if (ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN) {
             error = fmt::format("{}:{}: only class IN is served", path, line);
             return false;
@@ -483,6 +672,7 @@ class Reader {
             out.store({reinterpret_cast<const char*>(ldns_buffer_begin(buf)), ldns_buffer_position(buf)});
         r.file = file;
         r.line = line;
+        r.ttlFrom = from;
         out.records.push_back(r);
         return true;
     }
@@ -540,7 +730,11 @@ bool readZoneFile(const std::string& path, const std::string& origin, SourceSet&
     Reader r(out, error);
     if (!r.readFile(path, org.p, kNoTtl, 0, "")) return false;
 
-    // RFC 2308 §4: without $TTL, a record's TTL defaults to the SOA MINIMUM field.
+    // RFC 1035 §5.1: an omitted TTL is the last one written before it; RFC 2308 §4 moved the default to $TTL,
+    // which takes over where it is written (the reader applied it). Without a $TTL BIND and NSD keep the
+    // older rule; so does gslbd, saying so once per file, as BIND does ("using RFC1035 TTL semantics"). A
+    // record with no TTL written anywhere before it (an SOA without one, first in the file) gets the SOA
+    // MINIMUM, BIND's fallback too.
     uint32_t minimum = 0;
     for (const auto& rec : out.records)
         if (rec.type == kTypeSOA && rec.rdata.size() >= 4) {
@@ -548,8 +742,24 @@ bool readZoneFile(const std::string& path, const std::string& origin, SourceSet&
             minimum = (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
             break;
         }
-    for (auto& rec : out.records)
-        if (rec.ttl == kNoTtl) rec.ttl = minimum;
+    std::optional<uint32_t> lastWritten;
+    std::vector<bool> warned(out.files().size(), false);
+    for (auto& rec : out.records) {
+        if (rec.ttlFrom == TtlFrom::Written) lastWritten = rec.ttl;
+        if (rec.ttlFrom != TtlFrom::None) continue;
+        rec.ttl = lastWritten ? *lastWritten : minimum;
+        if (warned[rec.file]) continue;
+        warned[rec.file] = true;
+        out.warnings.push_back(LoadWarning{
+            fmt::format("{}:{}", out.file(rec), rec.line),
+            lastWritten ? fmt::format("no $TTL: a record without a TTL gets the last TTL written before it "
+                                      "({} s here; RFC 1035 §5.1, as BIND and NSD do); write $TTL to set "
+                                      "the default",
+                                      rec.ttl)
+                        : fmt::format("no $TTL and no TTL written before this record: it gets the SOA "
+                                      "MINIMUM ({} s), as BIND does; write $TTL to set the default",
+                                      rec.ttl)});
+    }
     return true;
 }
 

@@ -13,11 +13,14 @@ namespace gslb::zones {
 /// Reads `path` as the master file of zone `origin` (presentation form, e.g. "gslb.example.com.").
 /// Handles $ORIGIN, $TTL, $INCLUDE (ldns' reader does not: done here, the included file getting its own
 /// $ORIGIN scope as RFC 1035 §5.1 says), relative names, multi-line records, escapes, every type ldns knows
-/// and RFC 3597 TYPEnnn / \# rdata. Records without a TTL and no $TTL before them get the SOA MINIMUM (RFC
-/// 2308 §4, BIND's behaviour). $INCLUDE nesting is limited to 16 levels (an include loop is an error).
-/// Returns false with `error` = "file:line: message" on the first problem.
-/// One-line records of the common types are decoded by the fast path of plain_rr.hpp; every other line goes
-/// to ldns (ldns_rr_new_frm_fp_l) unchanged. `out` gets the records in file order.
+/// and RFC 3597 TYPEnnn / \# rdata. A record without a TTL and no $TTL before it gets the last TTL written
+/// before it (RFC 1035 §5.1: RFC 2308 §4 moved the default to $TTL, not to the MINIMUM; BIND and NSD do
+/// this), or the SOA MINIMUM when none was (BIND's fallback), with a warning once per file. A TTL above
+/// 2^31 - 1 is 0 with a warning (RFC 2181 §8, BIND); one that is not a 32-bit number is an error.
+/// Warnings go to `out.warnings` ("file:line"). $INCLUDE nesting is limited to 16 levels (an include loop is
+/// an error). Returns false with `error` = "file:line: message" on the first problem. One-line records of the
+/// common types are decoded by the fast path of plain_rr.hpp; every other line goes to ldns
+/// (ldns_rr_new_frm_fp_l) unchanged. `out` gets the records in file order.
 bool readZoneFile(const std::string& path, const std::string& origin, SourceSet& out, std::string& error);
 
 /// Where a line of a master file leaves the record it belongs to, as ldns reads it (RFC 1035 §5.1): open

@@ -199,6 +199,7 @@ PlainResult parsePlainLine(std::string_view line, const PlainContext& ctx, Plain
     if (out.type == 0) return PlainResult::NotPlain;
     ++t;
     out.ttl = haveTtl ? ttl : ctx.defaultTtl;
+    out.ttlWritten = haveTtl;
 
     // rdata
     const Token* rd = toks + t;

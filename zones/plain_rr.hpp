@@ -26,7 +26,8 @@ struct PlainRecord {
     bool ownerChanged = false;  // the line named its owner (or '@'): it becomes the next `prev`
     uint16_t type = 0;
     uint32_t ttl = 0;
-    std::string rdata;  // uncompressed wire rdata; names in the case written (reused between calls)
+    bool ttlWritten = false;  // the line had a TTL field (else `ttl` is the context's default)
+    std::string rdata;        // uncompressed wire rdata; names in the case written (reused between calls)
 };
 
 enum class PlainResult {

@@ -32,9 +32,12 @@ bool serialGreater(uint32_t a, uint32_t b) {
     return d != 0 && d < 0x80000000u;
 }
 
-uint32_t nextServedSerial(SerialPolicy policy, uint32_t fileSerial, std::optional<uint32_t> last,
-                          int64_t now) {
-    if (policy == SerialPolicy::Keep) return fileSerial;
+uint32_t nextServedSerial(SerialPolicy policy, uint32_t fileSerial, std::optional<uint32_t> last, int64_t now,
+                          bool changed) {
+    if (policy == SerialPolicy::Keep) {
+        if (!last || serialGreater(fileSerial, *last)) return fileSerial;
+        return changed ? *last + 1 : *last;
+    }
     uint32_t s = fileSerial;
     std::optional<uint32_t> want;
     switch (policy) {

@@ -143,6 +143,83 @@ void SourceSet::append(SourceSet&& other) {
     other.left_ = 0;
 }
 
+namespace {
+
+// Hidden data: records below a DNAME or a zone cut load but are never answered (the DNAME redirects, the cut
+// refers). Below a DNAME there must be none (RFC 6672 §2.3; NSD refuses the zone); below a cut only glue
+// belongs, the address records of a name server of some cut (RFC 1034 §4.2.1). Either is almost always a
+// record the operator meant to serve, so each such name is reported once, at its first record. Not refused:
+// the zone serves correctly, and a reload that used to pass must not start failing over data nobody sees.
+template <class Where>
+void hiddenDataWarnings(Zone& z, const std::vector<SourceRecord>& recs, const std::vector<uint32_t>& order,
+                        const std::vector<uint32_t>& start, const std::vector<uint32_t>& parent, Where where,
+                        std::vector<LoadWarning>& out) {
+    constexpr size_t kMax = 20;  // one zone's worth of a systematic mistake is not a thousand lines
+    std::vector<bool> nsTarget(z.nodeCount(), false);
+    for (uint32_t ni = 0; ni < z.nodeCount(); ++ni)
+        if (const RRset* ns = z.rrset(z.node(ni), kTypeNS))
+            for (uint32_t q = ns->first; q < ns->first + ns->count; ++q)
+                if (uint32_t t = z.rdata(q).target; t != kNone) nsTarget[t] = true;
+    size_t hidden = 0;
+    for (uint32_t i = 1; i < z.nodeCount(); ++i) {
+        const Node& n = z.node(i);
+        if (!(n.flags & kNodeOccluded) || n.setCount == 0) continue;
+        uint32_t by = kNone;  // the outermost DNAME or cut above
+        for (uint32_t p = parent[i]; p != kNone; p = parent[p])
+            if ((z.node(p).flags & kNodeDname) || (p != 0 && (z.node(p).flags & kNodeDelegation))) by = p;
+        if (by == kNone) continue;
+        const bool dname = z.node(by).flags & kNodeDname;
+        const SourceRecord* first = nullptr;
+        uint32_t firstIdx = UINT32_MAX;
+        for (uint32_t j = start[i]; j < start[i + 1]; ++j) {
+            const SourceRecord& r = recs[order[j]];
+            bool glue = !dname && nsTarget[i] && (r.type == kTypeA || r.type == kTypeAAAA);
+            if (!glue && order[j] < firstIdx) {
+                firstIdx = order[j];
+                first = &r;
+            }
+        }
+        if (!first) continue;
+        if (++hidden > kMax) continue;
+        std::string name = nameToText(z.nodeName(n)), above = nameToText(z.nodeName(z.node(by)));
+        out.push_back(LoadWarning{
+            where(*first),
+            dname ? fmt::format("{} is below the DNAME at {} and is never served (RFC 6672 §2.3: a DNAME "
+                                "owner has no names below it)",
+                                name, above)
+                  : fmt::format("{} is below the zone cut at {} and is not glue (no NS names it): it is "
+                                "never served",
+                                name, above)});
+    }
+    if (hidden > kMax)
+        out.push_back(LoadWarning{z.file(), fmt::format("{} more names below a DNAME or a zone cut that are "
+                                                        "never served",
+                                                        hidden - kMax)});
+}
+
+}  // namespace
+
+bool Zone::sameData(const Zone& o) const {
+    if (signer_ || o.signer_ || apex_ != o.apex_ || nodes_.size() != o.nodes_.size() ||
+        rrsets_.size() != o.rrsets_.size() || rdatas_.size() != o.rdatas_.size())
+        return false;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+        const Node &a = nodes_[i], &b = o.nodes_[i];
+        if (a.flags != b.flags || a.setCount != b.setCount || a.firstSet != b.firstSet ||
+            nodeName(a) != o.nodeName(b))
+            return false;
+    }
+    for (size_t i = 0; i < rrsets_.size(); ++i) {
+        const RRset &a = rrsets_[i], &b = o.rrsets_[i];
+        if (a.type != b.type || a.ttl != b.ttl || a.first != b.first || a.count != b.count) return false;
+    }
+    for (size_t i = 0; i < rdatas_.size(); ++i) {
+        const Rdata &a = rdatas_[i], &b = o.rdatas_[i];
+        if (a.len != b.len || (a.len && std::memcmp(bytes(a), o.bytes(b), a.len) != 0)) return false;
+    }
+    return true;
+}
+
 std::unique_ptr<Zone> Zone::compile(const WireName& apex, const SourceSet& set, const std::string& file,
                                     std::string& error) {
     const std::vector<SourceRecord>& recs = set.records;
@@ -381,6 +458,9 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, const SourceSet& set, 
             }
         }
     }
+
+    z->warnings_ = set.warnings;
+    hiddenDataWarnings(*z, recs, order, start, parent, where, z->warnings_);
 
     z->soa_ = z->rrset(z->nodes_[0], kTypeSOA);
     const Rdata& sr = z->rdatas_[z->soa_->first];

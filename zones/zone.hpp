@@ -51,6 +51,13 @@ struct Node {
     int32_t dynamic;  // GSLB hostname id assigned by the server (-1: a static name)
 };
 
+/// Where a record's TTL came from (the reader's; RFC 1035 §5.1, RFC 2308 §4).
+enum class TtlFrom : uint8_t {
+    Written,    // the record's own TTL field
+    Directive,  // the $TTL in force
+    None,       // neither: readZoneFile gives it the last TTL written before it (RFC 1035 §5.1)
+};
+
 /// One record as read from a master file, before compilation. `owner` is lower-cased wire; `rdata` is
 /// uncompressed wire with the names in the case the file wrote them. Both view bytes kept by the SourceSet
 /// that holds the record.
@@ -61,11 +68,18 @@ struct SourceRecord {
     uint32_t ttl;
     uint32_t file;  // index into SourceSet::files()
     int line;
+    TtlFrom ttlFrom = TtlFrom::Written;
 };
 
 /// The records of one zone as read (file order), with the bytes they point into and the names of the files
 /// they came from. The bytes live in large blocks that never move: a million records cost a few dozen
 /// allocations, not two each. Movable, not copyable (the records' views point into the blocks).
+/// Something a master file holds that loads but that an operator should hear about: `where` is "file:line".
+struct LoadWarning {
+    std::string where;
+    std::string message;
+};
+
 class SourceSet {
   public:
     SourceSet() = default;
@@ -75,6 +89,8 @@ class SourceSet {
     SourceSet& operator=(const SourceSet&) = delete;
 
     std::vector<SourceRecord> records;
+    /// What the reader warned about, in file order (zones/loader.hpp readZoneFile).
+    std::vector<LoadWarning> warnings;
 
     const std::vector<std::string>& files() const { return files_; }
     const std::string& file(const SourceRecord& r) const { return files_[r.file]; }
@@ -124,6 +140,10 @@ class Zone {
     uint32_t negativeTtl() const { return negTtl_; }
     uint32_t serial() const { return serial_; }
     size_t recordCount() const { return rdatas_.size(); }
+    /// The records the zone file gave (recordCount() less what signing added: DNSKEY, RRSIG, NSEC/NSEC3),
+    /// so that `gslbctl check` and a reload count the same thing.
+    size_t fileRecordCount() const { return fileRecords_ ? fileRecords_ : rdatas_.size(); }
+    void setFileRecordCount(size_t n) { fileRecords_ = n; }
 
     /// Builds a zone from parsed records, applying the checks of issue 2 / RFC 1034 / RFC 2181: exactly one
     /// SOA at the apex, NS at the apex, no CNAME beside other data (RFC 1034 §3.6.2, RFC 2181 §10.1), no
@@ -136,6 +156,15 @@ class Zone {
 
     static std::unique_ptr<Zone> compile(const WireName& apex, const SourceSet& records,
                                          const std::string& file, std::string& error);
+
+    /// The reader's warnings (SourceSet::warnings) and compile's own: records that load but are never served
+    /// because they sit below a DNAME (RFC 6672 §2.3: there must be none) or below a zone cut without being
+    /// glue (an address record of a name server of the cut), one per name, file:line of its first record.
+    const std::vector<LoadWarning>& warnings() const { return warnings_; }
+
+    /// True when both zones serve the same data: the same names, RRsets, TTLs and rdata, the SOA serial
+    /// included, neither signed. For the "keep" serial (zones/serial.hpp): an unchanged reload keeps it.
+    bool sameData(const Zone& other) const;
 
   private:
     uint32_t addBytes(std::string_view b);
@@ -161,6 +190,8 @@ class Zone {
     uint32_t negTtl_ = 0;
     uint32_t serial_ = 0;
     std::shared_ptr<ZoneSigner> signer_;
+    std::vector<LoadWarning> warnings_;
+    size_t fileRecords_ = 0;  // 0: all of them
 };
 
 /// Offset of the domain name within the rdata of `type` that additional-section processing or CNAME chasing

@@ -616,6 +616,50 @@ class Resign(unittest.TestCase):
             with open(g.path("state/zone-serials.json")) as f:
                 self.assertGreaterEqual(json.load(f)["zones"][ZONE], second)
 
+    @unittest.skipUnless(shutil.which("knotd"), "knotd is not installed")
+    def test_dnssec_off_never_sends_the_serial_back(self):
+        # The new-user trial: signed, every reload served a serial above the file's (2024010101 is ahead of
+        # unix time, so +1 each); then dnssec = false with serial_policy "keep" (the default). gslbd served the
+        # file's serial again, which Knot (RFC 1982) took for an old one: it kept the signed zone and its
+        # DNSKEY, silently, while gslbd logged the NOTIFY as acknowledged.
+        g = Gslbd(files={"zone.db": SIGNED_ZONE}, wait_zone=ZONE)
+        ctl("dnssec", "keygen", ZONE, "--dir", g.path("keys"))
+        k = Knot(ZONE, g.port)
+        conf = gslb_config(g.port, zone_extra=f'notify = ["127.0.0.1:{k.port}"]\n',
+                           server_extra='state_dir = "state"\n')
+        g.raw_config = conf
+
+        def wait_serial(port, want, timeout=6):
+            deadline = time.monotonic() + timeout
+            while self.soa_serial(port) != want and time.monotonic() < deadline:
+                time.sleep(0.2)
+            return self.soa_serial(port)
+
+        with g, k:
+            k.wait_zone()
+            g.reload()
+            signed = wait_serial(g.port, 2024010102)
+            self.assertEqual(signed, 2024010102, g.stderr())
+            self.assertEqual(wait_serial(k.port, signed), signed, k.stderr() + g.stderr())
+            self.assertIn("DNSKEY", digp(k.port, "+norec", ZONE, "DNSKEY"))
+            g.write("gslbd.toml", conf.replace("dnssec = true\n", "dnssec = false\n"))
+            g.reload()
+            # Not the file's 2024010101: one above what was served, so Knot transfers the unsigned zone.
+            self.assertEqual(wait_serial(g.port, signed + 1), signed + 1, g.stderr())
+            self.assertEqual(wait_serial(k.port, signed + 1), signed + 1, k.stderr() + g.stderr())
+            self.assertNotIn("DNSKEY", digp(k.port, "+norec", "+noall", "+answer", ZONE, "DNSKEY"))
+            self.assertRegex(g.stderr(), rf"warn.*zone {re.escape(ZONE)}: serving serial {signed + 1}, not the "
+                                         r"file's 2024010101: it is not greater than the 2024010102 served before")
+            # A reload with nothing changed keeps that serial (no transfer at every reload) and warns again.
+            g.reload()
+            deadline = time.monotonic() + 5
+            while g.stderr().count("not the file's 2024010101") < 2 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            self.assertEqual(g.stderr().count("not the file's 2024010101"), 2, g.stderr())
+            self.assertEqual(self.soa_serial(g.port), signed + 1)
+            with open(g.path("state/zone-serials.json")) as f:
+                self.assertEqual(json.load(f)["zones"][ZONE], signed + 1)
+
     def test_restart_never_serves_an_older_serial(self):
         # serial_policy = "increment" counts from the file's serial; only state_dir carries it over a restart.
         g = Gslbd(files={"zone.db": SIGNED_ZONE}, wait_zone=ZONE)

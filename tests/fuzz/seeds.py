@@ -99,6 +99,17 @@ def loader():
     save("loader", "@ SOA ns1 h 1 2 3 4 5\n$ORIGIN sub\nw A 192.0.2.1\n$ORIGIN f.test.\nv 1h A 192.0.2.1\n"
                    "u IN 30 A 192.0.2.1\nt A 300.1.1.1\n")
     save("loader", "\r\n@ SOA ns1 h 1 2 3 4 5\r\n@ NS ns1\r\nwww A 192.0.2.1 ; c\r\n  TXT \"x;y\"\n")
+    # The zone-data trial (session 6): no $TTL (RFC 1035 §5.1: the last TTL written), TTLs above 2^31 - 1 and
+    # beyond 32 bits, data below a DNAME and below a cut, an IPv4 address out of range, gdnsd's DYNA.
+    save("loader", "@ 1h IN SOA ns1 h 1 2 3 4 5m\n@ NS ns1\nns1 1d A 192.0.2.1\ncaa CAA 0 issue \"ca.test\"\n"
+                   "www A 192.0.2.2\n$TTL 120\nafter A 192.0.2.3\n")
+    save("loader", "$TTL 3600\n@ SOA ns1 h 1 2 3 4 5\n@ NS ns1\nb1 2147483648 IN A 192.0.2.1\n"
+                   "b2 4294967295 IN A 192.0.2.2\nb3 IN 4294967294 A 192.0.2.3\n$TTL 4294967295\nb4 A 192.0.2.4\n")
+    save("loader", "@ SOA ns1 h 1 2 3 4 5\n@ NS ns1\nw 99999999999 IN A 192.0.2.1\n")
+    save("loader", "$TTL 300\n@ SOA ns1 h 1 2 3 4 5\n@ NS ns1\nold DNAME new\nnested.old A 192.0.2.5\n"
+                   "sub NS ns.sub\nns.sub A 192.0.2.53\nx.sub A 192.0.2.54\n")
+    save("loader", "$TTL 300\n@ SOA ns1 h 1 2 3 4 5\n@ NS ns1\nmx1 IN A 192.0.2.300\n")
+    save("loader", "$TTL 300\n@ SOA ns1 h 1 2 3 4 5\n@ NS ns1\nwww IN DYNA weighted!www\n")
 
 
 def config():

@@ -8,8 +8,14 @@
 #include <cstdlib>
 #include <string>
 
+#include <sys/stat.h>
+
+#include <ctime>
+
 #include "server/check.hpp"
+#include "server/snapshot.hpp"
 #include "tests/server/helpers.hpp"
+#include "zones/dnssec_keys.hpp"
 
 using namespace gslb::server;
 
@@ -162,4 +168,43 @@ TEST_CASE(
     auto fine = withServer("axfr_allow = [\"192.0.2.53\"]", "", shortTtl);
     CHECK(fine.rc == 0);
     CHECK(fine.out.find(warning) == std::string::npos);
+}
+
+TEST_CASE("check: zone warnings with file:line, and the records counted as a reload counts them") {
+    // The trial's zone defects that loaded without a word: an out-of-range TTL, data below a DNAME.
+    const std::string zone =
+        st::kZone + "big 2147483648 IN A 192.0.2.7\nold IN DNAME new\nnested.old IN A 192.0.2.8\n";
+    st::Written w = st::writeConfig(st::baseConfig(""), zone);
+    Checked c = check(w.config);
+    CHECK_MESSAGE(c.rc == 0, c.out);
+    CHECK_MESSAGE(c.out.find("t.zone:" + std::to_string(st::lineOf(zone, "big 2147483648")) +
+                             ": warning: TTL 2147483648 is above 2147483647") != std::string::npos,
+                  c.out);
+    CHECK_MESSAGE(
+        c.out.find(": warning: nested.old.t.test. is below the DNAME at old.t.test.") != std::string::npos,
+        c.out);
+    CHECK_MESSAGE(c.out.find(" records, ") != std::string::npos, c.out);
+    CHECK_MESSAGE(c.out.find("with DNSSEC") == std::string::npos, c.out);  // unsigned: one number
+}
+
+TEST_CASE("check: a signed zone's records in the words of the reload line: \"N records, M with DNSSEC\"") {
+    st::Written w = st::writeConfig("", st::kZone);
+    std::string keys = w.dir + "/keys", error;
+    REQUIRE(mkdir(keys.c_str(), 0700) == 0);
+    gslb::zones::DnssecKey k;
+    REQUIRE(gslb::zones::generateKey("t.test.", 13, 257, time(nullptr) - 86400, k, error));
+    REQUIRE(gslb::zones::writeKeyFiles(k, keys, error));
+    std::string conf = st::baseConfig("");
+    conf.replace(conf.find("file = \"t.zone\"\n"), 16,
+                 "file = \"t.zone\"\ndnssec = true\nkey_dir = \"keys\"\n");
+    st::writeFile(w.dir, "gslbd.toml", conf);
+    Checked c = check(w.config);
+    CHECK_MESSAGE(c.rc == 0, c.out);
+    auto snap = buildSnapshot(w.config, nullptr, error);
+    REQUIRE_MESSAGE(snap, error);
+    const auto& z = *snap->db.zones().at(0);
+    REQUIRE(z.recordCount() > z.fileRecordCount());
+    std::string words = fmt::format("{} records, {} with DNSSEC", z.fileRecordCount(), z.recordCount());
+    CHECK(recordCountText(snap->db) == words);
+    CHECK_MESSAGE(c.out.find(words) != std::string::npos, c.out);
 }

@@ -40,6 +40,11 @@ st::Written signedZone(const std::string& policyLine, uint32_t fileSerial = 1, b
     return w;
 }
 
+std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 uint32_t servedSerial(const Snapshot& s) {
     return s.db.zones().at(0)->serial();
 }
@@ -119,7 +124,7 @@ TEST_CASE("serial_policy: a file serial ahead of the clock (YYYYMMDDnn is, in RF
 TEST_CASE("serial_policy: keep is the default of an unsigned zone; others apply to it too") {
     auto s = st::snapshot(st::baseConfig(""));
     CHECK(servedSerial(*s) == 2024010101u);
-    CHECK(s->servedSerials.empty());
+    CHECK(s->servedSerials.at("t.test.") == 2024010101u);  // kept too: a later change must not go back
     std::string zone = st::kZone;
     zone.replace(zone.find("2024010101"), 10, "7");
     std::string conf = st::baseConfig("");
@@ -159,4 +164,66 @@ TEST_CASE("zone-serials.json: round trip; a malformed file fails the load and sa
     st::writeFile(w.dir + "/state", "zone-serials.json", "not json");
     CHECK_FALSE(buildSnapshot(w.config, nullptr, error, kNow));
     CHECK_MESSAGE(error.find("zone-serials.json") != std::string::npos, error);
+}
+
+TEST_CASE(
+    "serial: turning dnssec off (keep) never goes back from the signed serials, here or after a restart") {
+    // The trial's case: signed, a bump per rebuild above the file's; then dnssec = false, serial_policy
+    // "keep". Serving the file's 2026120102 again would leave secondaries on the signed zone (RFC 1982).
+    st::Written w = signedZone("", 2026120102u);
+    std::string error;
+    auto a = buildSnapshot(w.config, nullptr, error, kNow);
+    REQUIRE_MESSAGE(a, error);
+    auto b = buildSnapshot(w.config, a.get(), error, kNow + 60);
+    REQUIRE(b);
+    REQUIRE(servedSerial(*b) == 2026120103u);
+    REQUIRE(service::saveZoneSerials(w.dir + "/state", b->servedSerials, error));
+    std::string conf = slurp(w.config);
+    conf.replace(conf.find("dnssec = true"), 13, "dnssec = false");
+    st::writeFile(w.dir, "gslbd.toml", conf);
+    auto c = buildSnapshot(w.config, b.get(), error, kNow + 120);
+    REQUIRE_MESSAGE(c, error);
+    CHECK(servedSerial(*c) == 2026120104u);  // the data changed (no signatures): one more
+    CHECK(c->db.zones().at(0)->signer() == nullptr);
+    CHECK(c->servedSerials.at("t.test.") == 2026120104u);
+    REQUIRE(c->warnings.size() == 1);
+    CHECK_MESSAGE(c->warnings[0].message.find("zone t.test.: serving serial 2026120104, not the file's "
+                                              "2026120102: it is not greater than the 2026120103 served "
+                                              "before (RFC 1982)") != std::string::npos,
+                  c->warnings[0].message);
+    // Nothing changed since: the same serial (no transfer at every reload), the same warning.
+    auto d = buildSnapshot(w.config, c.get(), error, kNow + 180);
+    REQUIRE(d);
+    CHECK(servedSerial(*d) == 2026120104u);
+    CHECK(d->warnings.size() == 1);
+    // A restart, the state file says 2026120104: not back to the file's either.
+    REQUIRE(service::saveZoneSerials(w.dir + "/state", d->servedSerials, error));
+    auto e = buildSnapshot(w.config, nullptr, error, kNow + 240);
+    REQUIRE(e);
+    CHECK(servedSerial(*e) == 2026120105u);  // no running zone to compare: counted as changed
+    // The operator raises the file's serial past it: the file's again, no warning.
+    std::string zone = slurp(w.zone);
+    zone.replace(zone.find("2026120102"), 10, "2026120200");
+    st::writeFile(w.dir, "t.zone", zone);
+    auto f = buildSnapshot(w.config, e.get(), error, kNow + 300);
+    REQUIRE(f);
+    CHECK(servedSerial(*f) == 2026120200u);
+    CHECK(f->warnings.empty());
+}
+
+TEST_CASE("serial: keep with a file edited but not bumped serves one more than before") {
+    st::Written w = st::writeConfig(st::baseConfig(""), st::kZone);
+    std::string error;
+    auto a = buildSnapshot(w.config, nullptr, error, kNow);
+    REQUIRE_MESSAGE(a, error);
+    CHECK(servedSerial(*a) == 2024010101u);
+    auto b = buildSnapshot(w.config, a.get(), error, kNow);
+    REQUIRE(b);
+    CHECK(servedSerial(*b) == 2024010101u);  // unchanged: no bump, no warning
+    CHECK(b->warnings.empty());
+    st::writeFile(w.dir, "t.zone", st::kZone + "added 300 IN A 192.0.2.99\n");
+    auto c = buildSnapshot(w.config, b.get(), error, kNow);
+    REQUIRE(c);
+    CHECK(servedSerial(*c) == 2024010102u);
+    CHECK(c->warnings.size() == 1);
 }

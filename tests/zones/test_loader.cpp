@@ -63,7 +63,7 @@ TEST_CASE("directives: $ORIGIN, $TTL, relative names, multi-line records, escape
     CHECK(z->node(z->find(n)).setCount == 0);
 }
 
-TEST_CASE("without $TTL, records take the SOA MINIMUM (RFC 2308 §4)") {
+TEST_CASE("without $TTL and no TTL written before it, a record takes the SOA MINIMUM (BIND's fallback)") {
     std::string err;
     auto z = loadZone(
         writeFile("nottl.zone", "@ IN SOA ns1 host 1 3600 600 86400 77\n@ NS ns1\nns1 A 192.0.2.1\n"),
@@ -412,4 +412,150 @@ TEST_CASE("a record and an error name the record's own first line, not the blank
     r = readAllWays("line-top.zone", std::string(kSoa) + "\n$INCLUDE line-inc.zone\n");
     CHECK_FALSE(r.ok);
     CHECK(r.error.find("line-inc.zone:3: ") != std::string::npos);
+}
+
+namespace {
+
+uint32_t ttlOf(const Zone& z, const std::string& name, uint16_t type) {
+    WireName n;
+    REQUIRE(textToName(name, {}, n));
+    uint32_t idx = z.find(n);
+    REQUIRE(idx != kNone);
+    const RRset* s = z.rrset(z.node(idx), type);
+    REQUIRE(s);
+    return s->ttl;
+}
+
+std::string allWarnings(const Zone& z) {
+    std::string out;
+    for (const auto& w : z.warnings()) out += w.where + ": " + w.message + "\n";
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("without $TTL a record takes the last TTL written before it (RFC 1035 §5.1, as BIND and NSD)") {
+    // The trial's zone: SOA 1h with MINIMUM 5m, ns1 1d, then caa without a TTL. BIND serves 86400 there
+    // (named-checkzone -D), gslbd served 300 (the MINIMUM). Both paths: the fast one and ldns alone.
+    const std::string text =
+        "@ 1h IN SOA ns1 host 1 3600 600 86400 5m\n"
+        "@ NS ns1\n"
+        "ns1 1d A 192.0.2.1\n"
+        "caa CAA 0 issue \"ca.example.net\"\n"
+        "www A 192.0.2.2\n"
+        "$TTL 120\n"
+        "after A 192.0.2.3\n";
+    for (bool fast : {true, false}) {
+        setPlainFastPath(fast);
+        std::string err;
+        auto z = loadZone(writeFile("rfc1035ttl.zone", text), "t.test.", err);
+        setPlainFastPath(true);
+        REQUIRE_MESSAGE(z, err);
+        CHECK(ttlOf(*z, "t.test.", kTypeNS) == 3600);  // the SOA's 1h, written just before
+        CHECK(ttlOf(*z, "caa.t.test.", 257) == 86400);
+        CHECK(ttlOf(*z, "www.t.test.", kTypeA) == 86400);
+        CHECK(ttlOf(*z, "after.t.test.", kTypeA) == 120);  // $TTL takes over (RFC 2308 §4)
+        // Said once per file, at the first record it applies to.
+        std::string w = allWarnings(*z);
+        CHECK_MESSAGE(w.find("rfc1035ttl.zone:2: no $TTL: a record without a TTL gets the last TTL written "
+                             "before it") != std::string::npos,
+                      w);
+        CHECK(z->warnings().size() == 1);
+    }
+}
+
+TEST_CASE("TTLs above 2^31 - 1 are served as 0 with a warning; TTLs that are not 32-bit numbers are errors") {
+    // RFC 2181 §8, BIND's loader: 2147483648 and 4294967295 (which gslbd read as "no TTL" and gave the SOA
+    // MINIMUM) become 0; 99999999999 wrapped to 1215752191.
+    const std::string text = std::string("$TTL 3600\n") + kSoa +
+                             "big1 2147483648 IN A 192.0.2.7\n"
+                             "big2 4294967295 IN A 192.0.2.8\n"
+                             "ok 2147483647 IN A 192.0.2.9\n"
+                             "unit 1h30m IN A 192.0.2.10\n";
+    std::string err;
+    auto z = loadZone(writeFile("bigttl.zone", text), "t.test.", err);
+    REQUIRE_MESSAGE(z, err);
+    CHECK(ttlOf(*z, "big1.t.test.", kTypeA) == 0);
+    CHECK(ttlOf(*z, "big2.t.test.", kTypeA) == 0);
+    CHECK(ttlOf(*z, "ok.t.test.", kTypeA) == 2147483647u);
+    CHECK(ttlOf(*z, "unit.t.test.", kTypeA) == 5400);
+    std::string w = allWarnings(*z);
+    CHECK_MESSAGE(w.find("bigttl.zone:5: TTL 2147483648 is above 2147483647 (2^31 - 1): served as 0") !=
+                      std::string::npos,
+                  w);
+    CHECK_MESSAGE(w.find("bigttl.zone:6: TTL 4294967295 is above") != std::string::npos, w);
+    CHECK(z->warnings().size() == 2);
+
+    err = loadError("wrapttl.zone", std::string(kSoa) + "w 99999999999 IN A 192.0.2.7\n");
+    CHECK_MESSAGE(err.find("wrapttl.zone:4: TTL 99999999999 is not a 32-bit number") != std::string::npos,
+                  err);
+    err = loadError("wrapttl2.zone", std::string(kSoa) + "w IN 4294967296 A 192.0.2.7\n");
+    CHECK_MESSAGE(err.find("wrapttl2.zone:4: TTL 4294967296 is not a 32-bit number") != std::string::npos,
+                  err);
+    err = loadError("wrapttl3.zone", std::string(kSoa) + "$TTL 5000000000\nw A 192.0.2.7\n");
+    CHECK_MESSAGE(err.find("wrapttl3.zone:4: $TTL 5000000000 is not a 32-bit number") != std::string::npos,
+                  err);
+
+    // A $TTL above 2^31 - 1 is 0 as well (BIND: "setting $TTL to 0"), not the "no TTL" mark it used to hit.
+    z = loadZone(writeFile("bigdefttl.zone", std::string(kSoa) + "$TTL 4294967295\nw A 192.0.2.7\n"),
+                 "t.test.", err);
+    REQUIRE_MESSAGE(z, err);
+    CHECK(ttlOf(*z, "w.t.test.", kTypeA) == 0);
+    CHECK(allWarnings(*z).find("bigdefttl.zone:4: $TTL 4294967295 is above") != std::string::npos);
+}
+
+TEST_CASE("data below a DNAME or below a zone cut (not glue) loads, with a warning naming file and line") {
+    const std::string text = std::string("$TTL 300\n") + kSoa +
+                             "old DNAME new\n"
+                             "nested.old A 192.0.2.5\n"
+                             "sub NS ns.sub\n"
+                             "ns.sub A 192.0.2.53\n"
+                             "x.sub A 192.0.2.54\n"
+                             "y.sub TXT \"hidden\"\n";
+    std::string err;
+    auto z = loadZone(writeFile("hidden.zone", text), "t.test.", err);
+    REQUIRE_MESSAGE(z, err);
+    std::string w = allWarnings(*z);
+    CHECK_MESSAGE(w.find("hidden.zone:6: nested.old.t.test. is below the DNAME at old.t.test. and is never "
+                         "served") != std::string::npos,
+                  w);
+    CHECK_MESSAGE(
+        w.find("hidden.zone:9: x.sub.t.test. is below the zone cut at sub.t.test. and is not glue") !=
+            std::string::npos,
+        w);
+    CHECK_MESSAGE(w.find("hidden.zone:10: y.sub.t.test.") != std::string::npos, w);
+    CHECK_MESSAGE(w.find("ns.sub.t.test.") == std::string::npos, w);  // glue: the cut's name server
+    CHECK(z->warnings().size() == 3);
+}
+
+TEST_CASE("a record ldns refuses says what is wrong: an IPv4 address, gdnsd's DYNA") {
+    std::string err = loadError("badip.zone", std::string(kSoa) + "mx1 IN A 192.0.2.300\n");
+    CHECK_MESSAGE(err.find("badip.zone:4: ") != std::string::npos, err);
+    CHECK_MESSAGE(err.find("\"192.0.2.300\" is not an IPv4 address") != std::string::npos, err);
+    err = loadError("badip6.zone", std::string(kSoa) + "h AAAA 2001:db8::g\n");
+    CHECK_MESSAGE(err.find("\"2001:db8::g\" is not an IPv6 address") != std::string::npos, err);
+    err = loadError("dyna.zone", std::string(kSoa) + "www IN DYNA weighted!www\n");
+    CHECK_MESSAGE(err.find("dyna.zone:4: ") != std::string::npos, err);
+    CHECK_MESSAGE(err.find("DYNA is gdnsd's dynamic record; gslbd answers a name from the services of a "
+                           "[hostname.\"NAME\"] table") != std::string::npos,
+                  err);
+    err = loadError("dync.zone", std::string(kSoa) + "www 60 DYNC metafo!www\n");
+    CHECK_MESSAGE(err.find("DYNC is gdnsd's") != std::string::npos, err);
+}
+
+TEST_CASE("sameData: equal for the same file, not after a change or against a signed zone") {
+    std::string err;
+    std::string text = std::string("$TTL 300\n") + kSoa + "w A 192.0.2.7\n";
+    auto a = loadZone(writeFile("same1.zone", text), "t.test.", err);
+    auto b = loadZone(writeFile("same2.zone", text), "t.test.", err);
+    auto c = loadZone(writeFile("same3.zone", text + "w2 A 192.0.2.8\n"), "t.test.", err);
+    auto d = loadZone(writeFile("same4.zone", std::string("$TTL 301\n") + kSoa + "w A 192.0.2.7\n"),
+                      "t.test.", err);
+    REQUIRE(a);
+    REQUIRE(b);
+    REQUIRE(c);
+    REQUIRE(d);
+    CHECK(a->sameData(*b));
+    CHECK_FALSE(a->sameData(*c));
+    CHECK_FALSE(a->sameData(*d));
 }

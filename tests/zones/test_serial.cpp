@@ -22,9 +22,20 @@ TEST_CASE("serial: RFC 1982 comparison") {
     CHECK_FALSE(serialGreater(0, 0x80000000u));
 }
 
-TEST_CASE("serial: keep serves the file's, whatever came before") {
+TEST_CASE("serial: keep serves the file's, but never goes backwards") {
     CHECK(nextServedSerial(SerialPolicy::Keep, 10, std::nullopt, kDec1) == 10);
-    CHECK(nextServedSerial(SerialPolicy::Keep, 10, 50u, kDec1) == 10);
+    CHECK(nextServedSerial(SerialPolicy::Keep, 50, 10u, kDec1) == 50);
+    CHECK(nextServedSerial(SerialPolicy::Keep, 10, 10u, kDec1, false) == 10);
+    // The trial's case: dnssec = true served 2026120242 (a bump per reload), then dnssec = false with the
+    // file still at 2026120202. Serving ...02 would leave every secondary on ...42 and its signatures.
+    CHECK(nextServedSerial(SerialPolicy::Keep, 2026120202u, 2026120242u, kDec1) == 2026120243u);
+    // The same again with nothing changed since: no bump, so no transfer at each reload.
+    CHECK(nextServedSerial(SerialPolicy::Keep, 2026120202u, 2026120243u, kDec1, false) == 2026120243u);
+    // The data changed but the file's serial did not: bumped, or the secondaries never see the change.
+    CHECK(nextServedSerial(SerialPolicy::Keep, 10, 10u, kDec1, true) == 11);
+    // RFC 1982 across the wrap: 5 is greater than 2^32 - 16, so the file's is served.
+    CHECK(nextServedSerial(SerialPolicy::Keep, 5, 0xFFFFFFF0u, kDec1) == 5);
+    CHECK(nextServedSerial(SerialPolicy::Keep, 0xFFFFFFF0u, 5u, kDec1) == 6);
 }
 
 TEST_CASE("serial: unixtime") {
