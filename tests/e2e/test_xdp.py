@@ -705,9 +705,13 @@ class LinkChanges(unittest.TestCase):
         self.assertEqual(self.dig().answer[0].rdata, "192.0.2.99")  # the sockets answer on the new one
         # Each change logged once (the checks run every second), and in the events.
         text = self.s.text()
-        for why in ("the interface is down;", "no carrier", "gslbd's XDP program was detached",
-                    "the interface is gone\n", "the interface is gone; a new"):
+        for why in ("the interface is down;", "gslbd's XDP program was detached", "the interface is gone\n",
+                    "the interface is gone; a new"):
             self.assertEqual(text.count(f"xdp on {L_SRV}: not serving: {why}"), 1, text)
+        # "no carrier" once for the peer down, and once more when a check fell in the moment after `link set
+        # up` before the kernel's linkwatch marked the carrier (operstate follows up to a second later): a true
+        # state, seen in the clean-clone CI.
+        self.assertIn(text.count(f"xdp on {L_SRV}: not serving: no carrier"), (1, 2), text)
         events = [e for e in json.loads(self.curl("/v1/events"))["events"] if e["kind"] == "xdp"]
         self.assertGreaterEqual(len(events), 7, events)
         self.assertEqual(self.s.stop(), 0, self.s.text())
