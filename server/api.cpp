@@ -26,7 +26,27 @@ std::string jsonText(const nlohmann::json& j, int indent) {
 }
 
 ApiResponse apiError(int status, const std::string& message) {
-    return ApiResponse{status, jsonText(nlohmann::json{{"error", message}}) + "\n", "application/json"};
+    return ApiResponse{status, jsonText(nlohmann::json{{"error", message}}) + "\n", "application/json", ""};
+}
+
+ApiResponse methodNotAllowed(const std::string& allow, const std::string& message) {
+    ApiResponse r = apiError(405, message);
+    r.allow = allow;
+    return r;
+}
+
+const char* reasonPhrase(int status) {
+    switch (status) {
+        case 200: return "OK";
+        case 400: return "Bad Request";
+        case 401: return "Unauthorized";
+        case 404: return "Not Found";
+        case 405: return "Method Not Allowed";
+        case 431: return "Request Header Fields Too Large";
+        case 500: return "Internal Server Error";
+        case 503: return "Service Unavailable";
+        default: return "Error";
+    }
 }
 
 ControlApi::ControlApi(event_base* base, Shared& shared, ReloadFn reload, CheckStatusFn checkStatus)
@@ -283,7 +303,12 @@ bufferevent* ControlApi::newConnection(event_base* base, void* arg) {
 bool ControlApi::serve(std::string& error) {
     http_ = evhttp_new(base_);
     evhttp_set_bevcb(http_, newConnection, this);
-    evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD);
+    // Every method evhttp knows reaches handle(), which answers the ones a resource does not take with a
+    // JSON 405 and its Allow field; left to evhttp, a PUT got an HTML 501 page gslbctl and scripts cannot
+    // read. (A method evhttp does not know still gets its own 400/501.)
+    evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT |
+                                          EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
+                                          EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
     evhttp_set_max_body_size(http_, 1 << 20);
     evhttp_set_timeout(http_, 10);
     evhttp_set_gencb(http_, onRequest, this);
@@ -395,42 +420,42 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
                         "starting: the first health round and the [cluster] drain sync are running; gslbd "
                         "answers here once it answers DNS");
     if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "status") {
-        if (!get) return apiError(405, "use GET for /v1/status");
+        if (!get) return methodNotAllowed("GET, HEAD", "use GET for /v1/status");
         return status(*snap);
     }
     if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "events") {
-        if (!get) return apiError(405, "use GET for /v1/events");
+        if (!get) return methodNotAllowed("GET, HEAD", "use GET for /v1/events");
         return events(path);
     }
     if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "explain") {
-        if (!get) return apiError(405, "use GET for /v1/explain");
+        if (!get) return methodNotAllowed("GET, HEAD", "use GET for /v1/explain");
         return explainQuery(*snap, path);
     }
     if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "verdicts") {
-        if (!get) return apiError(405, "use GET for /v1/verdicts");
+        if (!get) return methodNotAllowed("GET, HEAD", "use GET for /v1/verdicts");
         return verdicts();
     }
     if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "admin") {
-        if (!get) return apiError(405, "use GET for /v1/admin");
+        if (!get) return methodNotAllowed("GET, HEAD", "use GET for /v1/admin");
         return adminChanges(*snap);
     }
     if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "history") {
-        if (!get) return apiError(405, "use GET for /v1/history");
+        if (!get) return methodNotAllowed("GET, HEAD", "use GET for /v1/history");
         return history();
     }
     if (parts.empty() || (parts.size() == 2 && parts[0] == "ui")) {
-        if (!get) return apiError(405, "use GET for the status page");
+        if (!get) return methodNotAllowed("GET, HEAD", "use GET for the status page");
         return page(*snap, parts.empty() ? "" : parts[1], path);
     }
     if (parts.size() == 1 && parts[0] == "metrics") {
-        if (!get) return apiError(405, "use GET for /metrics");
+        if (!get) return methodNotAllowed("GET, HEAD", "use GET for /metrics");
         return prometheus(*snap);
     }
     bool known = (parts.size() == 2 && parts[0] == "v1" && parts[1] == "reload") ||
                  (parts.size() == 4 && parts[0] == "v1" && parts[1] == "sites") ||
                  (parts.size() == 6 && parts[0] == "v1" && parts[1] == "sites" && parts[3] == "services");
     if (!known) return apiError(404, fmt::format("no such endpoint: {} {}", method, path));
-    if (method != "POST") return apiError(405, fmt::format("use POST for {}", path));
+    if (method != "POST") return methodNotAllowed("POST", fmt::format("use POST for {}", path));
     std::string presented;
     if (!bearerToken(authorization, presented) || !sameToken(presented, token_)) {
         ++refused_;
@@ -494,6 +519,24 @@ void ControlApi::onRequest(evhttp_request* req, void* arg) {
         case EVHTTP_REQ_POST:
             method = "POST";
             break;
+        case EVHTTP_REQ_PUT:
+            method = "PUT";
+            break;
+        case EVHTTP_REQ_DELETE:
+            method = "DELETE";
+            break;
+        case EVHTTP_REQ_OPTIONS:
+            method = "OPTIONS";
+            break;
+        case EVHTTP_REQ_TRACE:
+            method = "TRACE";
+            break;
+        case EVHTTP_REQ_CONNECT:
+            method = "CONNECT";
+            break;
+        case EVHTTP_REQ_PATCH:
+            method = "PATCH";
+            break;
         default:
             method = "OTHER";
             break;
@@ -523,9 +566,10 @@ void ControlApi::onRequest(evhttp_request* req, void* arg) {
     // One request per connection: the filter checks the first head only (see Conn).
     evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", r.contentType.c_str());
+    if (!r.allow.empty()) evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", r.allow.c_str());
     evbuffer* out = evbuffer_new();
     evbuffer_add(out, r.body.data(), r.body.size());
-    evhttp_send_reply(req, r.status, r.status == 200 ? "OK" : "Error", out);
+    evhttp_send_reply(req, r.status, reasonPhrase(r.status), out);
     evbuffer_free(out);
 }
 

@@ -61,6 +61,7 @@ struct ApiResponse {
     int status = 200;
     std::string body;
     std::string contentType = "application/json";
+    std::string allow;  // a 405's Allow field, the methods the resource takes (RFC 9110 §15.5.6, §10.2.1)
 };
 
 class ControlApi {
@@ -213,6 +214,13 @@ struct RequestHeadScanner {
 
 /// {"error": message} with `status`.
 ApiResponse apiError(int status, const std::string& message);
+
+/// 405 {"error": message} with Allow: `allow` (e.g. "GET, HEAD"): the resource exists, not for this method.
+ApiResponse methodNotAllowed(const std::string& allow, const std::string& message);
+
+/// The reason phrase of an HTTP status code the control API sends (RFC 9110 §15; RFC 6585 §5 for 431);
+/// "Error" for any other.
+const char* reasonPhrase(int status);
 
 /// `j` as JSON text (`indent` < 0: one line). Never throws: strings holding invalid UTF-8 (an echoed path,
 /// a parse error quoting the bytes it choked on) get U+FFFD in place of each bad byte, where nlohmann's

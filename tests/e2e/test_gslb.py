@@ -290,6 +290,10 @@ class Gslb(unittest.TestCase):
             (404, "POST", "/v1/sites/west/report", {"services": {W: {"connections": 1}, E: {"connections": 1}}},
              TOKEN),
             (405, "GET", "/v1/sites/west/drain", None, TOKEN),
+            # Methods no endpoint takes: a JSON 405 too (evhttp answered these with an HTML 501 page).
+            (405, "PUT", "/v1/sites/west/report", good, TOKEN),
+            (405, "DELETE", "/v1/sites/west/drain", None, TOKEN),
+            (405, "PATCH", "/v1/status", None, TOKEN),
         ]
         for want, method, path, body, token in cases:
             with self.subTest(method=method, path=path, body=body, token=token):
@@ -297,6 +301,15 @@ class Gslb(unittest.TestCase):
                 self.assertEqual(code, want, j)
                 self.assertIsInstance(j, dict, j)
                 self.assertIn("error", j)
+        # A 405 names the methods the resource takes (RFC 9110 §15.5.6), with the standard reason phrase.
+        for method, path, allow in (("DELETE", "/v1/sites/west/drain", "POST"), ("PUT", "/v1/status", "GET, HEAD")):
+            with self.subTest(method=method, path=path):
+                p = subprocess.run(["curl", "-sS", "-m", "5", "-D", "-", "-o", "/dev/null", "-X", method,
+                                    "-H", f"Authorization: Bearer {TOKEN}", self.base + path],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=10)
+                head = p.stdout.lower()
+                self.assertIn("405 method not allowed", head.splitlines()[0] if head else "", p.stdout)
+                self.assertIn(f"allow: {allow.lower()}", head.splitlines(), p.stdout)
         self.assertEqual(self.state(), before)
         self.assertEqual(self.union("www"), {E})
         self.assertEqual(self.addrs("pool"), pool)

@@ -334,6 +334,22 @@ TEST_CASE("405 for the wrong method, and nothing changes") {
     }
     CHECK(a.post("/v1/status").status == 405);
     CHECK(a.post("/metrics").status == 405);
+    // Any other method: 405 with the Allow field (RFC 9110 §15.5.6), for the POST endpoints and the GET ones.
+    for (const char* m : {"PUT", "DELETE", "PATCH", "OPTIONS"}) {
+        CAPTURE(m);
+        auto r = a.api->handle(m, "/v1/sites/east/drain", "Bearer " + a.token, "");
+        CHECK(r.status == 405);
+        CHECK(r.allow == "POST");
+        CHECK(nlohmann::json::parse(r.body).contains("error"));
+        r = a.api->handle(m, "/v1/status", "", "");
+        CHECK(r.status == 405);
+        CHECK(r.allow == "GET, HEAD");
+    }
+    CHECK(a.api->handle("PUT", "/v1/nowhere", "", "").status == 404);
+    CHECK(a.api->handle("PUT", "/v1/nowhere", "", "").allow.empty());
+    CHECK(std::string(reasonPhrase(405)) == "Method Not Allowed");
+    CHECK(std::string(reasonPhrase(431)) == "Request Header Fields Too Large");
+    CHECK(std::string(reasonPhrase(299)) == "Error");
     CHECK(a.reloads == 0);
     CHECK(a.dump() == before);
 }
