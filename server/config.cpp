@@ -842,6 +842,7 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                     h.fail(nullptr, "service", "has no [[hostname.\"…\".service]]: nothing to choose from");
                 const toml::array* sa = sn->as_array();
                 if (!sa) h.fail(sn, "service", "must be an array of tables");
+                hc.services.reserve(sa->size());
                 int i = 0;
                 for (const auto& e : *sa) {
                     ++i;
@@ -877,7 +878,7 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                             sr.fail(sr.raw("address"), "address",
                                     fmt::format("{} is described twice", sc.address));
                     sr.finish();
-                    hc.services.push_back(sc);
+                    hc.services.push_back(std::move(sc));
                 }
                 h.finish();
                 out.hostnames.push_back(std::move(hc));

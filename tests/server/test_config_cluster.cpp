@@ -170,3 +170,30 @@ TEST_CASE("configDigest: the same for members that differ only in their listen a
           digest(with("127.0.0.3", "state_dir = \"m3\"\n")));
     CHECK(a != digest(with("127.0.0.3"), st::kZone + "extra IN A 192.0.2.99\n"));
 }
+
+TEST_CASE("canonicalTomlDigest: layout and key order do not count, types and values do") {
+    auto d = [](const char* text) {
+        toml::table t = toml::parse(text);
+        return canonicalTomlDigest(t);
+    };
+    const std::string base = d("[a]\nx = 1\ny = \"s\"\n");
+    CHECK(base.size() == 64);
+    CHECK(base == d("[a]\ny = \"s\"   # c\n\n\nx = 1\n"));  // key order, comments, blank lines
+    CHECK(base == d("a = { x = 1, y = 's' }"));                 // inline table, literal string
+    CHECK(base == d("a.x = 0x1\na.y = \"\\u0073\"\n"));         // dotted keys, hex, an escape
+    CHECK(base != d("[a]\nx = \"1\"\ny = \"s\"\n"));             // an integer is not a string
+    CHECK(base != d("[a]\nx = 1.0\ny = \"s\"\n"));               // nor a float
+    CHECK(base != d("[a]\nx = [1]\ny = \"s\"\n"));               // nor an array of one
+    CHECK(base != d("[a]\nx = 1\ny = \"s\"\nz = []\n"));          // an empty array is a key
+    // Lengths before content: no string's bytes can pass for structure.
+    CHECK(d("k = [\"ab\", \"c\"]") != d("k = [\"a\", \"bc\"]"));
+    CHECK(d("[t]\nab = 1\n") != d("[t]\na = 1\n"));
+    CHECK(d("t = 1979-05-27T07:32:00Z") != d("t = 1979-05-27T07:32:00+01:00"));
+    CHECK(d("t = 1979-05-27T07:32:00Z") == d("t = 1979-05-27 07:32:00Z"));
+    CHECK(d("t = 07:32:00") != d("t = 07:32:01"));
+    CHECK(d("f = 0.1") == d("f = 1e-1"));
+    CHECK(d("f = nan") != d("f = inf"));
+    // The per-member keys are not part of it.
+    CHECK(d("[server]\nlisten = [\"127.0.0.2:53\"]\nworkers = 2\n") ==
+          d("[server]\nlisten = [\"127.0.0.3:53\"]\nworkers = 2\n"));
+}
