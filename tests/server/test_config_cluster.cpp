@@ -179,12 +179,12 @@ TEST_CASE("canonicalTomlDigest: layout and key order do not count, types and val
     const std::string base = d("[a]\nx = 1\ny = \"s\"\n");
     CHECK(base.size() == 64);
     CHECK(base == d("[a]\ny = \"s\"   # c\n\n\nx = 1\n"));  // key order, comments, blank lines
-    CHECK(base == d("a = { x = 1, y = 's' }"));                 // inline table, literal string
-    CHECK(base == d("a.x = 0x1\na.y = \"\\u0073\"\n"));         // dotted keys, hex, an escape
-    CHECK(base != d("[a]\nx = \"1\"\ny = \"s\"\n"));             // an integer is not a string
-    CHECK(base != d("[a]\nx = 1.0\ny = \"s\"\n"));               // nor a float
-    CHECK(base != d("[a]\nx = [1]\ny = \"s\"\n"));               // nor an array of one
-    CHECK(base != d("[a]\nx = 1\ny = \"s\"\nz = []\n"));          // an empty array is a key
+    CHECK(base == d("a = { x = 1, y = 's' }"));             // inline table, literal string
+    CHECK(base == d("a.x = 0x1\na.y = \"\\u0073\"\n"));     // dotted keys, hex, an escape
+    CHECK(base != d("[a]\nx = \"1\"\ny = \"s\"\n"));        // an integer is not a string
+    CHECK(base != d("[a]\nx = 1.0\ny = \"s\"\n"));          // nor a float
+    CHECK(base != d("[a]\nx = [1]\ny = \"s\"\n"));          // nor an array of one
+    CHECK(base != d("[a]\nx = 1\ny = \"s\"\nz = []\n"));    // an empty array is a key
     // Lengths before content: no string's bytes can pass for structure.
     CHECK(d("k = [\"ab\", \"c\"]") != d("k = [\"a\", \"bc\"]"));
     CHECK(d("[t]\nab = 1\n") != d("[t]\na = 1\n"));
