@@ -61,7 +61,8 @@ struct ApiResponse {
     int status = 200;
     std::string body;
     std::string contentType = "application/json";
-    std::string allow;  // a 405's Allow field, the methods the resource takes (RFC 9110 §15.5.6, §10.2.1)
+    std::string allow =
+        {};  // a 405's Allow field, the methods the resource takes (RFC 9110 §15.5.6, §10.2.1)
 };
 
 class ControlApi {
