@@ -46,6 +46,10 @@ class BuildTest(unittest.TestCase):
             with open(stub, "w") as f:
                 f.write(f'#!/bin/sh\necho "$@" > {record}\n')
             os.chmod(stub, stat.S_IRWXU)
+            meson = os.path.join(d, "meson")
+            with open(meson, "w") as f:
+                f.write(f'#!/bin/sh\necho meson "$@" >> {record}.meson\n')
+            os.chmod(meson, stat.S_IRWXU)
             bdir = os.path.join(d, "b")
             os.mkdir(bdir)
             open(os.path.join(bdir, "build.ninja"), "w").close()  # configured: no meson setup
@@ -55,6 +59,8 @@ class BuildTest(unittest.TestCase):
             p = subprocess.run(["bash", os.path.join(REPO, "tools", "build"), *[a.replace("DIR", bdir) for a in args]],
                                env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=20)
             ran = open(record).read().split() if os.path.exists(record) else None
+            self.meson_ran = (open(record + ".meson").read().replace(bdir, "DIR").splitlines()
+                              if os.path.exists(record + ".meson") else [])
             return p.returncode, p.stdout, [a.replace(bdir, "DIR") for a in ran] if ran is not None else None
 
     def test_tools_build_jobs(self):
@@ -70,6 +76,14 @@ class BuildTest(unittest.TestCase):
         rc, out, ran = self.run_build("--help")
         self.assertEqual((rc, ran), (0, None), out)
         self.assertIn("GSLBD_BUILD_JOBS", out)
+
+    def test_tools_build_options(self):
+        # Options for a directory already configured are applied to it (README's two commands share build/, in
+        # either order); none: meson is not run at all.
+        self.assertEqual(self.run_build("DIR", "-j2")[::2], (0, ["-C", "DIR", "-j", "2"]))
+        self.assertEqual(self.meson_ran, [])
+        self.assertEqual(self.run_build("DIR", "-Dtests=false", "-j2")[::2], (0, ["-C", "DIR", "-j", "2"]))
+        self.assertEqual(self.meson_ran, ["meson configure DIR -Dtests=false"])
 
 
 if __name__ == "__main__":

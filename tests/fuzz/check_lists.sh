@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The fuzz targets of tests/fuzz/meson.build, tools/fuzz's default list (what CI's exploration step runs) and
-# README's fuzz table name the same targets: `exposition` once sat in meson.build only, so CI never fuzzed it.
+# doc/testing.md's fuzz table name the same targets: `exposition` once sat in meson.build only, so CI never fuzzed it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 meson=$(sed -n "/^fuzz_targets = {/,/^}/p" tests/fuzz/meson.build | grep -oE "^ *'[a-z_0-9]+'" | tr -d "' " | sort)
 tool=$(grep -E '^all=\(' tools/fuzz | sed -E 's/^all=\((.*)\)/\1/' | tr ' ' '\n' | sort)
-readme=$(sed -n '/^## Fuzzing/,/^## /p' README.md | grep -oE '^\| `[a-z_0-9]+` \|' | grep -oE '[a-z_0-9]+' | sort)
+readme=$(sed -n '/^## Fuzzing/,/^## /p' doc/testing.md | grep -oE '^\| `[a-z_0-9]+` \|' | grep -oE '[a-z_0-9]+' | sort)
 files=$(ls tests/fuzz/fuzz_*.cpp | sed -E 's|.*/fuzz_(.*)\.cpp|\1|' | sort)
 status=0
 for what in tool readme files; do
