@@ -12,9 +12,10 @@ def _w(path, text):
         f.write(text)
 
 
-def gslbd(d, port, zonefile, workers=1, extra="", hostnames=True, addr="127.0.0.1", xdp=None):
+def gslbd(d, port, zonefile, workers=1, extra="", hostnames=True, addr="127.0.0.1", xdp=None, sites=None):
     """gslbd.toml: the bench zone, three sites, `www` (health, weighted-random: gdnsd's weighted plugin) and
-    `www-default` (the default policy) over the zone's three A records."""
+    `www-default` (the default policy) over the zone's three A records. sites: {name: [lines of its table]}
+    instead of the empty sites a, b, c (tools/lab gives each its `sources`)."""
     t = [
         "[server]",
         f'listen = ["{addr}:{port}"]',
@@ -24,11 +25,9 @@ def gslbd(d, port, zonefile, workers=1, extra="", hostnames=True, addr="127.0.0.
         "[[zone]]",
         f'name = "{ZONE}."',
         f'file = "{zonefile}"',
-        "",
-        "[site.a]",
-        "[site.b]",
-        "[site.c]",
     ]
+    for name, lines in (sites or {"a": [], "b": [], "c": []}).items():
+        t += ["", f"[site.{name}]"] + list(lines)
     if hostnames:
         for name, policy in (("www", '["health", "weighted-random"]'), ("www-default", None)):
             t += ["", f'[hostname."{name}.{ZONE}."]']
@@ -113,9 +112,12 @@ zone:
     return ["knotd", "-c", path]
 
 
-def gdnsd(d, port, zone_text_path, resources=None, addr="127.0.0.1"):
+def gdnsd(d, port, zone_text_path, resources=None, addr="127.0.0.1", service_types="", resource_opts=None):
     """gdnsd 3.x: a config dir with `config` and `zones/`; `www` and `www-default` are `DYNA weighted!…`
     over the same three addresses, weight 1 each, monitored `up` (no checks), one answer (multi = false).
+    resources: {name: [address or (address, weight), …]} more `weighted` resources; service_types: the text
+    of a top-level `service_types => { … }` block's body; resource_opts: {name: lines for that resource's
+    block} (`service_types = NAME`, `up_thresh = 0.1`).
 
     gdnsd 3 answers with less than gslbd, NSD and Knot, and has no option to do otherwise: it adds no
     additional data for MX/SRV/NS targets and does not follow in-zone CNAMEs (the answer is the CNAME alone).
@@ -126,7 +128,12 @@ def gdnsd(d, port, zone_text_path, resources=None, addr="127.0.0.1"):
     res = "\n".join(f"      {l} = [ {a}, 1 ]" for l, a in zip("abc", GSLB_ADDRS))
     more = ""
     for name, addrs in (resources or {}).items():
-        more += f"    {name} => {{\n" + "".join(f"      s{j} = [ {a}, 1 ]\n" for j, a in enumerate(addrs)) + "    }\n"
+        more += f"    {name} => {{\n" + (resource_opts or {}).get(name, "")
+        for j, a in enumerate(addrs):
+            a, w = a if isinstance(a, tuple) else (a, 1)
+            more += f"      s{j} = [ {a}, {w} ]\n"
+        more += "    }\n"
+    types = f"service_types => {{\n{service_types}}}\n" if service_types else ""
     conf = f"""options => {{
   listen => [ "{addr}:{port}" ]
   run_dir = "{d}/run"
@@ -134,7 +141,7 @@ def gdnsd(d, port, zone_text_path, resources=None, addr="127.0.0.1"):
   udp_threads = 1
   tcp_threads = 1
 }}
-plugins => {{
+{types}plugins => {{
   weighted => {{
     multi = false
     www => {{

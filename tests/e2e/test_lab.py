@@ -1,0 +1,166 @@
+"""A short run of tools/lab, the closed-loop lab (real gslbd and gdnsd, real UDP queries from caching resolvers,
+sites exposing HAProxy's metrics): orderings and accounting, never timings.
+
+One run of two quick scenarios (36 s each): steady at 90 % of capacity and the largest site failing its health
+check, for static weights in proportion to capacity, raw least-connections, gslbd's default policy and gdnsd's
+`weighted` (when installed), beside the lab's two no-DNS bounds. The lab's own arithmetic (the Zipf shares, the
+seeded stream, the sweep behind "time above 95 %" and the recovery time) is checked on worked examples first.
+Python 3 stdlib only; prints "N passed, N failed" as its last line (harness.run_tests).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import types
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import REPO, gslbd_path, run_tests  # noqa: E402
+
+LAB = os.path.join(REPO, "tools", "lab")
+sys.path.insert(0, os.path.join(REPO, "tools", "lab.d"))
+import measure  # noqa: E402
+import scenario  # noqa: E402
+
+STATIC = "health,weighted-random"
+LEAST_CONN = "health,least-connections,random"
+DEFAULT = "default"
+
+
+class LabArithmetic(unittest.TestCase):
+    """The lab's figures on inputs whose answers are known."""
+
+    def test_zipf_largest_share(self):
+        shares = scenario.zipf_shares(40, 1.0)
+        self.assertAlmostEqual(sum(shares), 1.0)
+        self.assertAlmostEqual(shares[0], 0.2337, places=4)  # 1 / H(40) = 1 / 4.27854
+        self.assertAlmostEqual(shares[0] / shares[1], 2.0)
+
+    def test_stream_is_seeded_and_offers_the_load(self):
+        o = types.SimpleNamespace(duration=400, warmup=10, event=200, load=0.8, drop_load=0.5, drop=0.7,
+                                  step_from=0.5, step_to=0.9, fail_load=0.35, fail_for=30, capacities=[500, 300, 100])
+        sc = scenario.build("load-step", o)
+        shares = scenario.zipf_shares(40, 1.0)
+        a = scenario.stream(sc, o.capacities, 8.0, shares, "1")
+        self.assertEqual([(s.t, s.dur, s.resolver) for s in a],
+                         [(s.t, s.dur, s.resolver) for s in scenario.stream(sc, o.capacities, 8.0, shares, "1")])
+        self.assertNotEqual(a[0].t, scenario.stream(sc, o.capacities, 8.0, shares, "2")[0].t)
+        # 900 x 0.5 / 8 s = 56.25 arrivals/s before the step, 101.25 after: 200 s each (Poisson: +-3 % at 3 sigma)
+        before = sum(1 for s in a if s.t < 200)
+        self.assertLess(abs(before - 11250) / 11250, 0.03)
+        self.assertLess(abs(len(a) - before - 20250) / 20250, 0.03)
+        top = sum(1 for s in a if s.resolver == 0) / len(a)
+        self.assertLess(abs(top - shares[0]), 0.01)
+
+    def test_capacity_and_health_timeline(self):
+        o = types.SimpleNamespace(duration=100, warmup=20, event=40, load=0.8, drop_load=0.5, drop=0.7,
+                                  step_from=0.5, step_to=0.9, fail_load=0.35, fail_for=30, capacities=[500, 300, 100])
+        drop = scenario.build("capacity-drop", o)
+        self.assertEqual([scenario.capacity_at(drop, o.capacities, 0, t) for t in (39.9, 40, 99)], [500, 150, 150])
+        fail = scenario.build("health-failure", o)
+        self.assertEqual([scenario.capacity_at(fail, o.capacities, 0, t) for t in (39.9, 40, 69.9, 70)],
+                         [500, 0, 0, 500])
+        self.assertEqual(scenario.capacity_at(fail, o.capacities, 0, 50, failures=False), 500)
+
+    def test_sweep_time_above_95(self):
+        """Site 0 (capacity 2): two sessions from 1 to 3 s (100 %), one until 5 s (50 %); site 1 (capacity 1)
+        one session 4-6 s. Over [0, 10): above 95 % during [1, 3) and [4, 6): 4 s; top utilisation sampled at
+        0, 2, 4, 6, 8 s: 0, 1, 1 (site 1), 0, 0."""
+        sc = scenario.Scenario("t", 10, 0, [(0, 0.5)])
+        rec = [(0, 1, 0, True, 1, 3), (1, 1, 0, True, 1, 5), (2, 4, 1, True, 4, 6), (3, 4, 1, False, 4, 6)]
+        ev = measure._timeline(sc, [2, 1], rec)
+        over, spans, top = measure._sweep(sc, [2, 1], ev, 0, 10, [0, 2, 4, 6, 8])
+        self.assertAlmostEqual(over, 4.0)
+        self.assertEqual(spans, [(1, 3), (4, 6)])
+        self.assertEqual(top, [0.0, 1.0, 1.0, 0.0, 0.0])
+
+    def test_recovery(self):
+        # event at 10, above 95 % until 14, a refusal at 15, quiet after: recovered 5 s after the event
+        self.assertEqual(measure._recovery([(10, 14), (15, 15)], 10, 40, 10), 5)
+        # a refusal at 35: not 10 s quiet before the window ends at 40, so never
+        self.assertIsNone(measure._recovery([(12, 12), (35, 35)], 10, 40, 10))
+        # nothing bad after the event (only before it): 0
+        self.assertEqual(measure._recovery([(2, 3)], 10, 40, 10), 0)
+        # above 95 % from before the event until 18: 8
+        self.assertEqual(measure._recovery([(5, 18)], 10, 40, 10), 8)
+
+
+class LabRun(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="lab-test.")
+        path = os.path.join(cls.tmp, "lab.json")
+        cmd = [sys.executable, LAB, "--quick", "--gslbd", gslbd_path(), "--scenarios", "steady,health-failure",
+               "--load", "0.9", "--json", path, "--policy", STATIC, "--policy", LEAST_CONN, "--policy", DEFAULT,
+               "--policy", "gdnsd"]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=160)
+        cls.rc, cls.out, cls.err = r.returncode, r.stdout, r.stderr
+        print(cls.out)
+        if cls.err:
+            print(cls.err[-4000:], file=sys.stderr)
+        cls.res = None
+        if os.path.exists(path):
+            with open(path) as f:
+                cls.res = json.load(f)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def rows(self, name):
+        self.assertIsNotNone(self.res, "no JSON written:\n" + self.err[-2000:])
+        return {r["policy"]: r for r in self.res["scenarios"][name]["rows"]}
+
+    def test_exit_and_tables(self):
+        self.assertEqual(self.rc, 0, self.err[-2000:])
+        for name in ("steady", "health-failure"):
+            self.assertIn(f"== {name}:", self.out)
+        self.assertIn("| least-utilised (no DNS) |", self.out)
+
+    def test_accounting(self):
+        """Every lane saw the same arrivals, each once; accepted + refused = arrivals; every DNS lane resolved."""
+        for name in ("steady", "health-failure"):
+            res = self.res["scenarios"][name]
+            self.assertEqual(res["problems"], [])
+            rows = self.rows(name)
+            self.assertGreaterEqual(len(rows), 5 if shutil.which("gdnsd") else 4)
+            for label, r in rows.items():
+                self.assertEqual(r["all_arrivals"], res["sessions"], label)
+                self.assertEqual(r["accepted"] + r["refused"], r["arrivals"], label)
+                self.assertEqual(r["arrivals"], rows["least-utilised (no DNS)"]["arrivals"], label)
+                if r["dns"]:
+                    self.assertGreater(r["queries_per_resolver_min"], 0, label)
+                    self.assertEqual(r["unresolved"], 0, label)
+                    if label != "gdnsd weighted":  # gslbd scraped its view of the sites
+                        self.assertGreater(r["scrapes"] or 0, 0, label)
+
+    def test_bounds_order(self):
+        """The least-utilised bound refuses no more than random in proportion to capacity."""
+        rows = self.rows("steady")
+        self.assertLessEqual(rows["least-utilised (no DNS)"]["refused"], rows["capacity-random (no DNS)"]["refused"])
+
+    def test_raw_least_connections_is_the_trap(self):
+        """Raw connection counts across sites of 500, 300 and 100 seats send most answers to the small site that
+        is full (HP SA9200's own warning): more refused than static weights in proportion to capacity."""
+        rows = self.rows("steady")
+        self.assertGreater(rows[LEAST_CONN]["refused"], rows[STATIC]["refused"])
+        self.assertGreater(rows[LEAST_CONN]["share_pct"][2], rows[STATIC]["share_pct"][2])
+
+    # Issue 31's default policy: once it balances by headroom, assert here that it refuses no more than static
+    # weights (rows[DEFAULT]["refused"] <= rows[STATIC]["refused"]) in steady and health-failure.
+
+    def test_health_failure_detected(self):
+        """Every server's checker saw the site fail (the site's health endpoint counted its checks), and the
+        no-DNS bounds send nothing to the failed site."""
+        rows = self.rows("health-failure")
+        for label, r in rows.items():
+            self.assertIsNotNone(r["detect_s"], label)
+            if not r["dns"]:
+                self.assertEqual(r["sent_to_failed_after_detect"], 0, label)
+
+
+if __name__ == "__main__":
+    run_tests()

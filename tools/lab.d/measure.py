@@ -1,0 +1,173 @@
+"""A lane's row of the lab's table, computed from its sessions' records after the run (exact: a sweep over the
+sessions' admissions and ends and the scenario's capacity changes, no sampling except the per-second series of
+the oscillation column). Every figure covers lab time [warm-up, duration) unless it says otherwise.
+"""
+
+import statistics
+
+from scenario import capacity_at, is_up
+
+OVER = 0.95
+
+
+def _timeline(sc, caps, records):
+    """Sorted change points [(t, site, delta)] of the lane's sessions in flight; a session at a site that fails
+    ends when the failure begins (its site is gone)."""
+    ev = []
+    for _, _, site, ok, t_in, end in records:
+        if not ok:
+            continue
+        for s, a, _ in sc.failures:
+            if s == site and t_in < a < end:
+                end = a
+        ev.append((t_in, site, 1))
+        ev.append((end, site, -1))
+    ev.sort()
+    return ev
+
+
+def _sweep(sc, caps, ev, t_from, t_to, samples):
+    """(seconds with some site above 95 %, its intervals, the top utilisation at each sample time). A site
+    failing its health check counts as no site (its capacity is 0 and it has no sessions)."""
+    n = len(caps)
+    used = [0] * n
+    points = sorted(set([t_from, t_to] + [a for a, _, _ in sc.capacity_changes] +
+                        [x for _, a, b in sc.failures for x in (a, b)]))
+    marks = sorted([(t, 0, None, 0) for t in points if t_from <= t <= t_to] +
+                   [(t, 1, s, d) for t, s, d in ev] + [(t, 2, None, 0) for t in samples])
+    over_s, spans, top, start = 0.0, [], [], None
+    prev = None
+
+    def util(t):
+        return max((used[i] / c if (c := capacity_at(sc, caps, i, t)) > 0 else 0.0) for i in range(n))
+
+    for t, kind, site, d in marks:
+        if prev is not None and t > prev and t_from <= prev:
+            seg_from, seg_to = max(prev, t_from), min(t, t_to)
+            if seg_to > seg_from and util(seg_from) > OVER:
+                over_s += seg_to - seg_from
+                if start is None:
+                    start = seg_from
+            elif seg_to > seg_from and start is not None:
+                spans.append((start, seg_from))
+                start = None
+        if kind == 1:
+            used[site] += d
+        elif kind == 2:  # after the changes at the same instant: the state from t on
+            top.append(util(t))
+        prev = t
+        if t > t_to:
+            break
+    if start is not None:
+        spans.append((start, t_to))
+    return over_s, spans, top
+
+
+def _recovery(bad, e, end, hold):
+    """Seconds from e until refusals stopped and no site was above 95 % any more: the end of the last bad moment
+    in [e, end), when nothing bad followed for at least `hold` s before `end`; None (never) otherwise. bad:
+    [(from, to)] intervals above 95 % and refusal instants (t, t). 0 when nothing bad happened after e."""
+    last = max((b for a, b in bad if b >= e and a < end), default=e)
+    last = min(max(last, e), end)
+    return last - e if end - last >= hold else None
+
+
+def row(lane, sc, caps, n_resolvers, o, detect=None):
+    """The lane's figures (a dict; None where a figure does not apply)."""
+    w, d = sc.warmup, sc.duration
+    rec = [r for r in lane.records if w <= r[1] < d]
+    arrivals = len(rec)
+    refused = [r for r in rec if not r[3]]
+    ev = _timeline(sc, caps, lane.records)
+    samples = [w + k * o.sample for k in range(int((d - w) / o.sample) + 1) if w + k * o.sample < d]
+    over_s, spans, top = _sweep(sc, caps, ev, w, d, samples)
+    steps = [abs(b - a) for a, b in zip(top, top[1:])]
+    # Share error: each site's share of the sessions sent to it against its share of the capacity at each
+    # session's arrival (the failed site's capacity is 0 while it fails), half the sum of the differences.
+    sent = [r for r in rec if r[2] is not None]
+    share, expect = [0.0] * len(caps), [0.0] * len(caps)
+    for r in sent:
+        share[r[2]] += 1
+        now = [capacity_at(sc, caps, i, r[1]) for i in range(len(caps))]
+        tot = sum(now) or 1
+        for i, c in enumerate(now):
+            expect[i] += c / tot
+    if sent:
+        share = [x / len(sent) for x in share]
+        expect = [x / len(sent) for x in expect]
+    out = {
+        "policy": lane.label, "dns": lane.dns, "arrivals": arrivals, "accepted": arrivals - len(refused),
+        "refused": len(refused), "refused_pct": 100.0 * len(refused) / arrivals if arrivals else 0.0,
+        "unresolved": sum(1 for r in rec if r[2] is None),
+        "over95_pct": 100.0 * over_s / (d - w), "share_pct": [100 * x for x in share],
+        "capacity_share_pct": [100 * x for x in expect],
+        "share_error_pp": 50.0 * sum(abs(a - b) for a, b in zip(share, expect)),
+        "osc_step_pp": 100.0 * statistics.fmean(steps) if steps else 0.0,
+        "osc_std_pp": 100.0 * statistics.pstdev(top) if len(top) > 1 else 0.0,
+        "top_util_mean_pct": 100.0 * statistics.fmean(top) if top else 0.0,
+        "all_arrivals": len(lane.records),
+        "all_accepted": sum(1 for r in lane.records if r[3]),
+    }
+    q = [x for x in lane.queries if w <= x[0] < d]
+    out["queries_per_resolver_min"] = len(q) / n_resolvers / ((d - w) / 60.0) if lane.dns else None
+    ttls = [x[3] for x in q if x[3] is not None]
+    out["mean_ttl_s"] = statistics.fmean(ttls) if ttls else None
+    out["dns_timeouts"] = sum(1 for x in q if x[2] is None) if lane.dns else None
+    # After the event: from when the lane could have adapted (see tools/lab --help) to the end of its phase.
+    out["recovery_s"] = out["refused_after_pct"] = out["detect_s"] = out["last_to_failed_s"] = None
+    if sc.event is not None:
+        e, end = sc.event, sc.event_end
+        after = e
+        if sc.failures:
+            site = sc.failures[0][0]
+            det = detect if detect is not None else e
+            out["detect_s"] = det - e
+            late = [r[1] for r in lane.records if r[2] == site and det <= r[1] < end]
+            out["sent_to_failed_after_detect"] = len(late)
+            out["last_to_failed_s"] = (max(late) - det) if late else 0.0
+            after = det + o.ttl / 2
+        elif sc.capacity_changes:
+            after = e + o.ttl + o.settle
+        ra = [r for r in lane.records if after <= r[1] < end]
+        out["refused_after_pct"] = 100.0 * sum(1 for r in ra if not r[3]) / len(ra) if ra else 0.0
+        _, spans_e, _ = _sweep(sc, caps, ev, e, end, [])
+        bad = spans_e + [(r[1], r[1]) for r in lane.records if not r[3] and e <= r[1] < end]
+        out["recovery_s"] = _recovery(bad, e, end, o.hold)
+    return out
+
+
+COLUMNS = [  # (key, header, format)
+    ("policy", "policy", "{}"),
+    ("refused_pct", "refused %", "{:.2f}"),
+    ("refused_after_pct", "after %", "{:.2f}"),
+    ("over95_pct", ">95% time %", "{:.1f}"),
+    ("share_error_pp", "share err pp", "{:.1f}"),
+    ("osc_step_pp", "osc pp/s", "{:.1f}"),
+    ("osc_ratio", "osc/static", "{:.2f}"),
+    ("recovery_s", "recovery s", "{:.1f}"),
+    ("queries_per_resolver_min", "q/res/min", "{:.1f}"),
+    ("mean_ttl_s", "mean TTL s", "{:.1f}"),
+    ("detect_s", "detect s", "{:.1f}"),
+    ("last_to_failed_s", "last->failed s", "{:.1f}"),
+]
+
+
+def table(rows, sc):
+    """The scenario's table as Markdown: columns that apply to it, '-' where a figure does not apply to a row
+    ('>hold' recovery: not recovered before the phase ended)."""
+    static = next((r for r in rows if r["policy"] == "capacity-random (no DNS)"), None)
+    for r in rows:
+        r["osc_ratio"] = (r["osc_step_pp"] / static["osc_step_pp"]) if static and static["osc_step_pp"] else None
+    cols = [c for c in COLUMNS if not (sc.event is None and c[0] in ("refused_after_pct", "recovery_s")) and
+            not (not sc.failures and c[0] in ("detect_s", "last_to_failed_s"))]
+    lines = ["| " + " | ".join(c[1] for c in cols) + " |", "|" + "---|" * len(cols)]
+    for r in rows:
+        cells = []
+        for key, _, f in cols:
+            v = r.get(key)
+            if key == "recovery_s" and v is None:
+                cells.append("never")
+            else:
+                cells.append("-" if v is None else f.format(v))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
