@@ -280,6 +280,15 @@ int main(int argc, char** argv) {
     app.add_flag("--check", check,
                  "load the configuration and every zone, report, exit 0 (ok) or 1 (problems)");
     app.set_version_flag("--version", "gslbd 0.1.0");
+    app.footer(
+        "Signals: HUP reloads the configuration and every zone (a failed reload keeps the old ones serving), "
+        "TERM "
+        "and INT stop, USR1 logs a status line.\nExit codes: 0 ok, 1 a problem with the configuration, a "
+        "zone or "
+        "a listener, 2 usage.\nSee gslbd(8) for the options, signals, exit codes and files, gslbd.toml(5) "
+        "for every "
+        "configuration key, gslbctl(8) for the command line tool; the manual is doc/ in the source tree, "
+        "/usr/share/doc/gslbd/manual/ when installed.");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
         "Exit codes: 0 ok, 1 problems found or the operation failed, 2 usage."};
     app.require_subcommand(1);
     app.set_version_flag("--version", "gslbctl 0.1.0");
+    app.footer(
+        "Every command, with examples: gslbctl(8). The configuration: gslbd.toml(5). The manual: doc/ in the "
+        "source tree, /usr/share/doc/gslbd/manual/ when installed.");
     std::function<int()> run;
 
     // ---- zone
