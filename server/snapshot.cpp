@@ -33,25 +33,29 @@ std::unique_ptr<zones::Zone> loadConfiguredZone(const ZoneConf& zc, std::optiona
             soa = &r;
             break;
         }
-    std::optional<uint32_t> fileSerial = soa ? zones::soaSerial(soa->rdata) : std::nullopt;
+    // The file's serial as a flag and a value, not an optional read through `*`: GCC 12 saw the optional's
+    // payload as maybe uninitialized at the final comparison (-Wmaybe-uninitialized in a clean build).
+    const std::optional<uint32_t> parsedSerial = soa ? zones::soaSerial(soa->rdata) : std::nullopt;
+    const bool hasFileSerial = parsedSerial.has_value();
+    const uint32_t fileSerial = parsedSerial.value_or(0);
     auto stamp = [&](uint32_t serial) {
         std::string rd(soa->rdata);
         zones::setSoaSerial(rd, serial);
         soa->rdata = set.store(rd);
     };
-    uint32_t served = fileSerial.value_or(0);
+    uint32_t served = fileSerial;
     std::unique_ptr<zones::Zone> z;
     if (!zc.dnssec && zc.serialPolicy == zones::SerialPolicy::Keep) {
         // "keep" serves the file's serial unless that would go back (RFC 1982) from the one served before:
         // after a signed zone's policy serials, a file restored from a backup, or a file edited without a
         // bump. Then what was served, one more if the data changed (against the running zone; after a
         // restart there is none to compare, and a file behind the state file counts as changed).
-        if (fileSerial && lastSerial && !zones::serialGreater(*fileSerial, *lastSerial)) {
+        if (hasFileSerial && lastSerial && !zones::serialGreater(fileSerial, *lastSerial)) {
             stamp(*lastSerial);
             z = zones::Zone::compile(apex, set, zc.file, error);
             if (!z) return nullptr;
-            bool changed = before ? !z->sameData(*before) : *fileSerial != *lastSerial;
-            served = zones::nextServedSerial(zc.serialPolicy, *fileSerial, lastSerial, now, changed);
+            bool changed = before ? !z->sameData(*before) : fileSerial != *lastSerial;
+            served = zones::nextServedSerial(zc.serialPolicy, fileSerial, lastSerial, now, changed);
             if (served != *lastSerial) {
                 stamp(served);
                 z = zones::Zone::compile(apex, set, zc.file, error);
@@ -60,8 +64,8 @@ std::unique_ptr<zones::Zone> loadConfiguredZone(const ZoneConf& zc, std::optiona
             z = zones::Zone::compile(apex, set, zc.file, error);
         }
     } else {
-        if (fileSerial) {
-            served = zones::nextServedSerial(zc.serialPolicy, *fileSerial, lastSerial, now);
+        if (hasFileSerial) {
+            served = zones::nextServedSerial(zc.serialPolicy, fileSerial, lastSerial, now);
             stamp(served);
         }
         if (!zc.dnssec) {
@@ -76,7 +80,7 @@ std::unique_ptr<zones::Zone> loadConfiguredZone(const ZoneConf& zc, std::optiona
             z = zones::compileSigned(apex, set, zc.file, std::move(keys), opt, error);
         }
     }
-    if (!z || !fileSerial || served == *fileSerial || !note) return z;
+    if (!z || !hasFileSerial || served == fileSerial || !note) return z;
     std::string last = lastSerial ? std::to_string(*lastSerial) : "none";
     const bool behind = zc.serialPolicy == zones::SerialPolicy::Keep;
     if (warn) *warn = behind;
@@ -85,13 +89,13 @@ std::unique_ptr<zones::Zone> loadConfiguredZone(const ZoneConf& zc, std::optiona
             "zone {}: serving serial {}, not the file's {}: it is not greater than the {} served before "
             "(RFC 1982), and secondaries would keep their copy{}; raise the serial in {} above {} to serve "
             "the file's again",
-            zc.name, served, *fileSerial, last,
+            zc.name, served, fileSerial, last,
             served == *lastSerial ? " (the data is unchanged, so the serial is too)" : "", zc.file, served);
     else
         *note = fmt::format(
             "zone {}: serving serial {} (serial_policy \"{}\"{}; the file says {}, {} served before)",
             zc.name, served, zones::serialPolicyName(zc.serialPolicy), zc.dnssec ? ", signed" : "",
-            *fileSerial, last);
+            fileSerial, last);
     return z;
 }
 

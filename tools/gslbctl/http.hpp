@@ -21,7 +21,7 @@ HttpResult httpRequest(const std::string& url, const std::string& method, const 
 /// One request of httpRequests.
 struct HttpCall {
     std::string url, method, path, token, body;
-    std::vector<std::pair<std::string, std::string>> headers;  // more request headers
+    std::vector<std::pair<std::string, std::string>> headers = {};  // more request headers
 };
 
 /// Sends every call at once, each on its own connection of one event loop, and waits for them all: the time
