@@ -157,7 +157,7 @@ std::string dirOf(const std::string& path) {
 
 // What a start checks beyond the config and the zones (issue 11): so that `--check` passing means the start
 // will not fail on them.
-void startChecks(const Config& cfg, const zones::ZoneDb&, Report& rep) {
+void startChecks(const Config& cfg, const zones::ZoneDb&, Checker checker, Report& rep) {
     const std::string& where = cfg.path;
     std::string error, token;
     if (cfg.control.enabled && !ControlApi::loadToken(cfg.control.tokenFile, token, error))
@@ -166,10 +166,12 @@ void startChecks(const Config& cfg, const zones::ZoneDb&, Report& rep) {
     bool userKnown = false;
     if (!cfg.server.user.empty() && !(userKnown = service::lookupUser(cfg.server.user, user, error)))
         rep.problem(fmt::format("{}: {}", where, error));
-    if (!cfg.server.user.empty() && geteuid() != 0 && geteuid() != user.uid)
+    // The user gslbd runs as depends on how it is started, which only a check standing for that start knows.
+    const bool forStart = checker == Checker::kStart;
+    if (forStart && !cfg.server.user.empty() && geteuid() != 0 && geteuid() != user.uid)
         rep.warning(where, fmt::format("[server] user \"{}\": gslbd must start as root to switch to it",
                                        cfg.server.user));
-    if (cfg.server.user.empty()) {
+    if (forStart && cfg.server.user.empty()) {
         std::string w = unsetUserWarning(geteuid() == 0, getenv("INVOCATION_ID") != nullptr,
                                          access("/run/systemd/system/", F_OK) == 0);
         if (!w.empty()) rep.warning(where, w);
@@ -220,7 +222,7 @@ std::string unsetUserWarning(bool root, bool inUnit, bool systemdHost) {
     return "[server] user is not set: gslbd started as root would keep running as root";
 }
 
-int checkConfig(const std::string& configPath, std::FILE* out) {
+int checkConfig(const std::string& configPath, std::FILE* out, Checker checker) {
     Report rep;
     rep.out = out;
     Config cfg;
@@ -294,7 +296,7 @@ int checkConfig(const std::string& configPath, std::FILE* out) {
                         z->mutableNode(n).dynamic = -1;
         }
         for (const auto& w : unreadSettings(cfg)) rep.warning(w.where, w.message);
-        startChecks(cfg, db, rep);
+        startChecks(cfg, db, checker, rep);
         // The verdict gslbd itself would give.
         auto snap = buildSnapshot(configPath, nullptr, error);
         if (snap) {

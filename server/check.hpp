@@ -10,7 +10,14 @@ namespace gslb::server {
 /// ("file:line: why") and per warning ("where: warning: why") to `out`, then the summary
 /// ("FILE: ok: 2 zone(s), 40 records, 3 GSLB hostname(s), 1 warning(s)" or "FILE: N problem(s), M
 /// warning(s)"). Returns 0 when there is no problem (warnings allowed), 1 otherwise.
-int checkConfig(const std::string& configPath, std::FILE* out);
+/// `checker` says whose check it is: kStart (`gslbd --check`) stands for a gslbd about to start here, as this
+/// user (a unit's ExecStartPre, README's check before `systemctl start`), so it also warns about the user
+/// that gslbd would run as; kConfig (`gslbctl check`) checks the config for whoever edits it, on any machine
+/// (a workstation, CI, a container), where the checker's own uid says nothing about how gslbd will be
+/// started: it leaves those warnings out (an unset `[server] user` as root repeated on every check in a
+/// container, where `gslbd --check` and gslbd's own log still say it).
+enum class Checker { kStart, kConfig };
+int checkConfig(const std::string& configPath, std::FILE* out, Checker checker = Checker::kStart);
 
 /// checkConfig's warning about an unset `[server] user` (README "Operating gslbd"), or empty: it is true only
 /// where the gslbd this check stands for would stay root. `root`: the checker's effective uid is 0; `inUnit`:

@@ -547,7 +547,7 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
         const toml::table* st = top.getTable("server");
         toml::table empty;
         TableReader s(st ? *st : empty, path, "[server]");
-        auto listen = s.getStrings("listen", {"127.0.0.1:5353"});
+        auto listen = s.getStrings("listen", {"127.0.0.1:10053"});
         if (listen.empty()) s.fail(s.raw("listen"), "listen", "needs at least one address");
         for (const auto& l : listen) {
             ListenAddr a;

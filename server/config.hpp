@@ -19,7 +19,7 @@ namespace gslb::server {
 
 inline constexpr int kMaxWorkers = 64;  // [server] workers upper bound; answer counters keep one row each
 
-/// An address and port to listen on ("127.0.0.1:5353", "[::1]:5353", "0.0.0.0:53").
+/// An address and port to listen on ("127.0.0.1:10053", "[::1]:10053", "0.0.0.0:53").
 struct ListenAddr {
     std::string text;
     sockaddr_storage addr{};

@@ -33,7 +33,7 @@ class StartLock {
 
 /// Binds UDP and TCP on each address exclusively (no SO_REUSEPORT; TCP with SO_REUSEADDR so our own
 /// connections in TIME_WAIT from a previous run do not count) and closes the sockets again. False and
-/// `error` ("127.0.0.1:5353 (udp) is already in use: another gslbd or another DNS server listens there")
+/// `error` ("127.0.0.1:10053 (udp) is already in use: another gslbd or another DNS server listens there")
 /// at the first address that is taken.
 bool probeExclusive(const std::vector<ListenAddr>& listen, std::string& error);
 

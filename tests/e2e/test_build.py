@@ -29,7 +29,7 @@ class BuildTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             cfg = os.path.join(d, "g.toml")
             with open(cfg, "w") as f:
-                f.write('[server]\nlisten = ["127.0.0.1:5353"]\nxdp = ["eth0"]\n')
+                f.write('[server]\nlisten = ["127.0.0.1:10053"]\nxdp = ["eth0"]\n')
             p = subprocess.run([gslbd_path(), "--check", "-c", cfg], stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, timeout=20)
         built = "built without the AF_XDP" not in p.stdout

@@ -14,7 +14,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import REPO, Gslbd, dig, free_port, run_tests  # noqa: E402
+from harness import REPO, Gslbd, build_query, decode_msg, dig, free_port, run_tests, udp_query  # noqa: E402
 
 GSLBCTL = os.path.abspath(os.environ.get("GSLBCTL") or os.path.join(REPO, "build", "tools", "gslbctl"))
 if os.environ.get("GSLBD"):
@@ -577,6 +577,91 @@ class Live(unittest.TestCase):
             with open(z, "wb") as f:
                 f.write(before)
         self.assertEqual([x.rdata for x in self.g.dig("fresh.gslb.example.com.", "A").answer], ["192.0.2.123"])
+
+
+EXAMPLES = os.path.join(REPO, "examples")
+
+
+class BundledExample(Base):
+    """examples/ as README's first command runs it. The new-user trial: `gslbctl check` on it warned about its own
+    zone's TTLs, its `weight = 3` was read by no stage of its policy (the `random` chooser: 67/69/64 of 200), it
+    listened on 5353, mDNS's port (a desktop's avahi holds it), and a root check in a container repeated the
+    `[server] user` warning on every run."""
+
+    def copy(self):
+        d = os.path.join(self.dir, "examples")
+        shutil.copytree(EXAMPLES, d, ignore=shutil.ignore_patterns("grafana"))
+        os.chmod(os.path.join(d, "control.token"), 0o600)  # README's first command makes it owner-only
+        return d
+
+    def test_check_says_nothing_but_ok(self):
+        d = self.copy()
+        p = ctl("check", "-c", "gslbd.toml", cwd=d)
+        self.assertRc(p, 0)
+        self.assertEqual(p.out, "gslbd.toml: ok: 1 zone(s), 15 records, 1 GSLB hostname(s)\n")
+
+    def test_check_leaves_the_run_user_to_gslbd_check(self):
+        """gslbctl checks a config for whoever edits it, anywhere; how gslbd will be started (and so as which user)
+        is for `gslbd --check` and gslbd's own log. As root without systemd as init (this container), gslbd --check
+        still says the gslbd it stands for would stay root."""
+        d = self.copy()
+        self.assertNotIn("[server] user", ctl("check", "-c", "gslbd.toml", cwd=d).out)
+        if os.geteuid() == 0 and not os.path.exists("/run/systemd/system") and not os.environ.get("INVOCATION_ID"):
+            p = subprocess.run([os.environ.get("GSLBD") or os.path.join(REPO, "build", "server", "gslbd"),
+                                "--check", "--config", "gslbd.toml"], cwd=d, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, timeout=30)
+            self.assertIn("[server] user is not set: gslbd started as root would keep running as root", p.stdout)
+
+    def test_port_is_not_mdns_and_readme_digs_it(self):
+        with open(os.path.join(EXAMPLES, "gslbd.toml")) as f:
+            ports = set(re.findall(r'"(?:127\.0\.0\.1|\[::1\]):(\d+)"', f.read().split("[control]")[0]))
+        self.assertEqual(len(ports), 1, ports)
+        port = ports.pop()
+        self.assertNotEqual(port, "5353")  # mDNS (RFC 6762 §22)
+        # README's and the getting-started guide's digs at the example, and no doc names 5353.
+        for doc, lead in (("README.md", "the example answers on port"), ("doc/getting-started.md",
+                                                                          "## The bundled example")):
+            with open(os.path.join(REPO, doc)) as f:
+                text = f.read()
+            self.assertIn(lead, text, doc)
+            block = text[text.index(lead):].split("```sh\n", 1)[1].split("```", 1)[0]
+            digs = re.findall(r"^dig @127\.0\.0\.1 -p (\d+) ", block, re.M)
+            self.assertTrue(digs, doc)
+            self.assertEqual(set(digs), {port}, doc)
+        for root, _, names in os.walk(os.path.join(REPO, "doc")):
+            for n in names:
+                if n.endswith(".md"):
+                    with open(os.path.join(root, n)) as f:
+                        self.assertNotRegex(f.read(), r"(:|-p )5353\b", os.path.join(root, n))
+        with open(os.path.join(REPO, "README.md")) as f:
+            self.assertNotRegex(f.read(), r"(:|-p )5353\b")
+
+    def test_weight_3_gets_three_fifths(self):
+        d = self.copy()
+        with open(os.path.join(d, "gslbd.toml")) as f:
+            text = f.read()
+        g = Gslbd(files={n: open(os.path.join(d, n)).read() for n in ("gslb.example.com.zone", "control.token")},
+                  wait_zone="gslb.example.com.")
+        try:
+            text = re.sub(r'listen = \["127\.0\.0\.1:\d+", "\[::1\]:\d+"\]',
+                          f'listen = ["127.0.0.1:{g.port}"]', text)
+            g.raw_config = re.sub(r'listen = "127\.0\.0\.1:\d+"', f'listen = "127.0.0.1:{free_port()}"', text)
+            self.assertIn(f"127.0.0.1:{g.port}", g.raw_config)
+            g.start()
+            counts = {}
+            n = 400
+            for i in range(n):
+                m = decode_msg(udp_query(g.port, build_query("www.gslb.example.com.", "A", qid=i)))
+                self.assertEqual(len(m.answer), 1)
+                counts[m.answer[0][4]] = counts.get(m.answer[0][4], 0) + 1
+            self.assertEqual(set(counts), {"192.0.2.10", "198.51.100.10", "203.0.113.10"})
+            # Binomial(400, 0.6): mean 240, sd 9.8; 0.2: mean 80, sd 8. Five sd either way.
+            self.assertTrue(191 <= counts["192.0.2.10"] <= 289, counts)
+            for a in ("198.51.100.10", "203.0.113.10"):
+                self.assertTrue(40 <= counts[a] <= 120, counts)
+            g.stop()
+        finally:
+            g.close()
 
 
 class Down(unittest.TestCase):

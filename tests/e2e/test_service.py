@@ -423,7 +423,15 @@ class Check(unittest.TestCase):
             self.assertEqual(rc, 0, out)
             self.assertRegex(out, r"(?m)^.*gslbd\.toml: ok: 1 zone\(s\), \d+ records, 1 GSLB hostname\(s\), "
                                   r"\d warning\(s\)$")
-            self.assertEqual(gslbctl("check", g.config_path).stdout, out)
+            # The same lines but the user gslbd would run as, which depends on how gslbd is started: gslbctl
+            # checks the config for whoever edits it (and the count of warnings then differs).
+            def lines(text):
+                return [x for x in text.splitlines()[:-1] if "[server] user is not set" not in x]
+
+            p = gslbctl("check", g.config_path)
+            self.assertEqual(lines(p.stdout), lines(out))
+            self.assertRegex(p.stdout, r"(?m)^.*gslbd\.toml: ok: 1 zone\(s\), \d+ records, 1 GSLB hostname\(s\)")
+            self.assertNotIn("[server] user is not set", p.stdout)
         finally:
             g.close()
 

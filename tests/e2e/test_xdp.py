@@ -65,7 +65,7 @@ def can_run():
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "g.toml")
         with open(path, "w") as f:
-            f.write('[server]\nlisten = ["127.0.0.1:5353"]\nxdp = ["lo"]\n')
+            f.write('[server]\nlisten = ["127.0.0.1:10053"]\nxdp = ["lo"]\n')
         p = sh(gslbd_path(), "--check", "--config", path, check=False)
         if "built without the AF_XDP" in p.stdout:
             return False, "this gslbd was built without libxdp (meson -Dxdp): " + p.stdout.strip()

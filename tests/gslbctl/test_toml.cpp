@@ -6,7 +6,7 @@ using namespace gslb::ctl;
 
 static const char* kConfig = R"(# operator's comment
 [server]
-listen = ["127.0.0.1:5353"]
+listen = ["127.0.0.1:10053"]
 
 [[zone]]
 name = "gslb.example.com."

@@ -59,7 +59,7 @@ inline int lineOf(const std::string& text, const std::string& needle) {
 /// [server], [[zone]] t.test. and three sites, then `rest`.
 inline std::string baseConfig(const std::string& rest) {
     return "[server]\n"
-           "listen = [\"127.0.0.1:5353\"]\n"
+           "listen = [\"127.0.0.1:10053\"]\n"
            "\n"
            "[[zone]]\n"
            "name = \"t.test.\"\n"

@@ -167,7 +167,7 @@ TEST_CASE("values out of range") {
           st::errorAt(path, text, "answers", "hostname \"www.t.test.\" answers: 0 is out of range [1, 64]"));
 
     text =
-        "[server]\nlisten = [\"127.0.0.1:5353\"]\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n"
+        "[server]\nlisten = [\"127.0.0.1:10053\"]\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n"
         "[site.east]\npreference = 256\n";
     err = st::configError(text, &path);
     CHECK(err ==
@@ -234,7 +234,7 @@ TEST_CASE("a TOML syntax error names file and line") {
 
 TEST_CASE("[server] limits: defaults, values and ranges") {
     const std::string zone = "[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n";
-    std::string text = "[server]\nlisten = [\"127.0.0.1:5353\"]\n" + zone;
+    std::string text = "[server]\nlisten = [\"127.0.0.1:10053\"]\n" + zone;
     st::Written w = st::writeConfig(text);
     Config cfg;
     std::string error;
@@ -263,7 +263,7 @@ TEST_CASE("[server] limits: defaults, values and ranges") {
 TEST_CASE("axfr_allow: a prefix length is digits only (\"/-8\" is not a /32)") {
     for (const char* bad : {"127.0.0.1/-8", "127.0.0.1/+8", "127.0.0.1/", "127.0.0.1/8x", "::1/129"}) {
         CAPTURE(bad);
-        std::string text = "[server]\nlisten = [\"127.0.0.1:5353\"]\naxfr_allow = [\"" + std::string(bad) +
+        std::string text = "[server]\nlisten = [\"127.0.0.1:10053\"]\naxfr_allow = [\"" + std::string(bad) +
                            "\"]\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n";
         std::string err = st::configError(text);
         CHECK(err.find("axfr_allow") != std::string::npos);
@@ -328,7 +328,7 @@ TEST_CASE(
     "loadControlConfig: a TOML syntax error elsewhere still gives [control] and [cluster], and says it") {
     // A new user's `[site.c` (no closing bracket) blocked gslbctl drain: the emergency drain must work then.
     std::string text =
-        "[server]\nlisten = [\"127.0.0.1:5353\"]\n[control]\nlisten = \"127.0.0.1:9053\"  # API\n"
+        "[server]\nlisten = [\"127.0.0.1:10053\"]\n[control]\nlisten = \"127.0.0.1:9053\"  # API\n"
         "token_file = \"tok\"\n\n[site.c\nregion = \"eu\"\n[cluster]\nmembers = [\n  "
         "\"http://127.0.0.1:9053\",\n"
         "  \"http://127.0.0.2:9053\",\n]\n";

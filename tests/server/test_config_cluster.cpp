@@ -156,7 +156,7 @@ TEST_CASE("configDigest: the same for members that differ only in their listen a
     const std::string members =
         "[cluster]\nmembers = [\"http://127.0.0.2:9053\", \"http://127.0.0.3:9053\"]\n";
     auto with = [&](const std::string& addr, const std::string& extra = "") {
-        return "# member " + addr + "\n[server]\nlisten = [\"" + addr + ":5353\"]\n" + extra +
+        return "# member " + addr + "\n[server]\nlisten = [\"" + addr + ":10053\"]\n" + extra +
                "[control]\nlisten = \"" + addr + ":9053\"\ntoken_file = \"tok\"\n" + members +
                "\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n";
     };

@@ -15,7 +15,7 @@ namespace {
 
 std::string config(const std::string& sources, const std::string& east, const std::string& svcExtra = "",
                    const std::string& policy = "[\"health\", \"least-connections\", \"cpu\", \"random\"]") {
-    return "[server]\nlisten = [\"127.0.0.1:5353\"]\n\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n\n" +
+    return "[server]\nlisten = [\"127.0.0.1:10053\"]\n\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n\n" +
            sources + "\n[site.east]\n" + east +
            "\n[site.west]\n[site.south]\n\n[hostname.\"www.t.test.\"]\npolicy = " + policy + "\n" +
            st::threeServices("www.t.test.", svcExtra);
@@ -143,7 +143,7 @@ TEST_CASE(
     "SharedMapping in a loaded config: only the services that map `connections` hold one; copies share") {
     std::string svc = "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.{0}\"\nsite = \"{1}\"\n{2}";
     std::string text =
-        "[server]\nlisten = [\"127.0.0.1:5353\"]\n\n[[zone]]\nname = \"t.test.\"\nfile = "
+        "[server]\nlisten = [\"127.0.0.1:10053\"]\n\n[[zone]]\nname = \"t.test.\"\nfile = "
         "\"t.zone\"\n\n" +
         kLb + "\n[site.east]\n[site.west]\n[site.south]\n\n[hostname.\"www.t.test.\"]\n" +
         fmt::format(fmt::runtime(svc), 1, "east",

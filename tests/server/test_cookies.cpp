@@ -149,7 +149,7 @@ TEST_CASE("cookie secret file: 32 hex digits a line, the first makes cookies; er
 
 TEST_CASE("cookie secrets across reloads: the random one is kept; a replaced one is accepted for a while") {
     auto config = [](const std::string& extra) {
-        return "[server]\nlisten = [\"127.0.0.1:5353\"]\n" + extra +
+        return "[server]\nlisten = [\"127.0.0.1:10053\"]\n" + extra +
                "\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n";
     };
     std::string error;

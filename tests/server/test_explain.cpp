@@ -23,7 +23,7 @@ std::string zone() {
 
 std::string config() {
     std::string c =
-        "[server]\nlisten = [\"127.0.0.1:5353\"]\n[[zone]]\nname = \"x.test.\"\nfile = \"t.zone\"\n"
+        "[server]\nlisten = [\"127.0.0.1:10053\"]\n[[zone]]\nname = \"x.test.\"\nfile = \"t.zone\"\n"
         "[topology]\nnets = { \"198.51.100.0/24\" = \"eu\" }\n"
         "[site.east]\n[site.west]\n[site.south]\n";
     auto host = [&](const std::string& h, const std::string& policy) {

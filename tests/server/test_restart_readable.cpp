@@ -37,13 +37,14 @@ std::string openDir() {
 
 TEST_CASE(
     "restart-only: each changed key by name with both values, nothing when only reloadable keys change") {
-    Config a = withServer("listen = [\"127.0.0.1:5353\"]\nworkers = 2\nudp_payload_max = 1232");
-    Config same = withServer("listen = [\"127.0.0.1:5353\"]\nworkers = 2\nudp_payload_max = 1400");
+    Config a = withServer("listen = [\"127.0.0.1:10053\"]\nworkers = 2\nudp_payload_max = 1232");
+    Config same = withServer("listen = [\"127.0.0.1:10053\"]\nworkers = 2\nudp_payload_max = 1400");
     CHECK(restartOnlyChanges(a, same).empty());
-    Config b = withServer("listen = [\"127.0.0.1:5353\", \"127.0.0.2:5353\"]\nworkers = 3\nlog = \"syslog\"");
+    Config b =
+        withServer("listen = [\"127.0.0.1:10053\", \"127.0.0.2:10053\"]\nworkers = 3\nlog = \"syslog\"");
     auto c = restartOnlyChanges(a, b);
     REQUIRE(c.size() == 3);
-    CHECK(c[0] == "[server] listen ([127.0.0.1:5353] -> [127.0.0.1:5353, 127.0.0.2:5353])");
+    CHECK(c[0] == "[server] listen ([127.0.0.1:10053] -> [127.0.0.1:10053, 127.0.0.2:10053])");
     CHECK(c[1] == "[server] workers (2 -> 3)");
     CHECK(c[2] == "[server] log (\"stderr\" -> \"syslog\")");
 }
@@ -51,8 +52,8 @@ TEST_CASE(
 TEST_CASE("restart-only: [control] added, and the RRL table size") {
     st::Written w = st::writeConfig("");
     std::string token = st::writeFile(w.dir, "token", "0123456789abcdef0123456789abcdef\n");
-    Config a = withServer("listen = [\"127.0.0.1:5353\"]", "[rrl]\ntable_size = 1024\n");
-    Config b = withServer("listen = [\"127.0.0.1:5353\"]",
+    Config a = withServer("listen = [\"127.0.0.1:10053\"]", "[rrl]\ntable_size = 1024\n");
+    Config b = withServer("listen = [\"127.0.0.1:10053\"]",
                           "[rrl]\ntable_size = 4096\n[control]\ntoken_file = \"" + token + "\"\n");
     auto c = restartOnlyChanges(a, b);
     REQUIRE(c.size() == 2);
@@ -65,8 +66,8 @@ TEST_CASE("readable: what a reload reads, each with the setting that names it") 
     std::string secret = st::writeFile(dir, "xfr.key", "c2VjcmV0c2VjcmV0c2VjcmV0\n");
     std::string token = st::writeFile(dir, "token", "0123456789abcdef0123456789abcdef\n");
     Config cfg =
-        withServer("listen = [\"127.0.0.1:5353\"]", "[key.xfr]\nsecret_file = \"" + secret +
-                                                        "\"\n[control]\ntoken_file = \"" + token + "\"\n");
+        withServer("listen = [\"127.0.0.1:10053\"]", "[key.xfr]\nsecret_file = \"" + secret +
+                                                         "\"\n[control]\ntoken_file = \"" + token + "\"\n");
     auto paths = service::pathsReadAtReload(cfg);
     REQUIRE(paths.size() == 4);
     CHECK(paths[0].what == "the config file");

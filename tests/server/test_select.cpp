@@ -48,7 +48,7 @@ std::string zoneText() {
 
 std::string configText() {
     std::string c =
-        "[server]\nlisten = [\"127.0.0.1:5353\"]\n[[zone]]\nname = \"s.test.\"\nfile = \"t.zone\"\n"
+        "[server]\nlisten = [\"127.0.0.1:10053\"]\n[[zone]]\nname = \"s.test.\"\nfile = \"t.zone\"\n"
         "[site.east]\n[site.west]\n[site.south]\n";
     for (const auto& [h, policy] : kHosts) {
         std::string name = h + ".s.test.";
@@ -485,7 +485,7 @@ TEST_CASE("rebind keeps chooser state for hostnames whose services did not chang
     // Two least-selected hostnames (deterministic: a fresh state answers A, B, C, A, ...) and a random one.
     auto cfg = [](const std::string& second) {
         std::string c =
-            "[server]\nlisten = [\"127.0.0.1:5353\"]\n[[zone]]\nname = \"s.test.\"\nfile = \"t.zone\"\n"
+            "[server]\nlisten = [\"127.0.0.1:10053\"]\n[[zone]]\nname = \"s.test.\"\nfile = \"t.zone\"\n"
             "[site.east]\n[site.west]\n[site.south]\n";
         c += "[hostname.\"keep.s.test.\"]\npolicy = [\"least-selected\"]\n" +
              st::threeServices("keep.s.test.");

@@ -276,7 +276,7 @@ std::string zone() {
 
 std::string config(const std::string& geo) {
     std::string c =
-        "[server]\nlisten = [\"127.0.0.1:5353\"]\n[[zone]]\nname = \"c.test.\"\nfile = \"t.zone\"\n"
+        "[server]\nlisten = [\"127.0.0.1:10053\"]\n[[zone]]\nname = \"c.test.\"\nfile = \"t.zone\"\n"
         "[topology]\nnets = { \"10.1.0.0/16\" = \"lab\", \"10.1.2.0/24\" = \"lab-annex\" }\n";
     if (!geo.empty()) c += "geoip = \"" + geo + "\"\n";
     c += "[site.east]\nregion = \"US\"\nlocation = [40.71, -74.01]\n"

@@ -10,7 +10,7 @@ using namespace gslb::server;
 namespace {
 
 std::string config(const std::string& sites, const std::string& rest) {
-    return "[server]\nlisten = [\"127.0.0.1:5353\"]\n\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n\n" +
+    return "[server]\nlisten = [\"127.0.0.1:10053\"]\n\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n\n" +
            sites + "\n" + rest;
 }
 

@@ -31,7 +31,7 @@ st::Written signedZone(const std::string& policyLine, uint32_t fileSerial = 1, b
     std::string error;
     REQUIRE(zones::generateKey("t.test.", 13, 257, kNow - 86400, k, error));
     REQUIRE(zones::writeKeyFiles(k, keys, error));
-    std::string conf = "[server]\nlisten = [\"127.0.0.1:5353\"]\n";
+    std::string conf = "[server]\nlisten = [\"127.0.0.1:10053\"]\n";
     if (stateDir) conf += "state_dir = \"state\"\n";
     conf += "\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\ndnssec = true\nkey_dir = \"keys\"\n" +
             policyLine + "\n[site.east]\n";
@@ -138,13 +138,13 @@ TEST_CASE("serial_policy: keep is the default of an unsigned zone; others apply 
 
 TEST_CASE("serial_policy: keep with dnssec and unknown values are refused with file:line") {
     std::string err = st::configError(
-        "[server]\nlisten = [\"127.0.0.1:5353\"]\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\ndnssec = "
+        "[server]\nlisten = [\"127.0.0.1:10053\"]\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\ndnssec = "
         "true\nkey_dir = \"k\"\nserial_policy = \"keep\"\n");
     CHECK_MESSAGE(err.find(":8: ") != std::string::npos, err);
     CHECK_MESSAGE(err.find("serial_policy: \"keep\" does not work with dnssec") != std::string::npos, err);
     CHECK_MESSAGE(err.find("secondaries") != std::string::npos, err);
     err = st::configError(
-        "[server]\nlisten = [\"127.0.0.1:5353\"]\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n"
+        "[server]\nlisten = [\"127.0.0.1:10053\"]\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n"
         "serial_policy = \"date\"\n");
     CHECK_MESSAGE(err.find("serial_policy: must be") != std::string::npos, err);
 }

@@ -136,7 +136,7 @@ std::string writeConfig(const std::string& dir) {
         !gslb::zones::writeKeyFiles(key, dir + "/keys", error))
         std::fprintf(stderr, "microbench: no key for ms.test.: %s\n", error.c_str());
     std::ofstream t(dir + "/gslbd.toml");
-    t << "[server]\nlisten = [\"127.0.0.1:5353\"]\nworkers = 1\n\n[[zone]]\nname = \"mb.test.\"\n"
+    t << "[server]\nlisten = [\"127.0.0.1:10053\"]\nworkers = 1\n\n[[zone]]\nname = \"mb.test.\"\n"
          "file = \"mb.test.zone\"\n\n[[zone]]\nname = \"ms.test.\"\nfile = \"ms.test.zone\"\ndnssec = true\n"
          "key_dir = \"keys\"\n\n";
     for (int s = 0; s < 8; ++s) t << "[site.s" << s << "]\n";
