@@ -90,8 +90,9 @@ class BoundLane(Lane):
         self.kind = kind
         self.rng = random.Random(f"{seed}/{kind}")
 
-    def arrive(self, s, t):
-        sites = self.sites
+    def arrive(self, s, _now):
+        """At the session's own arrival time, not when the lab got to it: the bounds are exact and repeatable."""
+        sites, t = self.sites, s.t
         cand = [i for i in range(len(sites.capacities)) if sites.cap(i, t) > 0]
         if not cand:
             return self.admit(s, None, t)
@@ -106,8 +107,8 @@ class BoundLane(Lane):
 class DnsLane(Lane):
     dns = True
 
-    def __init__(self, label, lane_id, sites, server, resolvers, clock, fall, qname):
-        self.fall = fall
+    def __init__(self, label, lane_id, sites, server, resolvers, clock, fall, qname, ttl):
+        self.fall, self.ttl = fall, ttl
         super().__init__(label, lane_id, sites)
         self.server, self.resolvers, self.clock, self.qname = server, resolvers, clock, qname
         self.cache = [None] * len(resolvers)      # (expires at, site or None)

@@ -75,6 +75,7 @@ def _recovery(bad, e, end, hold):
 def row(lane, sc, caps, n_resolvers, o, detect=None):
     """The lane's figures (a dict; None where a figure does not apply)."""
     w, d = sc.warmup, sc.duration
+    ttl = getattr(lane, "ttl", None) or o.ttl
     rec = [r for r in lane.records if w <= r[1] < d]
     arrivals = len(rec)
     refused = [r for r in rec if not r[3]]
@@ -107,6 +108,7 @@ def row(lane, sc, caps, n_resolvers, o, detect=None):
         "top_util_mean_pct": 100.0 * statistics.fmean(top) if top else 0.0,
         "all_arrivals": len(lane.records),
         "all_accepted": sum(1 for r in lane.records if r[3]),
+        "top_util_series_pct": [round(100 * x, 1) for x in top],
     }
     q = [x for x in lane.queries if w <= x[0] < d]
     out["queries_per_resolver_min"] = len(q) / n_resolvers / ((d - w) / 60.0) if lane.dns else None
@@ -125,12 +127,12 @@ def row(lane, sc, caps, n_resolvers, o, detect=None):
             late = [r[1] for r in lane.records if r[2] == site and det <= r[1] < end]
             out["sent_to_failed_after_detect"] = len(late)
             out["last_to_failed_s"] = (max(late) - det) if late else 0.0
-            after = det + o.ttl / 2
+            after = det + ttl / 2
         elif sc.capacity_changes:
-            after = e + o.ttl + o.settle
+            after = e + ttl + o.settle
         ra = [r for r in lane.records if after <= r[1] < end]
         out["refused_after_pct"] = 100.0 * sum(1 for r in ra if not r[3]) / len(ra) if ra else 0.0
-        _, spans_e, _ = _sweep(sc, caps, ev, e, end, [])
+        _, spans_e, _ = _sweep(sc, caps, ev, e, end, []) if sc.recovery_over95 else (0, [], [])
         bad = spans_e + [(r[1], r[1]) for r in lane.records if not r[3] and e <= r[1] < end]
         out["recovery_s"] = _recovery(bad, e, end, o.hold)
     return out
@@ -153,8 +155,8 @@ COLUMNS = [  # (key, header, format)
 
 
 def table(rows, sc):
-    """The scenario's table as Markdown: columns that apply to it, '-' where a figure does not apply to a row
-    ('>hold' recovery: not recovered before the phase ended)."""
+    """The scenario's table as Markdown: columns that apply to it, '-' where a figure does not apply to a row,
+    `never` for a recovery that did not come (see row()); over several runs the mean and (min-max)."""
     static = next((r for r in rows if r["policy"] == "capacity-random (no DNS)"), None)
     for r in rows:
         r["osc_ratio"] = (r["osc_step_pp"] / static["osc_step_pp"]) if static and static["osc_step_pp"] else None
@@ -167,7 +169,74 @@ def table(rows, sc):
             v = r.get(key)
             if key == "recovery_s" and v is None:
                 cells.append("never")
+            elif v is not None and key in r.get("spread", {}):
+                lo, hi = r["spread"][key]
+                cells.append(f.format(v) + f" ({f.format(lo)}-{f.format(hi)})")
             else:
                 cells.append("-" if v is None else f.format(v))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def targets(sc, rows, o):
+    """Checks each DNS row against the balance the project aims for (information: nothing fails on them);
+    sets row["targets"] and returns one line per row. The queries' reference is the row with the longest mean
+    TTL (a fixed TTL)."""
+    dns = [r for r in rows if r["dns"]]
+    ref = max(dns, key=lambda r: r["mean_ttl_s"] or 0, default=None)
+    lines = []
+    for r in dns:
+        t = []
+        if sc.event is None:
+            t += [("refused <= 0.5 %", r["refused_pct"], r["refused_pct"] <= 0.5),
+                  ("> 95 % <= 5 % of the time", r["over95_pct"], r["over95_pct"] <= 5)]
+        elif sc.capacity_changes:
+            t += [("refused after <= 0.5 %", r["refused_after_pct"], r["refused_after_pct"] <= 0.5),
+                  ("recovery <= 2 x TTL", r["recovery_s"], r["recovery_s"] is not None and
+                   r["recovery_s"] <= 2 * o.ttl)]
+        elif sc.failures:
+            t += [("last to the failed site <= detection + TTL/2", r["last_to_failed_s"],
+                   r["last_to_failed_s"] is not None and r["last_to_failed_s"] <= o.ttl / 2),
+                  ("refused after <= 0.5 %", r["refused_after_pct"], r["refused_after_pct"] <= 0.5)]
+        else:
+            t += [("refused after <= 1.5 %", r["refused_after_pct"], r["refused_after_pct"] <= 1.5)]
+        if r.get("osc_ratio") is not None:
+            t.append(("oscillation <= 1.5 x static", r["osc_ratio"], r["osc_ratio"] <= 1.5))
+        if ref is not None and ref["queries_per_resolver_min"]:
+            q = r["queries_per_resolver_min"] / ref["queries_per_resolver_min"]
+            t.append(("queries <= 2 x a fixed TTL's", q, q <= 2))
+        r["targets"] = {name: ok for name, _, ok in t}
+        met = sum(ok for _, _, ok in t)
+        lines.append(f"  targets, {r['policy']}: {met} of {len(t)} met; " + ", ".join(
+            f"{name} {'yes' if ok else 'NO'} ({'-' if v is None else format(v, '.2f')})" for name, v, ok in t))
+    return lines
+
+
+WORST = {"recovery_s", "last_to_failed_s"}   # combined over runs as the worst run (None: never recovered)
+SPREAD = ("refused_pct", "refused_after_pct", "over95_pct")
+
+
+def combine(runs):
+    """Rows of the same lanes over several runs (other seeds): means, the worst recovery and last session to a
+    failed site, and the min-max of the refusal figures in row["spread"]."""
+    out = []
+    for rows in zip(*runs):
+        c = {"policy": rows[0]["policy"], "dns": rows[0]["dns"], "runs": len(rows), "spread": {}}
+        for k, v in rows[0].items():
+            vals = [r.get(k) for r in rows]
+            if k in c or isinstance(v, bool) or k == "targets":
+                continue
+            if k in WORST:
+                c[k] = None if any(x is None for x in vals) else max(vals)
+            elif isinstance(v, (int, float)) and all(isinstance(x, (int, float)) for x in vals):
+                c[k] = sum(vals) / len(vals)
+                if k in SPREAD:
+                    c["spread"][k] = [min(vals), max(vals)]
+            elif k == "share_pct" or k == "capacity_share_pct":
+                c[k] = [sum(x) / len(x) for x in zip(*vals)]
+            elif isinstance(v, list):
+                continue   # per-run series: in the runs
+            else:
+                c[k] = None if any(x is None for x in vals) else vals[0]
+        out.append(c)
+    return out

@@ -23,6 +23,8 @@ class Scenario:
     failures: list = field(default_factory=list)          # [(site, from_s, to_s)]: health fails, sessions refused
     event: float = None            # what recovery is measured from (None: steady)
     event_end: float = None        # end of the recovery window
+    recovery_over95: bool = True   # recovery waits for no site above 95 % too (not after a step to 90 %:
+                                   # even the least-utilised bound has sites above 95 % then)
     what: str = ""
 
 
@@ -39,6 +41,7 @@ def build(name, a):
                              f"sessions at {e:g} s")
     if name == "load-step":
         return Scenario(name, d, w, [(0, a.step_from), (e, a.step_to)], event=e, event_end=d,
+                        recovery_over95=a.step_to < 0.85,
                         what=f"{a.step_from:.0%} -> {a.step_to:.0%} offered at {e:g} s")
     if name == "health-failure":
         top = max(range(len(a.capacities)), key=lambda i: a.capacities[i])

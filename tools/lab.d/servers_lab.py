@@ -113,7 +113,7 @@ def gslbd(exe, policy, lane, site_addrs, site_port, capacities, o):
     return _Server("gslbd", make_argv)
 
 
-def gdnsd(policy, site_addrs, site_port, capacities, o):
+def gdnsd(policy, lane, site_addrs, site_port, capacities, o):
     """gdnsd 3's `weighted` plugin: one resource `lab`, weights in proportion to capacity, each address checked by
     http_status on the site's health endpoint. gdnsd's interval and timeout are whole seconds and the timeout must
     be shorter than the interval, so its checks run every max(2, check interval) s; ok_thresh 1 and
@@ -127,7 +127,7 @@ def gdnsd(policy, site_addrs, site_port, capacities, o):
         tmp = os.path.join(d, "zone.tmp")
         genzone.write_zone(tmp, 0, gdnsd=True, gslb_names=(), extra_lines=[f"lab {ttl} DYNA weighted!lab"])
         types = (f"  lab => {{\n    plugin => http_status\n    port => {site_port}\n"
-                 f'    url_path => "/health/gdnsd"\n    interval => {interval}\n    timeout => 1\n'
+                 f'    url_path => "/health/{lane}"\n    interval => {interval}\n    timeout => 1\n'
                  f"    up_thresh => {o.rise}\n    ok_thresh => 1\n    down_thresh => {o.fall}\n  }}\n")
         return servers.gdnsd(d, port, tmp, resources={"lab": list(zip(site_addrs, weights(capacities)))},
                              service_types=types,
