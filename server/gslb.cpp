@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <ctime>
 #include <map>
 #include <new>
@@ -507,8 +508,15 @@ void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const
     for (size_t i = 0; i < svcs.size(); ++i)
         if (!drainedOut(*gslb_->table, svcs[i].slot, svcs[i].site)) keep[kept++] = uint16_t(i);
     if (count) (kept ? gslb_->fallbacks : gslb_->drainedFallbacks)->add(worker_, uint32_t(dynamic));
+    // The answer says so (RFC 8914 §4.1 "Other", with EXTRA-TEXT): no other INFO-CODE fits an authoritative
+    // answer chosen by an operator's all-down policy ("Stale Answer", §4.4, is a resolver's cached data;
+    // "Forged Answer", §4.5, reads as a blocked name). A resolver or `dig` user sees why the addresses are
+    // the fallback's.
+    const bool all =
+        h.fallback == Fallback::All || (h.fallback == Fallback::Address && h.fallbackLen != svcs[0].rdlen);
+    out.ede = {zones::Ede::kOther, {edeText_, fallbackText(h, kept == 0, all)}};
     if (h.fallback == Fallback::None) return;
-    if (h.fallback == Fallback::Address && h.fallbackLen == svcs[0].rdlen) {
+    if (!all) {
         out.recs[0] = {h.fallbackRdata, h.fallbackLen};
         out.count = 1;
         return;
@@ -522,6 +530,30 @@ void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const
         }
         out.count = uint16_t(k + 1);
     }
+}
+
+size_t Selector::fallbackText(const GslbHost& h, bool drained, bool all) noexcept {
+    // "all services of www.gslb.example.com. are down: fallback all" — composed here, on the cold path, with
+    // no allocation (inet_ntop into the buffer for the fixed address).
+    size_t n = 0;
+    auto put = [&](std::string_view s) {
+        size_t k = std::min(s.size(), sizeof edeText_ - n);
+        std::memcpy(edeText_ + n, s.data(), k);
+        n += k;
+    };
+    put("all services of ");
+    put(std::string_view(h.name).substr(0, 255));
+    put(drained ? " are drained: fallback " : " are down: fallback ");
+    if (all) {
+        put("all");
+    } else if (h.fallback == Fallback::None) {
+        put("none");
+    } else {
+        char a[INET6_ADDRSTRLEN] = "";
+        inet_ntop(h.fallbackLen == 4 ? AF_INET : AF_INET6, h.fallbackRdata, a, sizeof a);
+        put(a);
+    }
+    return n;
 }
 
 }  // namespace gslb::server

@@ -205,6 +205,10 @@ class Selector : public zones::DynamicHook {
     std::vector<std::unique_ptr<metrics::ChooserState>> states_;
     metrics::ChooserState none_{0, metrics::kNeedsNothing};  // passed to choosers that keep nothing
     std::unique_ptr<metrics::ChooserState> fresh_;           // Explain: reset before each pick
+    // The EXTRA-TEXT of the last all-down answer (DynAnswer::ede points here until the next select).
+    // 16 + 255 (the longest name) + 40 (the rest, an IPv6 address included) octets.
+    char edeText_[320];
+    size_t fallbackText(const GslbHost& h, bool drained, bool all) noexcept;
 };
 
 }  // namespace gslb::server

@@ -76,6 +76,9 @@ bool exempt(const RrlConf& conf, const sockaddr_storage* peer) {
     return false;
 }
 
+// A transfer over the server's caps (SERVFAIL): no RFC 8914 code is about load; "Other" says it in words.
+constexpr zones::Ede kEdeBusy{zones::Ede::kOther, "too many zone transfers in flight; retry later"};
+
 uint64_t unixNow() {
     return uint64_t(time(nullptr));  // TSIG's Time Signed is wall-clock seconds (RFC 8945 §4.2)
 }
@@ -781,12 +784,13 @@ Worker::Handled Worker::handleMessage(TcpConn* c, const Snapshot& snap, std::spa
             logRefusal(lane_,
                        fmt::format("AXFR of {} from {} refused: {}", res.zone->name(), peerText(peer), why));
             rcode = 5;
-            outLen = zones::refuse(snap.answer, q, out);
+            outLen =
+                zones::refuse(snap.answer, q, out, rcode, {zones::Ede::kProhibited, {}});  // RFC 8914 §4.19
         } else if (per > 0 && !shared_.axfrPerClient.acquire(c->client, per)) {
             // This client already has its share of transfers in flight: SERVFAIL as below, try later.
             bump(st.axfrRefusedPerClient);
             rcode = 2;
-            outLen = zones::refuse(snap.answer, q, out, 2);
+            outLen = zones::refuse(snap.answer, q, out, 2, kEdeBusy);
         } else if (shared_.axfrActive.fetch_add(1) >= snap.config.server.axfrMaxConcurrent) {
             // Over the cap: SERVFAIL, not REFUSED. The cap is a passing condition of this server, not a
             // policy about the client: a secondary retries after the SOA's retry interval (RFC 1034
@@ -794,7 +798,7 @@ Worker::Handled Worker::handleMessage(TcpConn* c, const Snapshot& snap, std::spa
             shared_.axfrActive.fetch_sub(1);
             if (per > 0) shared_.axfrPerClient.release(c->client);
             rcode = 2;
-            outLen = zones::refuse(snap.answer, q, out, 2);
+            outLen = zones::refuse(snap.answer, q, out, 2, kEdeBusy);
         } else {
             c->axfrCounted = per > 0;
             st.count(res.qtype, res.rcode);
@@ -869,7 +873,10 @@ bool Worker::verifyTsig(Lane& lane, const Snapshot& snap, std::span<const uint8_
     logRefusal(lane, fmt::format("query from {} with TSIG key {}: {} ({})", peerText(peer), key,
                                  zones::tsigErrorText(s.error), detail));
     rcode = zones::kRcodeNotAuth;
-    len = zones::refuse(snap.answer, query, out, rcode);
+    // RFC 8914 has no INFO-CODE for a failed authentication ("Prohibited", §4.19, is a policy's refusal):
+    // "Other", with the TSIG error's name, which the unsigned reply's TSIG RR also carries (RFC 8945 §5.3.2).
+    std::string ede = "TSIG " + zones::tsigErrorText(s.error);
+    len = zones::refuse(snap.answer, query, out, rcode, {zones::Ede::kOther, ede});
     if (len) len = zones::tsigErrorResponse(out, len, r, s, now);
     return false;
 }

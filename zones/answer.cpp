@@ -65,6 +65,13 @@ struct Ctx {
     bool aa = true;
     bool tc = false;
     uint8_t rcode = kRcodeNoError;
+    Ede ede;  // RFC 8914: what the response says of its error or of a degraded answer (the first one set)
+    // An error response (no AA) with its EDE.
+    void fail(uint8_t rc, Ede::Code code) {
+        aa = false;
+        rcode = rc;
+        ede.code = code;
+    }
     // What rate limiting counts this response by (AnswerResult::kind, kindName).
     bool referral = false;
     const uint8_t* kindName = nullptr;
@@ -363,6 +370,7 @@ struct Ctx {
         DynAnswer da;
         hook->select(n.dynamic, type, z, z.rrset(n, type), client, da);
         if (da.scope > scope) scope = da.scope;
+        if (da.ede.set() && !ede.set()) ede = da.ede;  // e.g. the all-down fallback answered
         if (da.count == 0) return false;
         auto m = w.mark();
         for (uint16_t i = 0; i < da.count; ++i)
@@ -487,8 +495,7 @@ struct Ctx {
             if (parent) z = parent;
         }
         if (!z) {
-            aa = false;
-            rcode = kRcodeRefused;
+            fail(kRcodeRefused, Ede::kNotAuthoritative);  // RFC 8914 §4.21
             return;
         }
         for (int hop = 0;; ++hop) {
@@ -650,9 +657,13 @@ struct Ctx {
             text = &opt.version;
         else if (is(kIdServer, sizeof kIdServer) || is(kHostnameBind, sizeof kHostnameBind))
             text = &opt.identity;
-        if (!text || text->empty()) {
-            aa = false;
-            rcode = kRcodeRefused;
+        if (!text) {
+            fail(kRcodeRefused, Ede::kNotAuthoritative);  // no other CH name is ours
+            return;
+        }
+        if (text->empty()) {
+            fail(kRcodeRefused,
+                 Ede::kProhibited);  // the operator chose not to tell (identity / version unset)
             return;
         }
         if (q.qtype != kTypeTXT && q.qtype != kTypeANY) return;  // NODATA
@@ -674,11 +685,25 @@ struct EdnsReply {
     const ClientSubnet* ecs = nullptr;  // RFC 7871 §7.2.1: the query's ECS prefix, echoed with our scope
     uint8_t ecsScope = 0;
 
+    Ede ede;  // RFC 8914: decided last (by the answer), so its room is checked when the OPT is written
+
     size_t size() const {
         return kOptSize + (nsid ? 4 + nsidLen : 0) + (cookieLen ? 4 + cookieLen : 0) +
-               (ecs ? 8 + (size_t(ecs->bits) + 7) / 8 : 0);
+               (ecs ? 8 + (size_t(ecs->bits) + 7) / 8 : 0) + ede.size();
+    }
+    // The EDE goes when the OPT record would not fit in `limit` with it (RFC 8914 §3: the option is
+    // advisory; the message is never truncated or made malformed for it).
+    void fitEde(size_t written, size_t limit) {
+        if (ede.set() && (written > limit || size() > limit - written)) ede = {};
     }
 };
+
+// Octets answer() keeps free for the TSIG RR of a signed query's response: about the request's own, with a
+// MAC of up to 64 octets and 6 of Other Data (BADTIME). Bounded, so that a huge request record cannot
+// swallow the message.
+size_t tsigRoom(const Query& q, std::span<const uint8_t> query) {
+    return q.tsigAt ? std::min<size_t>(query.size() - q.tsigAt, 300) + 70 : 0;
+}
 
 // NSID: sent when asked for and configured (RFC 5001 §2.1; a server may always decline).
 void decideNsid(const AnswerOptions& opt, const Query& q, EdnsReply& r) {
@@ -736,6 +761,9 @@ void putOpt(Writer& w, size_t cap, const AnswerOptions& opt, const Query& q, uin
         uint8_t ecs[kEcsMaxSize];
         ok = w.bytes(ecs, writeEcs(*r.ecs, r.ecsScope, ecs));
     }
+    if (ok && r.ede.set())
+        ok = w.u16(kOptEde) && w.u16(uint16_t(2 + r.ede.text.size())) && w.u16(uint16_t(r.ede.code)) &&
+             w.bytes(r.ede.text.data(), r.ede.text.size());
     if (ok)
         w.addCount(kAdditional);
     else
@@ -745,9 +773,11 @@ void putOpt(Writer& w, size_t cap, const AnswerOptions& opt, const Query& q, uin
 // A reply that carries no records: the header (ID, opcode, RD and CD copied), the question only when exactly
 // one was sent and it parsed (QDCOUNT says which), an OPT with the options of `er` when the query had a sound
 // one (RFC 6891 §7). FORMERR, NOTIMP, REFUSED to a transfer and the cookie-only reply share it. `out` must
-// hold 512 octets. Fills res.len, res.rcode, res.questionEnd and res.optStart (for slip()).
+// hold 512 octets. Its EDE is kept when the reply fits 512 octets with it and room for a TSIG RR: an error
+// may go to a UDP client whose size we did not check. Fills res.len, res.rcode, res.questionEnd, res.optStart
+// (for slip()) and res.ede.
 void errorReply(const Query& q, std::span<const uint8_t> query, std::span<uint8_t> out,
-                const AnswerOptions& opt, uint8_t rcode, AnswerResult& res, const EdnsReply& er = {}) {
+                const AnswerOptions& opt, uint8_t rcode, AnswerResult& res, EdnsReply er = {}) {
     res.rcode = rcode;
     res.len = 0;
     Writer w(out.data(), out.size());
@@ -757,9 +787,12 @@ void errorReply(const Query& q, std::span<const uint8_t> query, std::span<uint8_
                 w.bytes(query.data() + kHeader, q.questionEnd - kHeader);
     res.questionEnd = w.size();
     if (q.edns) {
+        size_t room = tsigRoom(q, query);
+        er.fitEde(w.size(), room < 512 ? 512 - room : 0);
         res.optStart = w.size();
         putOpt(w, out.size(), opt, q, rcode, er);
         if (w.size() == res.optStart) res.optStart = 0;
+        if (res.optStart) res.ede = er.ede.code;
     }
     putHeader(out.data(), q.id, q.opcode, q.rd, q.cd, false, false, rcode, echo ? 1 : 0, w);
     res.len = w.size();
@@ -768,11 +801,13 @@ void errorReply(const Query& q, std::span<const uint8_t> query, std::span<uint8_
 }  // namespace
 
 size_t refuse(const AnswerOptions& options, std::span<const uint8_t> query, std::span<uint8_t> out,
-              uint8_t rcode) noexcept {
+              uint8_t rcode, Ede ede) noexcept {
     Query q;
     if (parseQuery(query, q) == ParseStatus::Drop) return 0;
     AnswerResult res;
-    errorReply(q, query, out, options, rcode, res);
+    EdnsReply er;
+    er.ede = ede;
+    errorReply(q, query, out, options, rcode, res, er);
     return res.len;
 }
 
@@ -812,7 +847,11 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
     }
     if (st != ParseStatus::Ok) {
         // Nothing of a message we cannot process is trusted beyond what parsed: at most its one question.
-        errorReply(q, query, out, opt, st == ParseStatus::NotImp ? kRcodeNotImp : kRcodeFormErr, res);
+        // An opcode we do not serve (NOTIFY to a primary, UPDATE, …) is Not Supported (RFC 8914 §4.22);
+        // no code fits a FORMERR (§4: none is about the query's form).
+        EdnsReply er;
+        if (st == ParseStatus::NotImp) er.ede.code = Ede::kNotSupported;
+        errorReply(q, query, out, opt, st == ParseStatus::NotImp ? kRcodeNotImp : kRcodeFormErr, res, er);
         return res;
     }
     Writer w(out.data(), out.size());
@@ -841,6 +880,13 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
     }
     bool echoEcs = false;  // a valid ECS goes back with our scope (§7.2.1)
     Ctx c(db, opt, q, w, hook, tcp, client);
+    size_t limit = 65535;
+    if (!tcp) {
+        limit = 512;
+        if (q.edns) limit = std::max<size_t>(512, std::min<size_t>(q.ednsSize, opt.udpPayloadMax));
+    }
+    limit = std::min(limit, out.size());
+    const size_t tsigReserve = tsigRoom(q, query);
     if (q.edns && q.ednsVersion > 0) {
         c.aa = false;
         c.rcode = kRcodeBadVers;  // RFC 6891 §6.1.3: no answer, OPT with our version 0
@@ -849,31 +895,20 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
         c.rcode = kRcodeFormErr;  // RFC 7871 §7.1.2: a malformed ECS option (or two of them)
     } else {
         echoEcs = client.fromEcs;
-        size_t limit = 65535;
-        if (!tcp) {
-            limit = 512;
-            if (q.edns) limit = std::max<size_t>(512, std::min<size_t>(q.ednsSize, opt.udpPayloadMax));
-        }
-        limit = std::min(limit, out.size());
         if (echoEcs) er.ecs = &client.subnet;
-        // A signed query's response gets a TSIG RR of about the request's: same key name and algorithm,
-        // a MAC of at most 64 octets and 6 of Other Data (BADTIME). Bounded, so that a huge request
-        // record cannot swallow the message.
-        size_t reserve =
-            (q.edns ? er.size() : 0) + (q.tsigAt ? std::min<size_t>(query.size() - q.tsigAt, 300) + 70 : 0);
+        // A signed query's response gets a TSIG RR of about the request's (tsigRoom).
+        size_t reserve = (q.edns ? er.size() : 0) + tsigReserve;
         w.setLimit(reserve < limit ? limit - reserve : 0);
         if (q.qclass == kClassCH) {
             c.chaos();
         } else if (q.qclass != kClassIN) {
-            c.aa = false;
-            c.rcode = kRcodeRefused;
+            c.fail(kRcodeRefused, Ede::kNotAuthoritative);  // no zone of ours is in another class
         } else if (q.qtype == kTypeAXFR || q.qtype == kTypeIXFR) {
             const Zone* z = db.zone({reinterpret_cast<const char*>(q.lower), q.qnameLen});
             if (!z) {
                 // Not a zone apex of ours (RFC 5936 §2.2.1).
-                c.aa = false;
-                c.rcode =
-                    db.findZone(q.lower, q.qnameLen, q.labelOff, q.labels) ? kRcodeNotAuth : kRcodeRefused;
+                c.fail(db.findZone(q.lower, q.qnameLen, q.labelOff, q.labels) ? kRcodeNotAuth : kRcodeRefused,
+                       Ede::kNotAuthoritative);
             } else if (tcp) {
                 res.action = Action::Axfr;
                 res.zone = z;
@@ -887,8 +922,7 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
                 c.must(kAnswer, *z, reinterpret_cast<const uint8_t*>(apex.data()), apex.size(), z->soa(),
                        z->soa().ttl);
             } else {
-                c.aa = false;
-                c.rcode = kRcodeNotImp;  // AXFR is a TCP-only exchange (RFC 5936 §4.2)
+                c.fail(kRcodeNotImp, Ede::kNotSupported);  // AXFR is a TCP-only exchange (RFC 5936 §4.2)
             }
         } else {
             c.resolve();
@@ -898,9 +932,12 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
         // The scope of a client-independent answer is 0 (§7.2.1); a 0-bit source prefix asks for an answer
         // that suits every client, and gets scope 0 too.
         er.ecsScope = client.subnet.bits ? c.scope : 0;
+        er.ede = c.ede;
+        er.fitEde(w.size(), tsigReserve < limit ? limit - tsigReserve : 0);
         res.optStart = w.size();
         putOpt(w, out.size(), opt, q, c.rcode, er);
         if (w.size() == res.optStart) res.optStart = 0;
+        if (res.optStart) res.ede = er.ede.code;
     }
     putHeader(out.data(), q.id, q.opcode, q.rd, q.cd, c.aa && c.rcode != kRcodeRefused, c.tc, c.rcode, 1, w);
     res.len = w.size();

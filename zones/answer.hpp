@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "zones/client.hpp"
 #include "zones/packet.hpp"
@@ -26,6 +27,26 @@ class CookieHook {
     /// Writes a fresh server cookie for (client cookie, client address, ci.now) into `out` (room for 32
     /// octets) and returns its length (8..32).
     virtual size_t make(const uint8_t* client, const ClientInfo& ci, uint8_t* out) const noexcept = 0;
+};
+
+/// An Extended DNS Error (RFC 8914 §2) for a response: an INFO-CODE and an optional EXTRA-TEXT (UTF-8, not
+/// NUL-terminated, §2). Sent in the response's OPT record, so only to a query that carried EDNS (§3); an
+/// option that does not fit the message's size limit is left out, never the message truncated for it.
+struct Ede {
+    /// The INFO-CODEs this server sends (RFC 8914 §4 and the IANA registry it set up).
+    enum Code : int32_t {
+        kNone = -1,
+        kOther = 0,              // §4.1: none fits; EXTRA-TEXT says what (a GSLB fallback, a transfer cap)
+        kProhibited = 18,        // §4.19: refused by policy (axfr_allow; an identity not configured)
+        kNotAuthoritative = 20,  // §4.21: the name is not in a zone of ours
+        kNotSupported = 21,      // §4.22: the opcode, class or transport for the query type is not served
+    };
+    int32_t code = kNone;
+    std::string_view text;  // must stay valid until the response is written
+
+    bool set() const { return code >= 0; }
+    /// Octets of the EDNS option: OPTION-CODE, OPTION-LENGTH, INFO-CODE, EXTRA-TEXT (§2).
+    size_t size() const { return set() ? 6 + text.size() : 0; }
 };
 
 /// What the answer path knows of the server's configuration.
@@ -51,6 +72,9 @@ struct DynAnswer {
     uint32_t ttl = 0;
     uint16_t count = 0;  // 0: NODATA (the hostname's `fallback = "none"`)
     uint8_t scope = 0;   // ECS SCOPE PREFIX-LENGTH: how much of the client's address decided (0: none of it)
+    // Set when the choice is a degraded one the client may want to know of (GSLB: the all-down fallback);
+    // its text must stay valid until the hook's next call. Sent as an EDE option when the query had EDNS.
+    Ede ede;
     DynRecord recs[kMaxDynRecords];
 };
 
@@ -105,6 +129,7 @@ struct AnswerResult {
     size_t optStart = 0;     // where the OPT record starts in the output; 0: the response has none
     size_t tsigAt = 0;  // the query is signed (RFC 8945): offset of its TSIG RR. The caller verifies it and
                         // signs the response (zones/tsig.hpp); answer() leaves room for that signature
+    int32_t ede = Ede::kNone;  // the EDE INFO-CODE the response carries (kNone: none, or no room for it)
 };
 
 /// Answers one query. `tcp` selects the size limit: 65535 over TCP; over UDP 512 without EDNS0, else the
@@ -135,9 +160,11 @@ size_t slip(std::span<uint8_t> out, const AnswerResult& res, bool badCookie) noe
 
 /// An error response to `query` with `rcode`, the question echoed (when exactly one parsed) and nothing else
 /// but an OPT record (offering options.udpPayloadMax) when the query had one: REFUSED (5) for an AXFR from a
-/// source outside axfr_allow, SERVFAIL (2) for one over the server's caps on concurrent transfers. Returns
-/// its length; 0 when the query is to be dropped (see parseQuery).
+/// source outside axfr_allow, SERVFAIL (2) for one over the server's caps on concurrent transfers. The OPT
+/// record carries `ede` when set (RFC 8914) and it fits in 512 octets less the room a TSIG RR of the
+/// request's size needs (the response may be signed after). Returns its length; 0 when the query is to be
+/// dropped (see parseQuery).
 size_t refuse(const AnswerOptions& options, std::span<const uint8_t> query, std::span<uint8_t> out,
-              uint8_t rcode = 5) noexcept;
+              uint8_t rcode = 5, Ede ede = {}) noexcept;
 
 }  // namespace gslb::zones

@@ -44,6 +44,7 @@ struct Query {
 
 inline constexpr uint16_t kOptNsid = 3;     // RFC 5001
 inline constexpr uint16_t kOptCookie = 10;  // RFC 7873
+inline constexpr uint16_t kOptEde = 15;     // RFC 8914 Extended DNS Error
 inline constexpr size_t kClientCookieLen = 8;
 inline constexpr size_t kServerCookieMin = 8, kServerCookieMax = 32;  // RFC 7873 §4.2
 

@@ -167,6 +167,7 @@ class Response:
         self.timeout = False
         self.transfer_failed = False
         self.msg_size = None
+        self.ede = []           # RFC 8914 Extended DNS Errors: [(INFO-CODE, EXTRA-TEXT)] in order
 
     @property
     def aa(self):
@@ -221,6 +222,15 @@ def _parse_common(text, kind):
         if s in (";; OPT PSEUDOSECTION:", ";; EDNS PSEUDOSECTION:"):
             r.edns = True
             section = "opt"
+            continue
+        # dig: "; EDE: 20 (Not Authoritative)", "; EDE: 0 (Other): (some text)";
+        # kdig: ";; EDE: 20 (Not Authoritative)", ";; EDE: 0 (Other): 'some text'".
+        m = re.match(r";;? EDE: (\d+)(?: \([^)]*\))?(?::\s*(.*))?$", s)
+        if m:
+            text = (m.group(2) or "").strip()
+            if len(text) >= 2 and (text[0], text[-1]) in (("(", ")"), ("'", "'"), ('"', '"')):
+                text = text[1:-1]
+            r.ede.append((int(m.group(1)), text))
             continue
         if kind == "dig" and s.startswith("; EDNS:"):
             # ; EDNS: version: 0, flags: do; udp: 1232

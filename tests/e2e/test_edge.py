@@ -435,5 +435,49 @@ class PerClientLimits(unittest.TestCase):
             self.assertEqual(m.rcode, "NOERROR", g.stderr())
 
 
+class ExtendedErrors(unittest.TestCase):
+    """RFC 8914 Extended DNS Errors as dig and kdig print them: REFUSED outside our zones (20), an AXFR the
+    ACL refuses (18), NOTAUTH for a TSIG that fails (0, with the TSIG error), only with EDNS."""
+
+    def test_dig_and_kdig_show_the_ede_of_each_error(self):
+        secret = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+        wrong = "ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA="
+        g = Gslbd(wait_zone=ORIGIN, files={"zone.db": ZONE,
+                         "xfr.key": f'key "xfr" {{\n\talgorithm hmac-sha256;\n\tsecret "{secret}";\n}};\n'})
+        g.raw_config = (f'[server]\nlisten = ["127.0.0.1:{g.port}"]\n'
+                        'axfr_allow = [{ address = "192.0.2.0/24", key = "xfr" }]\n\n'
+                        '[key.xfr]\nalgorithm = "hmac-sha256"\nsecret_file = "xfr.key"\n\n'
+                        f'[[zone]]\nname = "{ORIGIN}"\nfile = "zone.db"\n')
+        with g:
+            for tool, edns in ((g.dig, []), (g.kdig, ["+edns"])):
+                r = tool("www.example.net.", "A", *edns)
+                self.assertEqual((r.rcode, r.ede), ("REFUSED", [(20, "")]), r.text)
+                self.assertIn("EDE: 20 (Not Authoritative)", r.text)
+                # Without EDNS there is no OPT record to carry it.
+                r = tool("www.example.net.", "A", "+noedns")
+                self.assertEqual((r.rcode, r.ede), ("REFUSED", []), r.text)
+            # The source is not in axfr_allow: REFUSED, Prohibited. dig and kdig print no more of a refused
+            # transfer than "Transfer failed" / "REFUSED": read the reply's OPT record.
+            with TcpClient(g.port) as t:
+                m = t.query(build_query(ORIGIN, "AXFR", edns=True))
+            self.assertEqual(m.rcode, "REFUSED")
+            self.assertEqual([o for o in m.opt["options"] if o[0] == 15], [(15, b"\x00\x12")], m)
+            # An identity the operator did not configure is Prohibited too (version.bind, RFC 4892).
+            r = g.dig("version.bind.", "TXT", qclass="CH")
+            self.assertEqual((r.rcode, r.ede), ("REFUSED", [(18, "")]), r.text)
+            self.assertIn("EDE: 18 (Prohibited)", r.text)
+            # A TSIG that does not verify: NOTAUTH (RFC 8945 §5.2), the error named in the EDE's text.
+            r = g.dig(ORIGIN, "SOA", "-y", f"hmac-sha256:xfr:{wrong}")
+            self.assertIn("NOTAUTH", r.text)
+            self.assertEqual(r.ede, [(0, "TSIG BADSIG")], r.text)
+            self.assertIn("EDE: 0 (Other): (TSIG BADSIG)", r.text)
+            r = g.kdig(ORIGIN, "SOA", "+edns", "-y", f"hmac-sha256:nokey:{secret}")
+            self.assertIn("status: BADKEY", r.text)  # kdig names the TSIG error in place of NOTAUTH
+            self.assertEqual(r.ede, [(0, "TSIG BADKEY")], r.text)
+            # A good one: NOERROR, no EDE.
+            r = g.dig(ORIGIN, "SOA", "-y", f"hmac-sha256:xfr:{secret}")
+            self.assertEqual((r.rcode, r.ede), ("NOERROR", []), r.text)
+
+
 if __name__ == "__main__":
     run_tests()

@@ -210,6 +210,23 @@ class Gslb(unittest.TestCase):
         self.assertEqual(self.addrs("fbnone"), {W})
         self.assertEqual(self.addrs("fbaddr"), {W})
 
+    def test_a_fallback_answer_says_so_in_an_ede(self):
+        # RFC 8914 §4.1: code 0 (Other) with the reason, as dig prints it; only a fallback answer has one.
+        # (Down by health checks: e2e-health's test_all_down_gives_fallback.)
+        r = self.dig("pool")
+        self.assertEqual(r.ede, [], r.text)
+        for a in ALL:  # every service drained: the fallback answers, and says why
+            self.ok("POST", f"/v1/sites/{SITE[a]}/services/{a}/drain", "")
+        r = self.dig("fbnone")
+        self.assertEqual(r.answer, [], r.text)
+        self.assertIn(f"; EDE: 0 (Other): (all services of fbnone.{ORIGIN} are drained: fallback none)", r.text)
+        r = self.g.kdig(f"fbaddr.{ORIGIN}", "A", "+edns")
+        self.assertEqual([rr.rdata for rr in r.answer], [FIXED], r.text)
+        self.assertEqual(r.ede, [(0, f"all services of fbaddr.{ORIGIN} are drained: fallback {FIXED}")], r.text)
+        # Without EDNS the same answer, no EDE.
+        r = self.g.dig(f"fbaddr.{ORIGIN}", "A", "+noedns")
+        self.assertEqual(([rr.rdata for rr in r.answer], r.ede), ([FIXED], []), r.text)
+
     def test_aaaa_on_v4_only_name_is_nodata(self):
         r = self.dig("www", "AAAA")
         self.assertEqual(r.answer, [], r.text)

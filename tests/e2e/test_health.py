@@ -177,6 +177,9 @@ class Availability(unittest.TestCase):
             b.status = 503
         wait_for(lambda: answers(self.g, "www") == set(), DOWN_WITHIN, "NODATA (fallback none) when all down")
         self.log_has(r"site (east|west|north) down")
+        # The answer says why (RFC 8914 §4.1 "Other", as dig prints it).
+        r = self.g.dig(f"www.{ORIGIN}", "A")
+        self.assertIn(f"; EDE: 0 (Other): (all services of www.{ORIGIN} are down: fallback none)", r.text)
         for b in self.back.values():
             b.status = 200
         wait_for(lambda: answers(self.g, "www") == {A, B, C}, UP_WITHIN, "all back")

@@ -542,3 +542,30 @@ TEST_CASE("rebind keeps chooser state for hostnames whose services did not chang
     CHECK(ask(*b, "keep") == "192.0.2.3");    // went on where it was
     CHECK(ask(*b, "change") == "192.0.2.1");  // started afresh
 }
+
+TEST_CASE("an all-down answer says so: EDE 0 with the hostname and the fallback (RFC 8914 §4.1)") {
+    Fixture f;
+    const Gslb& g = f.snap->gslb;
+    const auto& zone = *f.snap->db.zone(std::string_view("\1s\4test\0", 8));
+    auto pick = [&](const std::string& host, uint16_t type = 1) {
+        for (size_t i = 0; i < g.hosts.size(); ++i)
+            if (g.hosts[i].name == host) {
+                gslb::zones::DynAnswer da;
+                f.sel.select(int32_t(i), type, zone, nullptr, gslb::zones::Client{}, da);
+                return std::make_pair(da.ede.code, std::string(da.ede.text));
+            }
+        FAIL("no hostname " << host);
+        return std::make_pair(-2, std::string());
+    };
+    // Up: no EDE.
+    CHECK(pick("fball.s.test.").first == gslb::zones::Ede::kNone);
+    for (int i = 0; i < 3; ++i) f.t().setHealth(f.svc(i), Health::Down);
+    using P = std::pair<int32_t, std::string>;
+    CHECK(pick("fball.s.test.") == P{0, "all services of fball.s.test. are down: fallback all"});
+    CHECK(pick("fbnone.s.test.") == P{0, "all services of fbnone.s.test. are down: fallback none"});
+    CHECK(pick("fbaddr.s.test.") == P{0, "all services of fbaddr.s.test. are down: fallback 192.0.2.99"});
+    for (int i = 0; i < 3; ++i) f.t().setServiceEnabled(f.svc(i), false);
+    CHECK(pick("fball.s.test.") == P{0, "all services of fball.s.test. are drained: fallback all"});
+    // An AAAA query of a hostname whose fixed fallback is IPv4 falls back to all (of its AAAA: none here).
+    CHECK(pick("fbaddr.s.test.", 28).first == gslb::zones::Ede::kNone);
+}

@@ -349,3 +349,176 @@ TEST_CASE(
     }
     s.opt.cookies = nullptr;
 }
+
+namespace {
+
+// The EDE options of a response (RFC 8914 §2): (INFO-CODE, EXTRA-TEXT) each; the message must be whole.
+std::vector<std::pair<int, std::string>> edeOf(const std::vector<uint8_t>& out, const AnswerResult& res) {
+    std::vector<std::pair<int, std::string>> v;
+    REQUIRE(testutil::countedEnd(out.data(), res.len) == res.len);
+    if (!res.optStart) return v;
+    const uint8_t* p = out.data() + res.optStart;
+    size_t rdlen = size_t(p[9]) << 8 | p[10];
+    REQUIRE(res.optStart + 11 + rdlen == res.len);
+    for (size_t o = 11; o < 11 + rdlen;) {
+        uint16_t code = uint16_t(p[o] << 8 | p[o + 1]);
+        size_t len = size_t(p[o + 2]) << 8 | p[o + 3];
+        REQUIRE(o + 4 + len <= 11 + rdlen);
+        if (code == kOptEde) {
+            REQUIRE(len >= 2);
+            v.emplace_back(p[o + 4] << 8 | p[o + 5], std::string(p + o + 6, p + o + 4 + len));
+        }
+        o += 4 + len;
+    }
+    return v;
+}
+using EdeList = std::vector<std::pair<int, std::string>>;
+
+// A GSLB name whose hook answers `count` addresses with an EDE of `text` (as an all-down fallback does).
+struct FallbackHook : DynamicHook {
+    std::string text;
+    uint16_t count = 1;
+    uint8_t rd[kMaxDynRecords][4];
+    void select(int32_t, uint16_t, const Zone&, const RRset*, const Client&,
+                DynAnswer& out) noexcept override {
+        out.ttl = 30;
+        out.count = count;
+        for (uint16_t i = 0; i < count; ++i) {
+            rd[i][0] = 192, rd[i][1] = 0, rd[i][2] = 2, rd[i][3] = uint8_t(i);
+            out.recs[i] = {rd[i], 4};
+        }
+        if (!text.empty()) out.ede = {Ede::kOther, text};
+    }
+};
+
+}  // namespace
+
+TEST_CASE("EDE (RFC 8914): each error path's INFO-CODE, only when the query had EDNS") {
+    auto& s = server();
+    auto ask = [&](std::vector<uint8_t> q, bool tcp = false) {
+        auto res = s.raw(q, tcp);
+        return std::make_tuple(int(res.rcode), edeOf(s.out, res), res.ede);
+    };
+    auto edns = [](std::vector<uint8_t> q) {
+        q[11] = 1;
+        uint8_t opt[] = {0, 0, 41, 0x04, 0xD0, 0, 0, 0, 0, 0, 0};
+        q.insert(q.end(), opt, opt + sizeof opt);
+        return q;
+    };
+    using R = std::tuple<int, EdeList, int32_t>;
+    // §4.21 Not Authoritative: a name outside our zones; an AXFR of a name in our zone that is not an apex
+    // (NOTAUTH, RFC 5936 §2.2.1) or outside it (REFUSED); another class.
+    CHECK(ask(queryWith("nowhere.test.", kTypeA, {})) == R{kRcodeRefused, {{20, ""}}, 20});
+    CHECK(ask(edns(makeQuery("www.e.test.", kTypeAXFR)), true) == R{kRcodeNotAuth, {{20, ""}}, 20});
+    CHECK(ask(edns(makeQuery("other.test.", kTypeAXFR)), true) == R{kRcodeRefused, {{20, ""}}, 20});
+    CHECK(ask(edns(makeQuery("www.e.test.", kTypeA, false, 1232, false, 4))) ==
+          R{kRcodeRefused, {{20, ""}}, 20});
+    // §4.22 Not Supported: AXFR over UDP; an opcode other than QUERY (UPDATE here).
+    CHECK(ask(queryWith("e.test.", kTypeAXFR, {})) == R{kRcodeNotImp, {{21, ""}}, 21});
+    auto update = queryWith("e.test.", kTypeSOA, {});
+    update[2] = 5 << 3;
+    CHECK(ask(update) == R{kRcodeNotImp, {{21, ""}}, 21});
+    // §4.19 Prohibited: an identity name the operator did not configure; any other CH name is not ours.
+    CHECK(ask(edns(makeQuery("version.bind.", kTypeTXT, false, 1232, false, 3))) ==
+          R{kRcodeRefused, {{18, ""}}, 18});
+    CHECK(ask(edns(makeQuery("foo.bind.", kTypeTXT, false, 1232, false, 3))) ==
+          R{kRcodeRefused, {{20, ""}}, 20});
+    // Without EDNS: the same RCODE, no OPT, no EDE (§3: it is an EDNS option).
+    CHECK(ask(makeQuery("nowhere.test.", kTypeA)) == R{kRcodeRefused, {}, Ede::kNone});
+    // Answers and negative answers from our zones carry none.
+    CHECK(ask(queryWith("www.e.test.", kTypeA, {})) == R{kRcodeNoError, {}, Ede::kNone});
+    CHECK(ask(queryWith("nx.e.test.", kTypeA, {})) == R{kRcodeNxDomain, {}, Ede::kNone});
+    // No code fits a FORMERR (a malformed ECS option here), nor BADVERS.
+    CHECK(std::get<1>(ask(queryWith("www.e.test.", kTypeA, {{8, {0, 1}}}))).empty());
+    auto v1 = queryWith("www.e.test.", kTypeA, {});
+    v1[v1.size() - 5] = 1;  // EDNS version 1
+    CHECK(std::get<1>(ask(v1)).empty());
+}
+
+TEST_CASE("EDE beside NSID and a cookie: all three fit, in that order") {
+    auto& s = server();
+    FakeCookies fc;
+    s.opt.cookies = &fc;
+    s.opt.identity = "ns1.example";
+    s.opt.nsid = true;
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    ClientInfo ci{reinterpret_cast<const sockaddr*>(&sin), 1700000000};
+    auto q = queryWith("nowhere.test.", kTypeA, {{kOptNsid, {}}, {kOptCookie, {1, 2, 3, 4, 5, 6, 7, 8}}});
+    auto res = gslb::zones::answer(s.db, s.opt, {q.data(), q.size()}, false, {s.out.data(), s.out.size()},
+                                   nullptr, ci);
+    auto opts = optionsOf(s.out, res);
+    CHECK(opts.size() == 3);
+    CHECK(std::string(opts[kOptNsid].begin(), opts[kOptNsid].end()) == "ns1.example");
+    CHECK(opts[kOptCookie].size() == 24);
+    CHECK(opts[kOptEde] == std::vector<uint8_t>{0, 20});
+    // slip() keeps the OPT record whole, EDE included.
+    size_t n = slip({s.out.data(), s.out.size()}, res, false);
+    CHECK(testutil::countedEnd(s.out.data(), n) == n);
+    s.opt.cookies = nullptr;
+    s.opt.nsid = false;
+    s.opt.identity.clear();
+}
+
+TEST_CASE("refuse() carries the EDE it is given: Prohibited for axfr_allow, text for the rest") {
+    std::vector<uint8_t> out(65535);
+    AnswerOptions opt;
+    auto q = queryWith("e.test.", kTypeAXFR, {});
+    size_t n =
+        refuse(opt, {q.data(), q.size()}, {out.data(), out.size()}, kRcodeRefused, {Ede::kProhibited, {}});
+    AnswerResult res;
+    res.len = n;
+    res.optStart = n - 17;  // OPT (11) + EDE (6)
+    CHECK(edeOf(out, res) == EdeList{{18, ""}});
+    n = refuse(opt, {q.data(), q.size()}, {out.data(), out.size()}, kRcodeServFail, {Ede::kOther, "busy"});
+    res.len = n;
+    res.optStart = n - 21;
+    CHECK(edeOf(out, res) == EdeList{{0, "busy"}});
+    // Too long for 512 octets: the reply goes without it, whole.
+    std::string big(600, 'x');
+    n = refuse(opt, {q.data(), q.size()}, {out.data(), out.size()}, kRcodeServFail, {Ede::kOther, big});
+    CHECK(n == q.size());  // header, question, OPT: as the query
+    CHECK(testutil::countedEnd(out.data(), n) == n);
+    // No EDNS: no OPT, no EDE.
+    auto plain = makeQuery("e.test.", kTypeAXFR);
+    CHECK(refuse(opt, {plain.data(), plain.size()}, {out.data(), out.size()}, 5, {Ede::kProhibited, {}}) ==
+          plain.size());
+}
+
+TEST_CASE("EDE of a GSLB fallback answer: sent when it fits the client's size, else left out (never TC)") {
+    testutil::Server s;
+    s.add("e.test.", kZone);
+    Zone& z = *s.db.zones()[0];
+    WireName w;
+    REQUIRE(textToName("www.e.test.", {}, w));
+    z.mutableNode(z.find(w)).dynamic = 0;
+    FallbackHook hook;
+    hook.text = "all services of www.e.test. are down: fallback all";
+    s.hook = &hook;
+    auto res = s.raw(queryWith("www.e.test.", kTypeA, {}));
+    CHECK(res.rcode == 0);
+    CHECK(edeOf(s.out, res) == EdeList{{0, hook.text}});
+    CHECK(testutil::decode(s.out.data(), res.len).an.size() == 1);
+    // 20 addresses fit 512 octets (28 + 20 x 16 + 11 = 359) but not with a 300-octet text: the answer goes
+    // whole, without TC, without the option; with room (bufsize 1232) it has both.
+    hook.count = 20;
+    hook.text = std::string(300, 't');
+    auto q512 = queryWith("www.e.test.", kTypeA, {});
+    q512[q512.size() - 8] = 0x02, q512[q512.size() - 7] = 0x00;  // UDP payload size 512
+    res = s.raw(q512);
+    auto d = testutil::decode(s.out.data(), res.len);
+    CHECK(res.len <= 512);
+    CHECK(!d.tc);
+    CHECK(d.an.size() == 20);
+    CHECK(edeOf(s.out, res).empty());
+    CHECK(res.ede == Ede::kNone);
+    res = s.raw(queryWith("www.e.test.", kTypeA, {}));
+    CHECK(res.len > 512);
+    CHECK(res.len <= 1232);
+    CHECK(testutil::decode(s.out.data(), res.len).an.size() == 20);
+    CHECK(edeOf(s.out, res) == EdeList{{0, hook.text}});
+    // No EDNS: never.
+    res = s.raw(makeQuery("www.e.test.", kTypeA));
+    CHECK(res.optStart == 0);
+    CHECK(res.ede == Ede::kNone);
+}
