@@ -5,6 +5,8 @@
   agrees with what this gslbd does with a `[server] xdp` config.
 - tools/build passes a job count to ninja (-jN, -j N or $GSLBD_BUILD_JOBS; none: ninja's own default) and
   configures an existing build directory only once. Run against a stub ninja on PATH: nothing is built.
+- tools/install-deps installs only what is missing, the test tools only with --test, with daemon starts
+  forbidden during the install, and never runs systemctl. Run against stub dpkg-query, apt-get and systemctl.
 """
 import os
 import stat
@@ -84,6 +86,79 @@ class BuildTest(unittest.TestCase):
         self.assertEqual(self.meson_ran, [])
         self.assertEqual(self.run_build("DIR", "-Dtests=false", "-j2")[::2], (0, ["-C", "DIR", "-j", "2"]))
         self.assertEqual(self.meson_ran, ["meson configure DIR -Dtests=false"])
+
+
+class InstallDeps(unittest.TestCase):
+    """tools/install-deps with stub dpkg-query, apt-get, systemctl and sudo: what it would install, and that it
+    never stops, starts or reconfigures a service (it stopped nsd, knot, unbound, nginx … at every run)."""
+
+    def run_deps(self, *args, missing=(), policy_exists=False):
+        with tempfile.TemporaryDirectory() as d:
+            log = os.path.join(d, "log")
+            policy = os.path.join(d, "policy-rc.d")
+            if policy_exists:
+                with open(policy, "w") as f:
+                    f.write("#!/bin/sh\nexit 0\n")
+                os.chmod(policy, 0o755)
+            stubs = {
+                # Installed unless named in $MISSING.
+                "dpkg-query": 'for p in $MISSING; do [ "$p" = "${@: -1}" ] && exit 1; done; '
+                              'printf "install ok installed"',
+                # Records its arguments, and during an install whether policy-rc.d forbids starts.
+                "apt-get": f'echo "apt-get $*" >> {log}; case "$*" in *install*) '
+                           f'if [ -x {policy} ]; then {policy}; echo "policy-rc.d exit $?" >> {log}; '
+                           f'else echo "no policy-rc.d" >> {log}; fi;; esac',
+                "systemctl": f'echo "systemctl $*" >> {log}',
+                "sudo": '"$@"',
+            }
+            for name, body in stubs.items():
+                with open(os.path.join(d, name), "w") as f:
+                    f.write(f"#!/bin/bash\n{body}\n")
+                os.chmod(os.path.join(d, name), stat.S_IRWXU)
+            env = dict(os.environ, PATH=d + os.pathsep + os.environ["PATH"], MISSING=" ".join(missing),
+                       GSLBD_POLICY_RC_D=policy)
+            p = subprocess.run(["bash", os.path.join(REPO, "tools", "install-deps"), *args], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+            ran = open(log).read().splitlines() if os.path.exists(log) else []
+            policy_after = open(policy).read() if os.path.exists(policy) else None
+            return p, ran, policy_after
+
+    def test_nothing_missing_runs_nothing(self):
+        p, ran, policy = self.run_deps()
+        self.assertEqual((p.returncode, ran, policy), (0, [], None), p.stdout)
+        p, ran, policy = self.run_deps("--test")
+        self.assertEqual((p.returncode, ran, policy), (0, [], None), p.stdout)
+
+    def test_installs_only_what_is_missing_with_starts_forbidden(self):
+        p, ran, policy = self.run_deps(missing=("libldns-dev", "nsd"))
+        self.assertEqual(p.returncode, 0, p.stdout)
+        # nsd is a test tool: the default (server) mode does not install it.
+        self.assertEqual(ran, ["apt-get update -qq", "apt-get install -y -qq --no-install-recommends libldns-dev",
+                               "policy-rc.d exit 101"])
+        self.assertIsNone(policy)  # its own policy-rc.d is gone afterwards
+        p, ran, policy = self.run_deps("--test", missing=("nsd", "knot"))
+        self.assertEqual(ran[1:], ["apt-get install -y -qq --no-install-recommends nsd knot",
+                                   "policy-rc.d exit 101"])
+        self.assertFalse([r for r in ran if r.startswith("systemctl")], ran)
+
+    def test_an_existing_policy_rc_d_is_left_alone(self):
+        p, ran, policy = self.run_deps(missing=("meson",), policy_exists=True)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertIn("policy-rc.d exit 0", ran)  # the machine's own governs the install
+        self.assertEqual(policy, "#!/bin/sh\nexit 0\n")
+
+    def test_modes_list_their_packages(self):
+        server = subprocess.run(["bash", os.path.join(REPO, "tools", "install-deps"), "--list"],
+                                stdout=subprocess.PIPE, text=True, check=True).stdout.split()
+        test = subprocess.run(["bash", os.path.join(REPO, "tools", "install-deps"), "--test", "--list"],
+                              stdout=subprocess.PIPE, text=True, check=True).stdout.split()
+        self.assertIn("libldns-dev", server)
+        for tool in ("nsd", "knot", "unbound", "haproxy", "chromium", "clang", "doctest-dev"):
+            self.assertNotIn(tool, server)
+            self.assertIn(tool, test)
+        for tool in ("pandoc", "debhelper", "lintian"):
+            self.assertIn(tool, test)
+        self.assertEqual(set(server) - set(test), set())
 
 
 if __name__ == "__main__":
