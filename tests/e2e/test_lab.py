@@ -24,6 +24,7 @@ LAB = os.path.join(REPO, "tools", "lab")
 sys.path.insert(0, os.path.join(REPO, "tools", "lab.d"))
 import measure  # noqa: E402
 import scenario  # noqa: E402
+import sites  # noqa: E402
 
 STATIC = "health,weighted-random"
 LEAST_CONN = "health,least-connections,random"
@@ -64,6 +65,19 @@ class LabArithmetic(unittest.TestCase):
         self.assertEqual([scenario.capacity_at(fail, o.capacities, 0, t) for t in (39.9, 40, 69.9, 70)],
                          [500, 0, 0, 500])
         self.assertEqual(scenario.capacity_at(fail, o.capacities, 0, 50, failures=False), 500)
+
+    def test_session_table(self):
+        """A site of one seat: the second session is refused while the first holds it; a health failure from 5 s
+        ends the held session (its site is gone), so a session after the failure finds the seat free."""
+        t = sites.LaneTable(2, [(0, 5, 10)])
+        self.assertTrue(t.admit(0, 1, 20, 1))
+        self.assertFalse(t.admit(0, 2, 20, 1))
+        self.assertTrue(t.admit(1, 3, 4, 1))
+        t.settle(4)
+        self.assertEqual(t.used, [1, 0])
+        t.settle(6)
+        self.assertEqual(t.used, [0, 0])
+        self.assertTrue(t.admit(0, 11, 30, 1))
 
     def test_sweep_time_above_95(self):
         """Site 0 (capacity 2): two sessions from 1 to 3 s (100 %), one until 5 s (50 %); site 1 (capacity 1)

@@ -146,13 +146,11 @@ class DnsLane(Lane):
             self.admit(s, site, now)
 
 
-async def run(sc, stream, lanes, sites, clock_base, late_after=0.1):
+async def run(sc, stream, lanes, clock_base, late_after=0.1):
     """Replays the stream in real time to every lane; returns lateness stats. clock_base: a one-element list
     holding the loop time of lab time 0, set here (the sites' and lanes' clock reads it)."""
     loop = asyncio.get_running_loop()
     t0 = clock_base[0] = loop.time()
-    for site, a, _ in sc.failures:
-        loop.call_at(t0 + a, sites.fail, site)
     lags = []
     for s in stream:
         delay = t0 + s.t - loop.time()

@@ -5,7 +5,7 @@ the oscillation column). Every figure covers lab time [warm-up, duration) unless
 
 import statistics
 
-from scenario import capacity_at, is_up
+from scenario import capacity_at
 
 OVER = 0.95
 

@@ -24,13 +24,21 @@ from scenario import capacity_at, is_up
 
 
 class LaneTable:
-    """One lane's sessions at every site: counts, and a heap of end times per site (lab seconds)."""
+    """One lane's sessions at every site: counts, and a heap of end times per site (lab seconds). A site's
+    sessions end when its health failure begins (its site is gone): `failures` [(site, from, to)]."""
 
-    def __init__(self, n):
+    def __init__(self, n, failures=()):
         self.used = [0] * n
         self.ends = [[] for _ in range(n)]
+        self.failures = sorted((a, site) for site, a, _ in failures)
 
     def settle(self, t):
+        """Ends the sessions due by t. Every admission settles first, so a failure's clearing comes before
+        any session admitted after it began."""
+        while self.failures and self.failures[0][0] <= t:
+            _, site = self.failures.pop(0)
+            self.used[site] = 0
+            self.ends[site] = []
         for i, h in enumerate(self.ends):
             while h and h[0] <= t:
                 heapq.heappop(h)
@@ -44,11 +52,6 @@ class LaneTable:
         self.used[site] += 1
         heapq.heappush(self.ends[site], end)
         return True
-
-    def clear(self, site):
-        """The site failed: its sessions end."""
-        self.used[site] = 0
-        self.ends[site] = []
 
 
 EXPOSITION = """\
@@ -104,7 +107,7 @@ class Sites:
         self.servers = []
 
     def add_lane(self, name, fall=None):
-        self.tables[name] = LaneTable(len(self.capacities))
+        self.tables[name] = LaneTable(len(self.capacities), self.sc.failures)
         self.falls[name] = fall
         self.health_log[name] = []
         self.scrapes[name] = 0
@@ -112,10 +115,6 @@ class Sites:
 
     def cap(self, site, t):
         return capacity_at(self.sc, self.capacities, site, t)
-
-    def fail(self, site):
-        for table in self.tables.values():
-            table.clear(site)
 
     async def start(self):
         for i, a in enumerate(self.addrs):
