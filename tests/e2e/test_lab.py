@@ -21,9 +21,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import REPO, gslbd_path, run_tests  # noqa: E402
 
 LAB = os.path.join(REPO, "tools", "lab")
-sys.path.insert(0, os.path.join(REPO, "tools", "lab.d"))
+sys.path[:0] = [os.path.join(REPO, "tools", "lab.d"), os.path.join(REPO, "tools", "bench.d")]
 import measure  # noqa: E402
 import scenario  # noqa: E402
+import servers_lab  # noqa: E402
 import sites  # noqa: E402
 
 STATIC = "health,weighted-random"
@@ -65,6 +66,20 @@ class LabArithmetic(unittest.TestCase):
         self.assertEqual([scenario.capacity_at(fail, o.capacities, 0, t) for t in (39.9, 40, 69.9, 70)],
                          [500, 0, 0, 500])
         self.assertEqual(scenario.capacity_at(fail, o.capacities, 0, 50, failures=False), 500)
+
+    def test_policy_specs(self):
+        p = servers_lab.parse_policy("lc05=health,least-connections,random;factor=0.5;ttl=10")
+        self.assertEqual((p.label, p.stages, p.keys, p.ttl), ("lc05", ["health", "least-connections", "random"],
+                                                              {"factor": "0.5", "ttl": "10"}, 10.0))
+        p = servers_lab.parse_policy("health,weighted-random")
+        self.assertEqual((p.label, p.stages, p.keys, p.gdnsd), ("health,weighted-random",
+                                                                ["health", "weighted-random"], {}, False))
+        self.assertEqual(servers_lab.parse_policy("default;ttl_min=2").stages, None)
+        self.assertTrue(servers_lab.parse_policy("gdnsd").gdnsd)
+        self.assertRaises(ValueError, servers_lab.parse_policy, "health;factor")
+        self.assertEqual([servers_lab.toml_value(v) for v in ("0.5", "true", "[1, 2]", "nearest")],
+                         ["0.5", "true", "[1, 2]", '"nearest"'])
+        self.assertEqual(servers_lab.weights([500, 300, 100]), [5, 3, 1])
 
     def test_session_table(self):
         """A site of one seat: the second session is refused while the first holds it; a health failure from 5 s

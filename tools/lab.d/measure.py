@@ -72,8 +72,9 @@ def _recovery(bad, e, end, hold):
     return last - e if end - last >= hold else None
 
 
-def row(lane, sc, caps, n_resolvers, o, detect=None):
-    """The lane's figures (a dict; None where a figure does not apply)."""
+def row(lane, sc, caps, n_resolvers, o, detect=None, stream=None):
+    """The lane's figures (a dict; None where a figure does not apply). stream: the sessions, for the sites the
+    largest resolver's sessions went to."""
     w, d = sc.warmup, sc.duration
     ttl = getattr(lane, "ttl", None) or o.ttl
     rec = [r for r in lane.records if w <= r[1] < d]
@@ -110,6 +111,11 @@ def row(lane, sc, caps, n_resolvers, o, detect=None):
         "all_accepted": sum(1 for r in lane.records if r[3]),
         "top_util_series_pct": [round(100 * x, 1) for x in top],
     }
+    if stream is not None:
+        # The largest resolver (the first: Zipf shares decrease) must not fill a small site for a whole TTL.
+        big = [r[2] for r in sent if stream[r[0]].resolver == 0]
+        out["largest_resolver_share_pct"] = [100.0 * big.count(i) / len(big) if big else 0.0
+                                             for i in range(len(caps))]
     q = [x for x in lane.queries if w <= x[0] < d]
     out["queries_per_resolver_min"] = len(q) / n_resolvers / ((d - w) / 60.0) if lane.dns else None
     ttls = [x[3] for x in q if x[3] is not None]
