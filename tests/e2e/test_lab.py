@@ -106,6 +106,14 @@ class LabArithmetic(unittest.TestCase):
         self.assertEqual(spans, [(1, 3), (4, 6)])
         self.assertEqual(top, [0.0, 1.0, 1.0, 0.0, 0.0])
 
+    def test_herd(self):
+        """Resolvers of 50, 30 and 20 % of the clients; answers (answered at, TTL, site): r0 0 s site 0 and 5.5 s
+        site 1, r1 1 s site 1, r2 2 s site 0, TTL 5. At 0.5 s only r0 holds one (100 %); at 3 s site 0 holds
+        70 %; at 6.5 s r0 holds site 1 and r2 site 0: 50 of the 70 % that hold one."""
+        q = [(0, 0, 0, 5, 0), (5.5, 0, 5.5, 5, 1), (1, 1, 1, 5, 1), (2, 2, 2, 5, 0), (3, 1, None, None, None)]
+        herd = measure._herd(q, [0.5, 3, 6.5], [0.5, 0.3, 0.2], 2)
+        self.assertEqual([round(x, 3) for x in herd], [1.0, 0.7, 0.714])
+
     def test_recovery(self):
         # event at 10, above 95 % until 14, a refusal at 15, quiet after: recovered 5 s after the event
         self.assertEqual(measure._recovery([(10, 14), (15, 15)], 10, 40, 10), 5)

@@ -75,7 +75,7 @@ class Lane:
         self.label, self.id, self.sites = label, lane_id, sites
         self.table = sites.add_lane(lane_id, getattr(self, "fall", None))
         self.records = []
-        self.queries = []      # (sent at, resolver, answered at or None, ttl or None)
+        self.queries = []      # (sent at, resolver, answered at or None, ttl or None, site or None)
 
     def admit(self, s, site, t):
         ok = False
@@ -138,7 +138,7 @@ class DnsLane(Lane):
             site, ttl = self.site_of.get(ans[0]), ans[1]
             if site is not None:
                 self.cache[r] = (now + ttl, site)
-        self.queries.append((sent, r, None if ans == "timeout" else now, ttl))
+        self.queries.append((sent, r, None if ans == "timeout" else now, ttl, site))
         waiting, self.waiting[r] = self.waiting[r], None
         for s in waiting:
             if site is None:

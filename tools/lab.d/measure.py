@@ -3,9 +3,10 @@ sessions' admissions and ends and the scenario's capacity changes, no sampling e
 the oscillation column). Every figure covers lab time [warm-up, duration) unless it says otherwise.
 """
 
+import bisect
 import statistics
 
-from scenario import capacity_at
+from scenario import capacity_at, zipf_shares
 
 OVER = 0.95
 
@@ -26,9 +27,10 @@ def _timeline(sc, caps, records):
     return ev
 
 
-def _sweep(sc, caps, ev, t_from, t_to, samples):
+def _sweep(sc, caps, ev, t_from, t_to, samples, per_site=None):
     """(seconds with some site above 95 %, its intervals, the top utilisation at each sample time). A site
-    failing its health check counts as no site (its capacity is 0 and it has no sessions)."""
+    failing its health check counts as no site (its capacity is 0 and it has no sessions). per_site: a list
+    that gets every site's utilisation (percent) at each sample time."""
     n = len(caps)
     used = [0] * n
     points = sorted(set([t_from, t_to] + [a for a, _, _ in sc.capacity_changes] +
@@ -55,12 +57,36 @@ def _sweep(sc, caps, ev, t_from, t_to, samples):
             used[site] += d
         elif kind == 2:  # after the changes at the same instant: the state from t on
             top.append(util(t))
+            if per_site is not None:
+                per_site.append([round(100.0 * used[i] / c, 1) if (c := capacity_at(sc, caps, i, t)) else 0.0
+                                 for i in range(n)])
         prev = t
         if t > t_to:
             break
     if start is not None:
         spans.append((start, t_to))
     return over_s, spans, top
+
+
+def _herd(queries, samples, shares, n):
+    """At each sample time, the largest share of clients (by their resolvers' Zipf shares) whose resolvers hold
+    an answer naming the same site, among the clients whose resolvers hold one: 1.0 when every cached answer
+    names one site; answers in proportion to capacity give about the largest site's capacity share."""
+    held = {}
+    for _, r, at, ttl, site in queries:
+        if at is not None and site is not None and ttl:
+            held.setdefault(r, []).append((at, at + ttl, site))
+    starts = {r: [x[0] for x in iv] for r, iv in held.items()}
+    out = []
+    for t in samples:
+        by_site = [0.0] * n
+        for r, iv in held.items():
+            i = bisect.bisect_right(starts[r], t) - 1
+            if i >= 0 and iv[i][1] > t:
+                by_site[iv[i][2]] += shares[r]
+        if sum(by_site) > 0:
+            out.append(max(by_site) / sum(by_site))
+    return out
 
 
 def _recovery(bad, e, end, hold):
@@ -82,7 +108,8 @@ def row(lane, sc, caps, n_resolvers, o, detect=None, stream=None):
     refused = [r for r in rec if not r[3]]
     ev = _timeline(sc, caps, lane.records)
     samples = [w + k * o.sample for k in range(int((d - w) / o.sample) + 1) if w + k * o.sample < d]
-    over_s, spans, top = _sweep(sc, caps, ev, w, d, samples)
+    per_site = []
+    over_s, spans, top = _sweep(sc, caps, ev, w, d, samples, per_site)
     steps = [abs(b - a) for a, b in zip(top, top[1:])]
     # Share error: each site's share of the sessions sent to it against its share of the capacity at each
     # session's arrival (the failed site's capacity is 0 while it fails), half the sum of the differences.
@@ -110,7 +137,11 @@ def row(lane, sc, caps, n_resolvers, o, detect=None, stream=None):
         "all_arrivals": len(lane.records),
         "all_accepted": sum(1 for r in lane.records if r[3]),
         "top_util_series_pct": [round(100 * x, 1) for x in top],
+        "site_util_series_pct": per_site,
     }
+    herd = _herd(lane.queries, samples, zipf_shares(n_resolvers, o.zipf), len(caps)) if lane.dns else []
+    out["herd_pct"] = 100.0 * statistics.fmean(herd) if herd else None
+    out["herd_max_pct"] = 100.0 * max(herd) if herd else None
     if stream is not None:
         # The largest resolver (the first: Zipf shares decrease) must not fill a small site for a whole TTL.
         big = [r[2] for r in sent if stream[r[0]].resolver == 0]
@@ -153,6 +184,7 @@ COLUMNS = [  # (key, header, format)
     ("osc_step_pp", "osc pp/s", "{:.1f}"),
     ("osc_ratio", "osc/static", "{:.2f}"),
     ("recovery_s", "recovery s", "{:.1f}"),
+    ("herd_pct", "herd %", "{:.0f}"),
     ("queries_per_resolver_min", "q/res/min", "{:.1f}"),
     ("mean_ttl_s", "mean TTL s", "{:.1f}"),
     ("detect_s", "detect s", "{:.1f}"),
