@@ -64,12 +64,14 @@ void upAndAge(Out& o, const char* up, const char* upHelp, const char* age, const
 ApiResponse ControlApi::prometheus(const Snapshot& s) {
     Out o;
     uint64_t udp = 0, tcp = 0, dropped = 0, truncated = 0, rrlDropped = 0, rrlSlipped = 0;
-    uint64_t cookies[3] = {}, tcpRefused = 0, axfrRefused = 0, xdpIn = 0, xdpOut = 0;
+    uint64_t cookies[3] = {}, tcpRefused = 0, axfrRefused = 0, xdpIn = 0, xdpOut = 0, tls = 0, tlsFailed = 0;
     uint64_t rc[WorkerStats::kRcodes] = {}, qt[WorkerStats::kTypes] = {};
     for (size_t w = 0; w < shared_.statRows; ++w) {
         const WorkerStats& st = shared_.stats[w];
         udp += st.udp.load(std::memory_order_relaxed);
         tcp += st.tcp.load(std::memory_order_relaxed);
+        tls += st.tls.load(std::memory_order_relaxed);
+        tlsFailed += st.tlsHandshakeFailed.load(std::memory_order_relaxed);
         dropped += st.dropped.load(std::memory_order_relaxed);
         truncated += st.truncated.load(std::memory_order_relaxed);
         rrlDropped += st.rrlDropped.load(std::memory_order_relaxed);
@@ -85,6 +87,12 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
     o.head("gslbd_queries_total", "counter", "DNS messages received, by transport.");
     o.sample("gslbd_queries_total", "transport=\"udp\"", double(udp));
     o.sample("gslbd_queries_total", "transport=\"tcp\"", double(tcp));
+    o.sample("gslbd_queries_total", "transport=\"tls\"", double(tls));
+    o.head(
+        "gslbd_tls_handshake_failures_total", "counter",
+        "TLS connections ([server] tls_listen) closed in the handshake: it failed, or did not finish within "
+        "tcp_message_timeout.");
+    o.sample("gslbd_tls_handshake_failures_total", "", double(tlsFailed));
     o.head("gslbd_xdp_queries_total", "counter",
            "UDP queries that came through the AF_XDP fast path ([server] xdp; counted in transport=\"udp\" "
            "too).");

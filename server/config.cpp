@@ -73,13 +73,21 @@ bool parsePrefix(const std::string& text, Prefix& p) {
 }
 
 // Reads an axfr_allow list (of [server] or of a zone): each entry a prefix string or an inline table
-// { address = PREFIX, key = NAME }.
-std::vector<AxfrAllow> readAxfrAllow(TableReader& t, const std::vector<zones::TsigKey>& keys) {
+// { address = PREFIX, key = NAME, tls = BOOL, client_cert = BOOL }.
+// What of [server]'s TLS settings the entries' `tls` and `client_cert` depend on.
+struct TlsPresence {
+    bool hasListen = false;
+    bool hasClientCa = false;
+};
+
+std::vector<AxfrAllow> readAxfrAllow(TableReader& t, const std::vector<zones::TsigKey>& keys,
+                                     const TlsPresence& tls) {
     std::vector<AxfrAllow> out;
     const toml::node* n = t.raw("axfr_allow");
     if (!n) return out;
     const toml::array* a = n->as_array();
-    if (!a) t.fail(n, "axfr_allow", "must be an array of prefixes or { address, key } tables");
+    if (!a)
+        t.fail(n, "axfr_allow", "must be an array of prefixes or { address, key, tls, client_cert } tables");
     for (const auto& e : *a) {
         AxfrAllow entry;
         if (e.is_string()) {
@@ -94,9 +102,19 @@ std::vector<AxfrAllow> readAxfrAllow(TableReader& t, const std::vector<zones::Ts
                     if (keys[i].label == key) entry.key = int(i);
                 if (entry.key < 0) r.fail(r.raw("key"), "key", fmt::format("no [key.{}] is configured", key));
             }
+            entry.clientCert = r.getBool("client_cert", false);
+            entry.tls = r.getBool("tls", false) || entry.clientCert;
+            if (entry.tls && !tls.hasListen)
+                r.fail(r.raw(entry.clientCert ? "client_cert" : "tls"),
+                       entry.clientCert ? "client_cert" : "tls",
+                       "needs [server] tls_listen: without it no transfer could ever come over TLS");
+            if (entry.clientCert && !tls.hasClientCa)
+                r.fail(r.raw("client_cert"), "client_cert",
+                       "needs [server] tls_client_ca, the CA that client certificates must chain to");
             r.finish();
         } else {
-            t.fail(&e, "axfr_allow", "must be an array of prefixes or { address, key } tables");
+            t.fail(&e, "axfr_allow",
+                   "must be an array of prefixes or { address, key, tls, client_cert } tables");
         }
         if (!parsePrefix(entry.text, entry.prefix))
             t.fail(&e, "axfr_allow", fmt::format("\"{}\" is not an address or prefix", entry.text));
@@ -563,7 +581,31 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
         out.server.tcpMaxConnections = int(s.getInt("tcp_max_connections", 1024, 1, 1000000));
         out.server.tcpMaxConnectionsPerClient =
             int(s.getInt("tcp_max_connections_per_client", 0, 0, 1000000));
-        out.server.axfrAllow = readAxfrAllow(s, out.keys);
+        // DNS over TLS (RFC 7858) / XoT (RFC 9103): read before axfr_allow, whose `tls` entries need it.
+        for (const auto& l : s.getStrings("tls_listen", {})) {
+            ListenAddr a;
+            if (!parseListen(l, a))
+                s.fail(s.raw("tls_listen"), "tls_listen",
+                       fmt::format("\"{}\" is not ADDRESS:PORT or [ADDRESS]:PORT", l));
+            for (const auto& u : out.server.listen)
+                if (u.text == a.text)
+                    s.fail(s.raw("tls_listen"), "tls_listen",
+                           fmt::format(
+                               "\"{}\" is also in `listen`: DNS over TLS needs a port of its own (853)", l));
+            out.server.tlsListen.push_back(a);
+        }
+        if (std::string f = s.getString("tls_certificate", ""); !f.empty())
+            out.server.tlsCertificate = resolvePath(path, f);
+        if (std::string f = s.getString("tls_key", ""); !f.empty()) out.server.tlsKey = resolvePath(path, f);
+        if (std::string f = s.getString("tls_client_ca", ""); !f.empty())
+            out.server.tlsClientCa = resolvePath(path, f);
+        if (!out.server.tlsListen.empty() && out.server.tlsCertificate.empty())
+            s.fail(s.raw("tls_listen"), "tls_listen", "needs `tls_certificate` and `tls_key` (PEM files)");
+        if (!out.server.tlsListen.empty() && out.server.tlsKey.empty())
+            s.fail(s.raw("tls_listen"), "tls_listen",
+                   "needs `tls_key` (the PEM private key of tls_certificate)");
+        TlsPresence tls{!out.server.tlsListen.empty(), !out.server.tlsClientCa.empty()};
+        out.server.axfrAllow = readAxfrAllow(s, out.keys, tls);
         out.server.axfrMaxConcurrent = int(s.getInt("axfr_max_concurrent", 10, 1, 100000));
         out.server.axfrMaxConcurrentPerClient = int(s.getInt("axfr_max_concurrent_per_client", 0, 0, 100000));
         out.server.minimalResponses = s.getBool("minimal_responses", true);
@@ -705,7 +747,8 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                     zc.serialPolicy = *pol;
                 }
                 zc.axfrAllowSet = z.has("axfr_allow");
-                zc.axfrAllow = readAxfrAllow(z, out.keys);
+                zc.axfrAllow = readAxfrAllow(
+                    z, out.keys, {!out.server.tlsListen.empty(), !out.server.tlsClientCa.empty()});
                 for (const auto& other : out.zones)
                     if (strcasecmp(other.name.c_str(), zc.name.c_str()) == 0)
                         z.fail(z.raw("name"), "name", fmt::format("zone {} is configured twice", zc.name));

@@ -41,6 +41,10 @@ struct AxfrAllow {
     Prefix prefix;
     int key = -1;      // index in Config::keys; -1: no key needed (a signed request is still answered signed)
     std::string text;  // as written, for logs
+    // RFC 9103 (XoT): `tls = true`: only over a TLS connection ([server] tls_listen); `client_cert = true`
+    // (implies tls): only from a client whose certificate verified against [server] tls_client_ca (§9.3.3).
+    bool tls = false;
+    bool clientCert = false;
 };
 
 /// A NOTIFY target: "192.0.2.53", "192.0.2.53:5300", or { address = "…", key = "xfr" } to sign the NOTIFY.
@@ -74,6 +78,11 @@ struct ServerConf {
     // Interfaces whose UDP queries to `listen` are answered through AF_XDP (server/xdp/path.hpp); empty:
     // none. Read at start only.
     std::vector<std::string> xdp;
+    // DNS over TLS (RFC 7858) and XoT (RFC 9103) on these addresses (bound at start only); empty: none.
+    std::vector<ListenAddr> tlsListen;
+    std::string tlsCertificate;  // PEM chain, leaf first; absolute (resolved against the config's directory)
+    std::string tlsKey;          // PEM private key of tlsCertificate
+    std::string tlsClientCa;     // PEM CA certificates that client certificates must chain to; empty: none
 };
 
 /// Threads that answer queries, each with its own row of statistics (Shared::stats) and of GSLB answer

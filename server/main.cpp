@@ -374,7 +374,7 @@ int main(int argc, char** argv) {
         d.shared.sizeStats(answerRows(sc));
         for (int i = 0; i < sc.workers; ++i) {
             auto w = std::make_unique<Worker>(i, d.shared);
-            if (!w->open(sc.listen, error)) {
+            if (!w->open(sc.listen, error) || !w->openTls(sc.tlsListen, error)) {
                 log::error("cannot listen: {}", error);
                 return 1;
             }
@@ -497,6 +497,7 @@ int main(int argc, char** argv) {
         log::warn("control thread: SCHED_BATCH not available; it may preempt the workers");
     std::string addrs;
     for (const auto& l : sc.listen) addrs += (addrs.empty() ? "" : ", ") + l.text;
+    for (const auto& l : sc.tlsListen) addrs += ", " + l.text + " (TLS)";
     log::info("serving {} zone(s) on {} with {} worker(s)", d.shared.holder.get()->db.zones().size(), addrs,
               sc.workers);
     recordEvent(log::Level::Info, "start", config,

@@ -27,6 +27,7 @@ std::vector<std::string> restartOnlyChanges(const Config& old, const Config& now
     const ServerConf &o = old.server, &n = now.server;
     diff("[server] listen", listenText(o.listen), listenText(n.listen));
     diff("[server] workers", std::to_string(o.workers), std::to_string(n.workers));
+    diff("[server] tls_listen", listenText(o.tlsListen), listenText(n.tlsListen));
     diff("[server] user", quoted(o.user), quoted(n.user));
     diff("[server] state_dir", quoted(o.stateDir), quoted(n.stateDir));
     diff("[server] log", quoted(o.log), quoted(n.log));

@@ -1,5 +1,7 @@
 #include "server/snapshot.hpp"
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 #include <malloc.h>
 
@@ -145,6 +147,39 @@ std::string recordCountText(const zones::ZoneDb& db) {
                           : fmt::format("{} records, {} with DNSSEC", file, served);
 }
 
+namespace {
+
+// Which files the TLS context is made of, and their identity now: a rotated certificate (a new file renamed
+// over the old, or rewritten) changes it.
+std::string tlsFilesStamp(const ServerConf& sc) {
+    std::string out;
+    for (const std::string* f : {&sc.tlsCertificate, &sc.tlsKey, &sc.tlsClientCa}) {
+        struct stat st {};
+        out += *f;
+        if (!f->empty() && stat(f->c_str(), &st) == 0)
+            out += fmt::format("|{}:{}:{}:{}.{}", st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec,
+                               st.st_mtim.tv_nsec);
+        out += '\n';
+    }
+    return out;
+}
+
+bool buildTls(Snapshot& s, const Snapshot* previous, std::string& error) {
+    const ServerConf& sc = s.config.server;
+    if (sc.tlsListen.empty()) return true;
+    s.tlsStamp = tlsFilesStamp(sc);
+    if (previous && previous->tls && previous->tlsStamp == s.tlsStamp) {
+        s.tls = previous->tls;
+        return true;
+    }
+    SslCtxPtr ctx = makeServerContext(sc, error);
+    if (!ctx) return false;
+    s.tls = std::shared_ptr<SSL_CTX>(ctx.release(), SslCtxFree{});
+    return true;
+}
+
+}  // namespace
+
 std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot* previous, std::string& error,
                                         uint32_t now) {
     if (!now) now = uint32_t(time(nullptr));
@@ -153,6 +188,7 @@ std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot*
     s->configDigest = configDigest(s->config);
     s->cookies = buildCookies(s->config.server, previous, now, error);
     if (!s->cookies) return nullptr;
+    if (!buildTls(*s, previous, error)) return nullptr;
     if (!service::loadZoneSerials(s->config.server.stateDir, s->servedSerials, error)) return nullptr;
     for (const auto& zc : s->config.zones) {
         // The serial served before: by the snapshot being replaced, or by an earlier process (state_dir);

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "server/config.hpp"
+#include "server/tls_context.hpp"
 #include "server/edge/cookies.hpp"
 #include "server/service/zone_serials.hpp"
 #include "server/gslb.hpp"
@@ -35,6 +36,12 @@ struct Snapshot {
     };
     std::vector<KeyFiles> keyFiles;
     std::shared_ptr<const CookieJar> cookies;  // answer.cookies points here
+    // DNS over TLS / XoT (server/tls_context.hpp): the context new TLS connections are accepted with; null
+    // without tls_listen. Taken over from the previous snapshot while the three files are unchanged (a
+    // re-sign or a drain rebuilds snapshots too, and must not fail on a key file the dropped user cannot
+    // read); built again from the files when one changed.
+    std::shared_ptr<SSL_CTX> tls;
+    std::string tlsStamp;      // paths and (device, inode, size, mtime) of the files `tls` was built from
     std::string configDigest;  // server/cluster/digest.hpp: the same on every member with the same config
     // state_dir's zone-serials.json as it should be once this snapshot serves: what was read, with the serial
     // of every zone updated. main writes it before publishing.

@@ -42,7 +42,9 @@ struct alignas(64) WorkerStats {
     std::atomic<uint64_t> rrlDropped{0}, rrlSlipped{0};  // UDP responses withheld / sent short by RRL
     // Of `udp`: frames the AF_XDP fast path received, and answers it sent (server/xdp/path.hpp)
     std::atomic<uint64_t> xdp{0}, xdpSent{0};
-    std::atomic<uint64_t> tcpRefusedPerClient{0};   // connections closed at once: the client held its cap
+    std::atomic<uint64_t> tcpRefusedPerClient{0};  // connections closed at once: the client held its cap
+    std::atomic<uint64_t> tls{0};                  // DNS messages received over TLS (RFC 7858)
+    std::atomic<uint64_t> tlsHandshakeFailed{0};  // TLS connections that failed or timed out in the handshake
     std::atomic<uint64_t> axfrRefusedPerClient{0};  // transfers answered SERVFAIL: the client held its cap
     std::atomic<uint64_t> cookie[3]{};  // queries with a COOKIE option: client cookie only, invalid, valid
     std::atomic<uint64_t> rcode[kRcodes]{};

@@ -1,7 +1,10 @@
 #include "server/worker.hpp"
 
 #include <event2/buffer.h>
+#include <event2/bufferevent_ssl.h>
 #include <fcntl.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -18,7 +21,9 @@
 #include <random>
 
 #include "server/log.hpp"
+#include "server/stream_buffer.hpp"
 #include "server/xdp/path.hpp"
+#include "server/tls_context.hpp"
 #include "server/xfr/acl.hpp"
 #include "zones/axfr.hpp"
 
@@ -29,7 +34,6 @@ constexpr int kBatch = Worker::kUdpBatch;  // datagrams per recvmmsg/sendmmsg
 constexpr size_t kRecvSize = 4096;       // a query larger than this is truncated by the kernel, then FORMERR
 constexpr size_t kSendSize = 65536;      // room for one answer (answer() wants up to 65535 octets)
 constexpr size_t kTcpOutHigh = 1 << 20;  // stop reading a TCP client that does not read its answers
-constexpr size_t kTcpIn = 4096;          // a connection's input buffer, unless one message needs more
 constexpr size_t kTcpMsgMax = 65535;     // an answer over TCP (RFC 1035 §4.2.2: a two-octet length)
 // Staged answers of one read: flushed before a next answer could not fit whole (prefix included).
 constexpr size_t kTcpOut = 4 * (kTcpMsgMax + 2);
@@ -177,10 +181,7 @@ struct Worker::TcpConn {
     evbuffer* out = nullptr;  // answers the kernel has not taken yet, in order
     bool reading = false;     // rev is in the loop
     bool writing = false;     // wev is in the loop
-    // Octets read and not yet answered: in[0, inLen) of inCap. kTcpIn at first, grown to hold one message
-    // whole when its length prefix asks for more (at most 2 + 65535), back to kTcpIn once it is answered.
-    std::unique_ptr<uint8_t[]> in;
-    size_t inLen = 0, inCap = 0;
+    StreamBuffer in;          // read and not yet answered (allocated when the connection can carry messages)
     sockaddr_storage peer{};
     ClientCounter::Key client;  // its unit in shared_.tcpPerClient, given back by closeConn
     bool axfrCounted = false;   // the transfer holds a unit in shared_.axfrPerClient, given back by endAxfr
@@ -191,6 +192,15 @@ struct Worker::TcpConn {
     bool shortTimeout = false;      // rev's timeout is the message's remaining time, not the idle one
     TcpConn* older = nullptr;       // the worker's list, least recently active first
     TcpConn* newer = nullptr;
+    // DNS over TLS (RFC 7858): OpenSSL through libevent's bufferevent_openssl; null for plain TCP (then `fd`,
+    // `rev`, `wev` and an `out` of its own). `out` is the bufferevent's output; what TLS decrypted is moved
+    // into `in` and framed as TCP's is. `in` is allocated once the handshake is done: a flood of handshakes
+    // costs OpenSSL's state and no more.
+    bufferevent* bev = nullptr;
+    event* deadline = nullptr;  // TLS: the handshake's, then a message's time limit (tcp_message_timeout)
+    bool handshaken = false;
+    // The client's certificate verified against tls_client_ca (XoT, RFC 9103 §9.3.3).
+    bool clientCert = false;
 };
 
 Worker::Lane::Lane(size_t r, uint64_t seed)
@@ -218,6 +228,7 @@ Worker::~Worker() {
     for (auto& u : udp_)
         if (u->fd >= 0) close(u->fd);
     for (auto* l : tcp_) evconnlistener_free(l);
+    for (auto* l : tls_) evconnlistener_free(l);
     while (oldest_) closeConn(oldest_);  // the loop has stopped: nothing else refers to them
     shared_.tcp[id_].wake = nullptr;
     if (wake_) event_free(wake_);
@@ -280,17 +291,29 @@ bool Worker::open(const std::vector<ListenAddr>& listen, std::string& error) {
         u->family = fam;
         udp_.push_back(std::move(u));
 
-        unsigned flags =
-            LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE | LEV_OPT_REUSEABLE_PORT;
-        if (fam == AF_INET6) flags |= LEV_OPT_BIND_IPV6ONLY;
-        evconnlistener* l = evconnlistener_new_bind(base_, onAccept, this, flags, 256,
-                                                    reinterpret_cast<const sockaddr*>(&a.addr), int(a.len));
-        if (!l) {
-            error = fmt::format("{}: tcp bind: {}", a.text, strerror(errno));
-            return false;
-        }
-        tcp_.push_back(l);
+        if (!listenOn(a, onAccept, "tcp", tcp_, error)) return false;
     }
+    return true;
+}
+
+bool Worker::listenOn(const ListenAddr& a, evconnlistener_cb cb, const char* what,
+                      std::vector<evconnlistener*>& into, std::string& error) {
+    unsigned flags =
+        LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE | LEV_OPT_REUSEABLE_PORT;
+    if (a.addr.ss_family == AF_INET6) flags |= LEV_OPT_BIND_IPV6ONLY;
+    evconnlistener* l = evconnlistener_new_bind(base_, cb, this, flags, 256,
+                                                reinterpret_cast<const sockaddr*>(&a.addr), int(a.len));
+    if (!l) {
+        error = fmt::format("{}: {} bind: {}", a.text, what, strerror(errno));
+        return false;
+    }
+    into.push_back(l);
+    return true;
+}
+
+bool Worker::openTls(const std::vector<ListenAddr>& listen, std::string& error) {
+    for (const auto& a : listen)
+        if (!listenOn(a, onTlsAccept, "tls", tls_, error)) return false;
     return true;
 }
 
@@ -523,32 +546,35 @@ void Worker::resendTruncated(Lane& lane, int fd, mmsghdr& m, zones::AnswerResult
     if (sendmsg(fd, &m.msg_hdr, MSG_DONTWAIT) >= 0) bump(st.truncated);
 }
 
-void Worker::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* sa, int len, void* arg) {
-    auto* w = static_cast<Worker*>(arg);
-    const Snapshot& snap = w->snapshot();
+bool Worker::admit(evutil_socket_t fd, const sockaddr* sa, ClientCounter::Key& client) {
+    const Snapshot& snap = snapshot();
     int limit = snap.config.server.tcpMaxConnections;
     // One client over its own cap is closed at once, before it can make the full-table rule below close
     // another client's connection. Every connection is counted, capped or not, so that a reload that sets
     // the cap finds the counts right.
     int perClient = snap.config.server.tcpMaxConnectionsPerClient;
-    ClientCounter::Key client = ClientCounter::keyOf(sa);
-    if (!w->shared_.tcpPerClient.acquire(client, perClient > 0 ? perClient : INT_MAX)) {
-        bump(w->shared_.stats[w->id_].tcpRefusedPerClient);
+    client = ClientCounter::keyOf(sa);
+    if (!shared_.tcpPerClient.acquire(client, perClient > 0 ? perClient : INT_MAX)) {
+        bump(shared_.stats[id_].tcpRefusedPerClient);
         close(fd);
-        return;
+        return false;
     }
-    int n = w->shared_.tcpConnections.fetch_add(1);
+    int n = shared_.tcpConnections.fetch_add(1);
     // A full table closes its least recently active connection rather than refuse the newcomer (NSD and
     // Knot do the same): idle or trickling clients alone cannot lock TCP out. The table may run over by
     // one per worker while another worker honours a request to make room.
-    if (n >= limit && (n >= limit + w->shared_.workers.load() || !w->makeRoom())) {
-        w->shared_.tcpConnections.fetch_sub(1);
-        w->shared_.tcpPerClient.release(client);
+    if (n >= limit && (n >= limit + shared_.workers.load() || !makeRoom())) {
+        shared_.tcpConnections.fetch_sub(1);
+        shared_.tcpPerClient.release(client);
         close(fd);
-        return;
+        return false;
     }
+    return true;
+}
+
+Worker::TcpConn* Worker::newConn(evutil_socket_t fd, const sockaddr* sa, int len, ClientCounter::Key client) {
     auto* c = new TcpConn;
-    c->worker = w;
+    c->worker = this;
     c->client = client;
     std::memcpy(&c->peer, sa, std::min<size_t>(size_t(len), sizeof c->peer));
     c->fd = fd;
@@ -556,13 +582,142 @@ void Worker::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* sa, int len
     // answers until the client acknowledged the first (its delayed ACK: up to 40 ms per pipelined batch).
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    c->in.reset(new uint8_t[kTcpIn]);
-    c->inCap = kTcpIn;
+    return c;
+}
+
+void Worker::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* sa, int len, void* arg) {
+    auto* w = static_cast<Worker*>(arg);
+    ClientCounter::Key client;
+    if (!w->admit(fd, sa, client)) return;
+    TcpConn* c = w->newConn(fd, sa, len, client);
+    c->in.allocate();
     c->out = evbuffer_new();
     c->rev = event_new(w->base_, fd, EV_READ | EV_PERSIST, onTcpReadable, c);
     c->wev = event_new(w->base_, fd, EV_WRITE | EV_PERSIST, onTcpWritable, c);
     w->resumeReading(c);
     w->touch(c);
+}
+
+void Worker::onTlsAccept(evconnlistener*, evutil_socket_t fd, sockaddr* sa, int len, void* arg) {
+    auto* w = static_cast<Worker*>(arg);
+    ClientCounter::Key client;
+    if (!w->admit(fd, sa, client)) return;
+    const Snapshot& snap = w->snapshot();
+    // The snapshot's context: a reload that changed the certificate gives new connections the new one;
+    // SSL_new takes a reference, so this connection keeps its context whatever reloads come.
+    SSL* ssl = snap.tls ? SSL_new(snap.tls.get()) : nullptr;
+    // Deferred callbacks: without them, a write into the output (an answer, a transfer's next message)
+    // runs OpenSSL's write and then our write callback inside the call that wrote, and that callback pumps
+    // the transfer and reads the next queries: pumpAxfr and processInput would run inside themselves.
+    bufferevent* bev = ssl ? bufferevent_openssl_socket_new(w->base_, fd, ssl, BUFFEREVENT_SSL_ACCEPTING,
+                                                            BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS)
+                           : nullptr;
+    if (!bev) {
+        if (ssl) SSL_free(ssl);
+        ERR_clear_error();
+        w->shared_.tcpConnections.fetch_sub(1);
+        w->shared_.tcpPerClient.release(client);
+        close(fd);
+        return;
+    }
+    TcpConn* c = w->newConn(fd, sa, len, client);
+    c->bev = bev;
+    c->out = bufferevent_get_output(bev);
+    // A client that closes without close_notify has only ended its queries (kdig, many resolvers).
+    bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+    // Decrypted input waits in the bufferevent only until drainTls moves it: past this, OpenSSL is not read
+    // (and the kernel's window closes) while reading is paused (a transfer, or answers the client does not
+    // take).
+    bufferevent_setwatermark(bev, EV_READ, 0, 2 * StreamBuffer::kInitial);
+    // The write callback comes when the output falls to kAxfrLow: a transfer is generated as it drains.
+    bufferevent_setwatermark(bev, EV_WRITE, kAxfrLow, 0);
+    bufferevent_setcb(bev, onTlsRead, onTlsWrite, onTlsEvent, c);
+    // The handshake must be done within tcp_message_timeout, as a message must arrive whole: a client that
+    // never finishes it (slowloris) holds its slot that long, no more.
+    c->deadline = evtimer_new(w->base_, onTlsDeadline, c);
+    timeval hs{snap.config.server.tcpMessageTimeout, 0};
+    evtimer_add(c->deadline, &hs);
+    bufferevent_enable(bev, EV_READ | EV_WRITE);
+    w->touch(c);
+}
+
+void Worker::onTlsDeadline(evutil_socket_t, short, void* arg) {
+    auto* c = static_cast<TcpConn*>(arg);
+    Worker* w = c->worker;
+    if (!c->handshaken) {
+        bump(w->shared_.stats[w->id_].tlsHandshakeFailed);
+        w->logRefusal(w->lane_, fmt::format("TLS from {}: handshake not done within tcp_message_timeout",
+                                            peerText(reinterpret_cast<const sockaddr*>(&c->peer))));
+    }
+    w->closeConn(c);  // the handshake, or a message under way, did not finish in time
+}
+
+void Worker::onTlsEvent(bufferevent* bev, short what, void* arg) {
+    auto* c = static_cast<TcpConn*>(arg);
+    Worker* w = c->worker;
+    if (what & BEV_EVENT_CONNECTED) {
+        c->handshaken = true;
+        evtimer_del(c->deadline);
+        c->clientCert = clientVerified(bufferevent_openssl_get_ssl(bev));
+        c->in.allocate();
+        c->reading = false;
+        w->resumeReading(c);
+        w->touch(c);
+        w->drainTls(c);  // application data that came with the handshake's last flight
+        return;
+    }
+    if ((what & BEV_EVENT_EOF) && c->handshaken && !(what & BEV_EVENT_ERROR)) {
+        w->peerClosed(c);
+        return;
+    }
+    if (what & BEV_EVENT_ERROR) {
+        // A failed handshake (no shared version or cipher, ALPN without "dot", a client certificate that did
+        // not verify, not TLS at all) or a bad record after it: logged, a few lines a second at most.
+        unsigned long e = bufferevent_get_openssl_error(bev);
+        const char* reason = e ? ERR_reason_error_string(e) : nullptr;
+        if (!c->handshaken) bump(w->shared_.stats[w->id_].tlsHandshakeFailed);
+        w->logRefusal(w->lane_,
+                      fmt::format("TLS from {}: {}{}", peerText(reinterpret_cast<const sockaddr*>(&c->peer)),
+                                  c->handshaken ? "" : "handshake failed: ",
+                                  reason ? reason : (e ? "TLS error" : strerror(EVUTIL_SOCKET_ERROR()))));
+        while (bufferevent_get_openssl_error(bev)) {
+        }
+    }
+    // EOF before the handshake ended, an error, or the idle timeout (reading or writing).
+    w->closeConn(c);
+}
+
+void Worker::onTlsRead(bufferevent*, void* arg) {
+    auto* c = static_cast<TcpConn*>(arg);
+    c->worker->drainTls(c);
+}
+
+bool Worker::drainTls(TcpConn* c) {
+    evbuffer* input = bufferevent_get_input(c->bev);
+    while (c->reading && !c->closing && evbuffer_get_length(input) > 0) {
+        int n = evbuffer_remove(input, c->in.space(), c->in.room());
+        if (n <= 0) break;
+        c->in.commit(size_t(n));
+        if (!processInput(c)) return false;
+    }
+    return true;
+}
+
+void Worker::onTlsWrite(bufferevent*, void* arg) {
+    auto* c = static_cast<TcpConn*>(arg);
+    Worker* w = c->worker;
+    // A transfer is generated as the client drains it: at most kAxfrHigh octets (plus one message) wait.
+    if (c->axfr && evbuffer_get_length(c->out) < kAxfrLow) w->pumpAxfr(c);
+    if (evbuffer_get_length(c->out) != 0 || c->axfr) return;
+    if (c->closing) {
+        w->closeConn(c);
+        return;
+    }
+    if (!c->reading && c->handshaken) {
+        w->resumeReading(c);
+        if (!w->processInput(c)) return;  // messages that came while reading was paused
+        w->drainTls(c);
+    }
 }
 
 void Worker::unlink(TcpConn* c) {
@@ -622,18 +777,36 @@ void Worker::closeConn(TcpConn* c) {
     if (c->axfr) endAxfr(c);
     unlink(c);
     publishOldest();
-    event_free(c->rev);  // event_free takes the events out of the loop first
-    event_free(c->wev);
-    evbuffer_free(c->out);
-    close(c->fd);
+    if (c->bev) {
+        event_free(c->deadline);
+        bufferevent_free(c->bev);  // frees the SSL and closes the socket (BEV_OPT_CLOSE_ON_FREE)
+    } else {
+        event_free(c->rev);  // event_free takes the events out of the loop first
+        event_free(c->wev);
+        evbuffer_free(c->out);
+        close(c->fd);
+    }
     shared_.tcpConnections.fetch_sub(1);
     shared_.tcpPerClient.release(c->client);
     delete c;
 }
 
+void Worker::peerClosed(TcpConn* c) {
+    // The client closed its side after its last query: finish writing the answers, then close.
+    if (evbuffer_get_length(c->out) > 0 || c->axfr) {
+        c->closing = true;
+        pauseReading(c);
+        return;
+    }
+    closeConn(c);
+}
+
 void Worker::pauseReading(TcpConn* c) {
     if (!c->reading) return;
-    event_del(c->rev);
+    if (c->bev)
+        bufferevent_disable(c->bev, EV_READ);
+    else
+        event_del(c->rev);
     c->reading = false;
 }
 
@@ -641,13 +814,19 @@ void Worker::resumeReading(TcpConn* c) {
     if (c->reading || c->closing) return;
     // lane_.snap as it is: a refresh here could free the snapshot a caller up the stack still reads.
     timeval idle{lane_.snap->config.server.tcpIdleTimeout, 0};
-    event_add(c->rev, &idle);
+    if (c->bev) {
+        // Idle: nothing read, or nothing of the output taken, for tcp_idle_timeout (TCP's rule).
+        bufferevent_set_timeouts(c->bev, &idle, &idle);
+        bufferevent_enable(c->bev, EV_READ);
+    } else {
+        event_add(c->rev, &idle);
+    }
     c->reading = true;
     c->shortTimeout = false;
 }
 
 void Worker::startWriting(TcpConn* c) {
-    if (c->writing) return;
+    if (c->writing || c->bev) return;  // a bufferevent writes by itself, its write timeout the idle one
     // A client that takes nothing of what waits for it for the idle timeout is closed.
     timeval idle{lane_.snap->config.server.tcpIdleTimeout, 0};
     event_add(c->wev, &idle);
@@ -662,52 +841,43 @@ void Worker::onTcpReadable(evutil_socket_t fd, short what, void* arg) {
         return;
     }
     // One read per readiness, into the connection's own buffer: no FIONREAD, no copy out of an evbuffer.
-    ssize_t n = recv(fd, c->in.get() + c->inLen, c->inCap - c->inLen, MSG_DONTWAIT);
+    ssize_t n = recv(fd, c->in.space(), c->in.room(), MSG_DONTWAIT);
     if (n == 0) {
-        // The client closed its side after its last query: finish writing the answers, then close.
-        if (evbuffer_get_length(c->out) > 0 || c->axfr) {
-            c->closing = true;
-            w->pauseReading(c);
-            return;
-        }
-        w->closeConn(c);
+        w->peerClosed(c);
         return;
     }
     if (n < 0) {
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) w->closeConn(c);
         return;
     }
-    c->inLen += size_t(n);
+    c->in.commit(size_t(n));
     w->processInput(c);
 }
 
 bool Worker::processInput(TcpConn* c) {
     const Snapshot& snap = snapshot();
-    const uint8_t* in = c->in.get();
-    size_t pos = 0;
     bool zeroLength = false;
-    // RFC 1035 §4.2.2 / RFC 7766 §6.2.1: two-octet length, then the message; any number of messages may be
-    // pipelined in one segment, and one message may arrive in many.
-    while (!c->axfr && c->inLen - pos >= 2) {
-        size_t len = size_t(in[pos]) << 8 | in[pos + 1];
-        if (len == 0) {
+    // Any number of messages may be pipelined in one segment, and one message may arrive in many
+    // (StreamBuffer).
+    std::span<const uint8_t> q;
+    while (!c->axfr) {
+        StreamBuffer::Frame f = c->in.next(q);
+        if (f == StreamBuffer::Frame::ZeroLength) {
             zeroLength = true;
             break;
         }
-        if (c->inLen - pos - 2 < len) break;  // the space left after the prefix, never `pos + 2 + len`
-        std::span<const uint8_t> q{in + pos + 2, len};
-        pos += 2 + len;
+        if (f != StreamBuffer::Frame::Message) break;
         if (handleMessage(c, snap, q) == Handled::Axfr)
             break;  // nothing after it is read before it is written
         if (evbuffer_get_length(c->out) + staged_ > kTcpOutHigh) {
-            pauseReading(c);  // resumed in onTcpWritable once the client has read
+            pauseReading(c);  // resumed once the client has read (onTcpWritable, onTlsWrite)
             break;
         }
     }
     flush(c);
     if (zeroLength) {
         // A zero-length message is no DNS message: answer what came before it, then close (as NSD).
-        c->inLen = 0;
+        c->in.clear();
         c->closing = true;
         pauseReading(c);
         if (evbuffer_get_length(c->out) == 0 && !c->axfr) {
@@ -716,31 +886,18 @@ bool Worker::processInput(TcpConn* c) {
         }
         return true;
     }
-    // Keep the start of the next message; a buffer grown for a large one goes back to kTcpIn once empty.
-    if (pos) {
-        std::memmove(c->in.get(), in + pos, c->inLen - pos);
-        c->inLen -= pos;
-    }
-    if (c->inLen >= 2) {
-        size_t need = 2 + (size_t(c->in[0]) << 8 | c->in[1]);
-        if (need > c->inCap) {
-            std::unique_ptr<uint8_t[]> grown(new uint8_t[need]);
-            std::memcpy(grown.get(), c->in.get(), c->inLen);
-            c->in = std::move(grown);
-            c->inCap = need;
-        }
-    } else if (c->inCap > kTcpIn) {
-        std::unique_ptr<uint8_t[]> small(new uint8_t[kTcpIn]);
-        std::memcpy(small.get(), c->in.get(), c->inLen);
-        c->in = std::move(small);
-        c->inCap = kTcpIn;
-    }
+    c->in.compact();
     return messageDeadline(c, snap.config.server);
 }
 
 void Worker::flush(TcpConn* c) {
     if (staged_ == 0) return;
     size_t sent = 0;
+    if (c->bev) {
+        evbuffer_add(c->out, tcpOut_.data(), staged_);  // encrypted and written by the bufferevent
+        staged_ = 0;
+        return;
+    }
     if (evbuffer_get_length(c->out) == 0) {
         // Nothing of this client waits: the answers go to the kernel now, on this loop turn.
         ssize_t n = send(c->fd, tcpOut_.data(), staged_, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -764,7 +921,7 @@ Worker::Handled Worker::handleMessage(TcpConn* c, const Snapshot& snap, std::spa
     touch(c);
     c->messageStart = 0;
     WorkerStats& st = shared_.stats[id_];
-    bump(st.tcp);
+    bump(c->bev ? st.tls : st.tcp);
     const auto* peer = reinterpret_cast<const sockaddr*>(&c->peer);
     auto res = zones::answer(snap.db, snap.answer, q, true, out, &lane_.selector,
                              zones::ClientInfo{peer, uint32_t(time(nullptr))});
@@ -778,11 +935,12 @@ Worker::Handled Worker::handleMessage(TcpConn* c, const Snapshot& snap, std::spa
     }
     if (res.action == zones::Action::Axfr) {
         const auto& acl = xfr::axfrAcl(snap.config, res.zone->name());
-        std::string why = xfr::axfrRefusal(snap.config, acl, peer, signedOk ? ts.key : nullptr);
+        std::string why = xfr::axfrRefusal(snap.config, acl, peer, signedOk ? ts.key : nullptr,
+                                           {c->bev != nullptr, c->clientCert});
         int per = snap.config.server.axfrMaxConcurrentPerClient;
         if (!why.empty()) {
-            logRefusal(lane_,
-                       fmt::format("AXFR of {} from {} refused: {}", res.zone->name(), peerText(peer), why));
+            logRefusal(lane_, fmt::format("AXFR of {} from {}{} refused: {}", res.zone->name(),
+                                          peerText(peer), c->bev ? " (TLS)" : "", why));
             rcode = 5;
             outLen =
                 zones::refuse(snap.answer, q, out, rcode, {zones::Ede::kProhibited, {}});  // RFC 8914 §4.19
@@ -825,7 +983,23 @@ bool Worker::messageDeadline(TcpConn* c, const ServerConf& conf) {
     // (slowloris). The read timeout is shortened to the time left, and restored once nothing is pending.
     // Changing an added event's timeout moves it in libevent's timer heap only: no system call.
     if (!c->reading) return true;  // paused: checked again when reading resumes
-    if (c->inLen == 0) {
+    if (c->bev) {
+        // TLS: the deadline timer, armed while a message is under way (the bufferevent's read timeout is
+        // the idle one, restarted by every read).
+        if (c->in.size() == 0) {
+            c->messageStart = 0;
+            evtimer_del(c->deadline);
+            return true;
+        }
+        int64_t now = nowMs();
+        if (c->messageStart == 0) {
+            c->messageStart = now;
+            timeval t{conf.tcpMessageTimeout, 0};
+            evtimer_add(c->deadline, &t);
+        }
+        return true;
+    }
+    if (c->in.size() == 0) {
         c->messageStart = 0;
         if (c->shortTimeout) {
             timeval idle{conf.tcpIdleTimeout, 0};

@@ -5,6 +5,7 @@
 // on the socket's wait queue for every answer sent to wake. Nothing is shared with other threads on the
 // query path but the snapshot holder's generation counter, the RRL table and the TCP connection count.
 #pragma once
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/listener.h>
 
@@ -91,6 +92,10 @@ class Worker {
     /// Opens the UDP and TCP sockets of every address in `listen`. False and `error` when one cannot be
     /// bound.
     bool open(const std::vector<ListenAddr>& listen, std::string& error);
+    /// Opens the DNS-over-TLS listeners (RFC 7858; [server] tls_listen). Their connections are TCP's in all
+    /// but the TLS layer: the same table, limits, idle and message timeouts and answers (handleMessage), the
+    /// handshake bounded by tcp_message_timeout. False and `error` when one cannot be bound.
+    bool openTls(const std::vector<ListenAddr>& listen, std::string& error);
     void start();
     /// After a reload (from the thread that called start()): interrupts the UDP threads blocked in recvmmsg
     /// so that an idle one lets go of the replaced snapshot now, not at its next query.
@@ -136,6 +141,21 @@ class Worker {
     void serveUdp(UdpSocket& u);  // a UDP socket's thread
     void resendTruncated(Lane& lane, int fd, mmsghdr& m, zones::AnswerResult& res);
     static void onAccept(evconnlistener* l, evutil_socket_t fd, sockaddr* sa, int len, void* arg);
+    // A stream listener on `a` (SO_REUSEPORT: every worker has its own), added to `into`; `what` names it
+    // in the error.
+    bool listenOn(const ListenAddr& a, evconnlistener_cb cb, const char* what,
+                  std::vector<evconnlistener*>& into, std::string& error);
+    // The connection limits of TCP and TLS alike (tcp_max_connections, its per-client cap): true when `fd`
+    // may stay (counted, and `client` set), false when it was closed.
+    bool admit(evutil_socket_t fd, const sockaddr* sa, ClientCounter::Key& client);
+    TcpConn* newConn(evutil_socket_t fd, const sockaddr* sa, int len, ClientCounter::Key client);
+    static void onTlsAccept(evconnlistener* l, evutil_socket_t fd, sockaddr* sa, int len, void* arg);
+    static void onTlsRead(bufferevent* bev, void* arg);
+    static void onTlsWrite(bufferevent* bev, void* arg);
+    static void onTlsEvent(bufferevent* bev, short what, void* arg);
+    static void onTlsDeadline(evutil_socket_t, short, void* arg);
+    // Moves what TLS decrypted into c's input and frames it as TCP's (processInput). False when c was closed.
+    bool drainTls(TcpConn* c);
     static void onTcpReadable(evutil_socket_t fd, short what, void* arg);
     static void onTcpWritable(evutil_socket_t fd, short what, void* arg);
     // Answers every whole message in c's input, in order, then sends the answers (see flush). False when c
@@ -147,6 +167,7 @@ class Worker {
     // Sends the answers staged in tcpOut_ for c: straight to the socket when nothing of c's waits, else (or
     // whatever the kernel did not take) into c's output, with write interest on.
     void flush(TcpConn* c);
+    void peerClosed(TcpConn* c);  // EOF from the client (TCP or TLS)
     void pauseReading(TcpConn* c);
     void resumeReading(TcpConn* c);
     void startWriting(TcpConn* c);
@@ -181,8 +202,9 @@ class Worker {
     event_base* base_ = nullptr;
     std::vector<std::unique_ptr<UdpSocket>> udp_;
     std::vector<evconnlistener*> tcp_;
-    std::vector<event*> xdp_;  // one per AF_XDP queue it serves (arg: the xdp::Queue)
-    Lane lane_;                // the loop's
+    std::vector<evconnlistener*> tls_;  // [server] tls_listen
+    std::vector<event*> xdp_;           // one per AF_XDP queue it serves (arg: the xdp::Queue)
+    Lane lane_;                         // the loop's
     std::atomic<bool> stopping_{false};
     // TCP answers of one read, each with its length prefix, sent in one send() (see flush).
     std::vector<uint8_t> tcpOut_;

@@ -125,3 +125,53 @@ TEST_CASE("axfr_allow: the zone's list replaces [server]'s; an entry with a key 
     CHECK(xfr::axfrRefusal(cfg, zoneAcl, sa(plain), bKey).empty());  // no key needed: any signature will do
     CHECK(xfr::axfrRefusal(cfg, zoneAcl, sa(out), xfrKey) == "the source is not in axfr_allow");
 }
+
+TEST_CASE("axfr_allow `tls` and `client_cert` (XoT, RFC 9103): the transport is part of the entry") {
+    Config cfg;
+    std::string err;
+    std::string tls = "tls_listen = [\"127.0.0.1:8853\"]\ntls_certificate = \"c.pem\"\ntls_key = \"k.pem\"\n";
+    std::string text = "[server]\n" + tls + "tls_client_ca = \"ca.pem\"\n" +
+                       "axfr_allow = [{ address = \"192.0.2.0/24\", tls = true }, "
+                       "{ address = \"192.0.2.0/24\", key = \"xfr\" }, "
+                       "{ address = \"198.51.100.0/24\", key = \"xfr\", client_cert = true }]\n"
+                       "[key.xfr]\nsecret_file = \"xfr.key\"\n" +
+                       zoneWith("");
+    REQUIRE_MESSAGE(load(text, cfg, err), err);
+    const auto& acl = cfg.server.axfrAllow;
+    REQUIRE(acl.size() == 3);
+    CHECK((acl[0].tls && !acl[0].clientCert));
+    CHECK((acl[2].tls && acl[2].clientCert));  // client_cert implies tls
+    const auto* key = &cfg.keys[0];
+    auto a = v4("192.0.2.9"), b = v4("198.51.100.9");
+    auto sa = [](const sockaddr_in& s) { return reinterpret_cast<const sockaddr*>(&s); };
+    xfr::XfrTransport tcp{}, overTls{true, false}, mutual{true, true};
+    CHECK(xfr::axfrRefusal(cfg, acl, sa(a), nullptr, overTls).empty());
+    CHECK(xfr::axfrRefusal(cfg, acl, sa(a), key, tcp).empty());  // the second entry: signed, any transport
+    CHECK(xfr::axfrRefusal(cfg, acl, sa(a), nullptr, tcp) ==
+          "unsigned; axfr_allow requires TSIG key xfr, or TLS (XoT, RFC 9103)");
+    CHECK(xfr::axfrRefusal(cfg, acl, sa(b), key, mutual).empty());
+    CHECK(xfr::axfrRefusal(cfg, acl, sa(b), key, overTls) ==
+          "axfr_allow requires a client certificate that verifies against tls_client_ca; the client showed "
+          "none");
+    CHECK(xfr::axfrRefusal(cfg, acl, sa(b), key, tcp) ==
+          "axfr_allow requires TLS (XoT, RFC 9103) from this source; the request came over TCP");
+    CHECK(xfr::axfrRefusal(cfg, acl, sa(b), nullptr, mutual) == "unsigned; axfr_allow requires TSIG key xfr");
+
+    SUBCASE("errors: tls without tls_listen, client_cert without tls_client_ca, tls_listen without files") {
+        CHECK_FALSE(load("[server]\naxfr_allow = [{ address = \"192.0.2.1\", tls = true }]\n" + zoneWith(""),
+                         cfg, err));
+        CHECK(err.find("tls: needs [server] tls_listen") != std::string::npos);
+        CHECK_FALSE(load("[server]\n" + tls +
+                             "axfr_allow = [{ address = \"192.0.2.1\", client_cert = true }]\n" +
+                             zoneWith(""),
+                         cfg, err));
+        CHECK(err.find("client_cert: needs [server] tls_client_ca") != std::string::npos);
+        CHECK_FALSE(load("[server]\ntls_listen = [\"127.0.0.1:8853\"]\n" + zoneWith(""), cfg, err));
+        CHECK(err.find("tls_listen: needs `tls_certificate` and `tls_key`") != std::string::npos);
+        CHECK_FALSE(load("[server]\nlisten = [\"127.0.0.1:8853\"]\n" + tls + zoneWith(""), cfg, err));
+        CHECK(err.find("is also in `listen`") != std::string::npos);
+        CHECK_FALSE(
+            load("[server]\n" + tls + zoneWith("axfr_allow = [{ address = \"192.0.2.1\", tls = 1 }]\n"), cfg,
+                 err));
+    }
+}
