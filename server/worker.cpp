@@ -1069,7 +1069,7 @@ size_t Worker::signAnswer(const zones::AnswerOptions& opt, std::span<const uint8
 void Worker::logRefusal(Lane& lane, const std::string& message) {
     int64_t sec = nowMs() / 1000;
     if (sec != lane.logSecond) {
-        if (lane.logged > 5) log::warn("{} more refused transfer/TSIG lines not logged", lane.logged - 5);
+        if (lane.logged > 5) log::warn("{} more refused transfer/TSIG/TLS lines not logged", lane.logged - 5);
         lane.logSecond = sec;
         lane.logged = 0;
     }

@@ -45,6 +45,10 @@ std::vector<ReadPath> pathsReadAtReload(const Config& cfg) {
     }
     if (cfg.control.enabled) add("[control] token_file", cfg.control.tokenFile);
     add("[server] cookie_secret_file", cfg.server.cookieSecretFile);
+    // Read again at a reload that finds them changed (server/snapshot.cpp), after privileges were dropped.
+    add("[server] tls_certificate", cfg.server.tlsCertificate);
+    add("[server] tls_key", cfg.server.tlsKey);
+    add("[server] tls_client_ca", cfg.server.tlsClientCa);
     for (const auto& [what, path] : cfg.keySecretFiles) add(what, path);
     add("[topology] geoip", cfg.topology.geoip);
     add("[topology] nets_file", cfg.topology.netsFile);

@@ -121,3 +121,20 @@ TEST_CASE("unread: a [check.NAME] no service uses is named with its line") {
           "[check.spare] is used by no service: it checks nothing (a service names it with "
           "check = \"spare\")");
 }
+
+TEST_CASE("restart-only: tls_listen; readable: the TLS files, read again at a reload after the drop") {
+    std::string dir = openDir();
+    std::string tls = "tls_certificate = \"" + dir + "/c.pem\"\ntls_key = \"" + dir + "/k.pem\"\n";
+    Config a = withServer("listen = [\"127.0.0.1:10053\"]\ntls_listen = [\"127.0.0.1:10853\"]\n" + tls);
+    Config b = withServer("listen = [\"127.0.0.1:10053\"]\ntls_listen = [\"127.0.0.1:853\"]\n" + tls +
+                          "tls_client_ca = \"" + dir + "/ca.pem\"\n");
+    auto c = restartOnlyChanges(a, b);
+    REQUIRE(c.size() == 1);
+    CHECK(c[0] == "[server] tls_listen ([127.0.0.1:10853] -> [127.0.0.1:853])");
+    std::vector<std::string> what;
+    for (const auto& p : service::pathsReadAtReload(b)) what.push_back(p.what + " " + p.path);
+    REQUIRE(what.size() == 5);
+    CHECK(what[2] == "[server] tls_certificate " + dir + "/c.pem");
+    CHECK(what[3] == "[server] tls_key " + dir + "/k.pem");
+    CHECK(what[4] == "[server] tls_client_ca " + dir + "/ca.pem");
+}
