@@ -139,6 +139,8 @@ class Sites:
             await writer.drain()
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError, OSError):
             pass
+        except asyncio.CancelledError:
+            pass   # the run is over: a request still in flight (Python 3.11's streams log a cancelled handler)
         finally:
             writer.close()
 
