@@ -446,6 +446,9 @@ class Commands(unittest.TestCase):
             if prog == "tools/install-deps":
                 errors += [f"{where}: tools/install-deps has no option {w}" for w in argv[1:]
                            if w.startswith("-") and w not in install_opts]
+            if prog == "tools/build":
+                errors += [f"{where}: tools/build has no option {w}" for w in argv[1:]
+                           if w.startswith("--") and w not in ("--server", "--tests", "--help")]
             if prog in ("tools/build", "meson"):
                 for w in argv[1:]:
                     m = re.match(r"-D([\w-]+)=", w)

@@ -86,6 +86,12 @@ class BuildTest(unittest.TestCase):
         self.assertEqual(self.meson_ran, [])
         self.assertEqual(self.run_build("DIR", "-Dtests=false", "-j2")[::2], (0, ["-C", "DIR", "-j", "2"]))
         self.assertEqual(self.meson_ran, ["meson configure DIR -Dtests=false"])
+        # README's two commands: --server and --tests, before or after DIR.
+        self.assertEqual(self.run_build("--server", "DIR")[::2], (0, ["-C", "DIR"]))
+        self.assertEqual(self.meson_ran, ["meson configure DIR -Dtests=false -Dunity=on -Dbuildtype=release"])
+        self.assertEqual(self.run_build("DIR", "--tests", "-j2")[::2], (0, ["-C", "DIR", "-j", "2"]))
+        self.assertEqual(self.meson_ran,
+                         ["meson configure DIR -Dtests=true -Dunity=off -Dbuildtype=debugoptimized"])
 
 
 class InstallDeps(unittest.TestCase):
