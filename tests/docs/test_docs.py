@@ -512,6 +512,17 @@ class Configs(unittest.TestCase):
         self.assertGreater(checked, 5)
         self.assertEqual(errors, [])
 
+    def test_the_packaged_example_checks(self):
+        """/etc/gslbd/ of the Debian package (dist/gslbd.toml and its zone) passes `gslbd --check` as shipped."""
+        with tempfile.TemporaryDirectory() as d:
+            for f in ("gslbd.toml", "gslb.example.com.zone"):
+                with open(os.path.join(d, f), "w") as out:
+                    out.write(read(os.path.join(REPO, "dist", f)))
+            p = gslbd_check(read(os.path.join(d, "gslbd.toml")), d)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertIn("ok: 1 zone(s)", p.stdout)
+        self.assertIn("1 GSLB hostname(s)", p.stdout)
+
     def test_a_wrong_key_in_a_snippet_fails(self):
         conf = merge(tomllib.loads(BASE), tomllib.loads('[check.web]\ntype = "http"\nwieght = 3\n'))
         with tempfile.TemporaryDirectory() as d:
