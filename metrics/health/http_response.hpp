@@ -1,7 +1,7 @@
 #pragma once
 // The HTTP health check's response reader (issue 4): decides from the bytes received so far whether the
-// response is complete and what it says. Pure logic, no I/O: the libevent side (server/health_http.cpp) feeds
-// it whatever it has read.
+// response is complete and what it says. Pure logic, no I/O: the libevent side
+// (server/probes/health_http.cpp) feeds it whatever it has read.
 //
 // - Status line "HTTP/1.x SSS reason"; interim 1xx responses (except 101) are skipped.
 // - The body ends at Content-Length, at the last chunk (Transfer-Encoding: chunked, decoded), or at the end

@@ -1,9 +1,8 @@
 // AdminSync (contract in admin_sync.hpp).
 #include "server/cluster/admin_sync.hpp"
 
-#include "server/clock.hpp"
-#include "server/log.hpp"
-#include "server/snapshot.hpp"
+#include "server/base/clock.hpp"
+#include "server/base/log.hpp"
 
 namespace gslb::server::cluster {
 
@@ -24,8 +23,7 @@ struct AdminSync::Impl {
     std::map<std::string, std::unique_ptr<Peer>> peers;  // by URL
     size_t pending = 0;                                  // peers runInitialRound still waits for
 
-    void apply(const Snapshot& s) {
-        const ClusterConf& c = s.config.cluster;
+    void apply(const ClusterConf& c) {
         std::map<std::string, bool> keep;
         if (c.enabled && c.selfIndex >= 0)
             for (size_t i = 0; i < c.members.size(); ++i) {
@@ -101,8 +99,8 @@ AdminSync::AdminSync(event_base* base, Adopt adopt) : impl_(std::make_unique<Imp
 }
 AdminSync::~AdminSync() = default;
 
-void AdminSync::apply(const Snapshot& snap) {
-    impl_->apply(snap);
+void AdminSync::apply(const ClusterConf& cluster) {
+    impl_->apply(cluster);
 }
 void AdminSync::runInitialRound() {
     impl_->runInitialRound();

@@ -1,4 +1,4 @@
-// The transport of converging drains (server/cluster/admin_log.hpp has the rule): every [cluster] member
+// The transport of converging drains (server/state/admin_log.hpp has the rule): every [cluster] member
 // polls each other member's GET /v1/admin on the control thread (HttpClient) every kIntervalSec and hands
 // the changes it reads to the daemon, which adopts the newer ones (ControlApi::adoptChanges).
 //
@@ -21,12 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "server/cluster/admin_log.hpp"
 #include "server/cluster/peer_poller.hpp"
-
-namespace gslb::server {
-struct Snapshot;
-}
+#include "server/conf/config.hpp"
+#include "server/state/admin_log.hpp"
 
 namespace gslb::server::cluster {
 
@@ -49,9 +46,10 @@ class AdminSync {
     AdminSync(const AdminSync&) = delete;
     AdminSync& operator=(const AdminSync&) = delete;
 
-    /// After every publish: the peers are the [cluster] members but this one; a peer kept by URL keeps its
-    /// rhythm, a new one is polled at once. No [cluster] (or no self): nothing is polled.
-    void apply(const Snapshot& snap);
+    /// After every publish, with the published snapshot's [cluster]: the peers are its members but this
+    /// one; a peer kept by URL keeps its rhythm, a new one is polled at once. No [cluster] (or no self):
+    /// nothing is polled.
+    void apply(const ClusterConf& cluster);
     /// Polls every peer now and runs `base` until each has answered or failed, or kInitialWaitSec passed.
     void runInitialRound();
     /// Every peer, by URL.

@@ -5,8 +5,8 @@
 
 #include <memory>
 
-#include "server/http_client.hpp"
-#include "server/log.hpp"
+#include "server/base/http_client.hpp"
+#include "server/base/log.hpp"
 
 namespace gslb::server {
 

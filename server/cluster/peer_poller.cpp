@@ -6,9 +6,9 @@
 
 #include <cstdlib>
 
-#include "server/clock.hpp"
-#include "server/gslb.hpp"
-#include "server/http_client.hpp"
+#include "server/base/clock.hpp"
+#include "server/state/gslb.hpp"
+#include "server/base/http_client.hpp"
 
 namespace gslb::server::cluster {
 

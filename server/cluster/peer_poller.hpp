@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "server/config.hpp"
+#include "server/conf/config.hpp"
 
 namespace gslb::server {
 class HttpClient;

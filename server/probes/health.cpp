@@ -18,11 +18,11 @@
 #include "metrics/health/hysteresis.hpp"
 #include "metrics/health/quorum.hpp"
 #include "metrics/health/smoothing.hpp"
-#include "server/clock.hpp"
-#include "server/events.hpp"
+#include "server/base/clock.hpp"
+#include "server/base/events.hpp"
 #include "server/probes/health_check.hpp"
-#include "server/log.hpp"
-#include "server/snapshot.hpp"
+#include "server/base/log.hpp"
+#include "server/state/snapshot.hpp"
 
 namespace gslb::server {
 

@@ -2,7 +2,7 @@
 // non-blocking TCP connects and HTTP GETs, rise/fall hysteresis, smoothed FlashBack times. Results are
 // written into the snapshot's lock-free StateTable (health, FlashBack l4/l7), which the query path reads.
 //
-// Contract with the rest of the server (server/main.cpp, server/api.cpp):
+// Contract with the rest of the server (server/daemon/main.cpp, server/control/api.cpp):
 // - constructed once with the control event_base;
 // - apply(snapshot) after every publish (start-up and each reload): starts checks for new (service slot,
 // check)

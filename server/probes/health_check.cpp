@@ -1,7 +1,7 @@
 // The common part of a health check run: non-blocking connect, deadline, result (see health_check.hpp).
 #include "server/probes/health_check.hpp"
 
-#include "server/config.hpp"
+#include "server/conf/config.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <map>
 
-#include "server/clock.hpp"
-#include "server/events.hpp"
-#include "server/gslb.hpp"
-#include "server/log.hpp"
-#include "server/snapshot.hpp"
+#include "server/base/clock.hpp"
+#include "server/base/events.hpp"
+#include "server/state/gslb.hpp"
+#include "server/base/log.hpp"
+#include "server/state/snapshot.hpp"
 
 namespace gslb::server {
 

@@ -11,12 +11,12 @@
 #include "metrics/load_factor.hpp"
 #include "metrics/sources/exposition.hpp"
 #include "metrics/sources/mapping.hpp"
-#include "server/clock.hpp"
-#include "server/events.hpp"
-#include "server/gslb.hpp"
-#include "server/http_client.hpp"
-#include "server/log.hpp"
-#include "server/snapshot.hpp"
+#include "server/base/clock.hpp"
+#include "server/base/events.hpp"
+#include "server/state/gslb.hpp"
+#include "server/base/http_client.hpp"
+#include "server/base/log.hpp"
+#include "server/state/snapshot.hpp"
 
 namespace gslb::server {
 

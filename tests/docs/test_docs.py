@@ -2,7 +2,7 @@
 """The manual (README.md, doc/) held to the code, so that what an operator reads is what the binaries do:
 
 - Reference: every config key the loader declares (each TableReader get*/raw/has/forEachTable call with a literal
-  key in server/, the declarative schema of server/schema.hpp) is in gslbd.toml(5); every gslbctl command and
+  key in server/, the declarative schema of server/conf/schema.hpp) is in gslbd.toml(5); every gslbctl command and
   option (its own --help, walked) in gslbctl(8); every gslbd option in gslbd(8).
 - Commands: every gslbctl / gslbd command line in the docs' code blocks and inline code names a command and
   options that exist; tools/install-deps and tools/build options, meson -D options and `meson test` names too.
@@ -126,7 +126,7 @@ READER_CALL = re.compile(
 
 def loader_keys():
     """Every key the config loader declares: {key: 'file:line' of its first declaration}. The loader is
-    server/schema.hpp's TableReader; its users are the files that name it."""
+    server/conf/schema.hpp's TableReader; its users are the files that name it."""
     keys = {}
     for path in sorted(glob.glob(os.path.join(REPO, "server", "**", "*.[ch]pp"), recursive=True)):
         text = read(path)

@@ -402,7 +402,7 @@ class Live(unittest.TestCase):
 
     def setUp(self):
         if not self.api:
-            self.skipTest("the control API does not answer yet (server/api.cpp not landed): live cases skipped")
+            self.skipTest("the control API does not answer yet (server/control/api.cpp not landed): live cases skipped")
 
     def assertRc(self, p, rc):
         self.assertEqual(p.returncode, rc, f"exit {p.returncode}, wanted {rc}:\n{p.out}")

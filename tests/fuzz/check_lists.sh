@@ -15,12 +15,12 @@ for what in tool readme files; do
     status=1
   fi
 done
-# Every path segment and query parameter the control API reads (server/api*.cpp) is in api.dict, so the
+# Every path segment and query parameter the control API reads (server/control/api*.cpp) is in api.dict, so the
 # fuzzer reaches what is behind it (`at_ms` was missing once).
-for word in $(grep -hoE '(parts\[[0-9]\]|parts\.back\(\)|\bk|\bkey) == "[a-z_.0-9]+"' server/api*.cpp |
+for word in $(grep -hoE '(parts\[[0-9]\]|parts\.back\(\)|\bk|\bkey) == "[a-z_.0-9]+"' server/control/api*.cpp |
               grep -oE '"[a-z_.0-9]+"' | tr -d '"' | sort -u); do
   if ! grep -qF "$word" tests/fuzz/api.dict; then
-    echo "tests/fuzz/api.dict lacks \"$word\", which server/api*.cpp reads"
+    echo "tests/fuzz/api.dict lacks \"$word\", which server/control/api*.cpp reads"
     status=1
   fi
 done

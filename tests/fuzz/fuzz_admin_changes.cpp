@@ -1,4 +1,4 @@
-// A [cluster] peer's GET /v1/admin body -> parseAdminChanges (server/cluster/admin_log.hpp), what a member
+// A [cluster] peer's GET /v1/admin body -> parseAdminChanges (server/state/admin_log.hpp), what a member
 // reads from the network to converge drains, then the merge rule over what it kept. Invariants: it never
 // throws; a refused body keeps nothing; every kept change has a site and a time within 0..kMaxTimeMs; the
 // merge never takes a local change, never takes one that does not order after what the log had, and a
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "fuzz_util.hpp"
-#include "server/cluster/admin_log.hpp"
+#include "server/state/admin_log.hpp"
 
 using namespace gslb::server::cluster;
 

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "fuzz_util.hpp"
-#include "server/gslb.hpp"
-#include "server/snapshot.hpp"
+#include "server/state/gslb.hpp"
+#include "server/state/snapshot.hpp"
 #include "zones/answer.hpp"
 #include "zones/axfr.hpp"
 #include "zones/dnssec_keys.hpp"

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "fuzz_util.hpp"
-#include "server/api.hpp"
-#include "server/log.hpp"
-#include "server/snapshot.hpp"
+#include "server/control/api.hpp"
+#include "server/base/log.hpp"
+#include "server/state/snapshot.hpp"
 #include "tests/server/world.hpp"
 
 namespace {

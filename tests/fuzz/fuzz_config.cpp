@@ -11,8 +11,8 @@
 #include <string>
 
 #include "fuzz_util.hpp"
-#include "server/config.hpp"
-#include "server/snapshot.hpp"
+#include "server/conf/config.hpp"
+#include "server/state/snapshot.hpp"
 #include "tests/server/world.hpp"
 
 namespace {

@@ -17,9 +17,9 @@
 #include <string_view>
 #include <vector>
 
-#include "server/client/nets.hpp"
-#include "server/client/topology.hpp"
-#include "server/config.hpp"
+#include "server/state/nets.hpp"
+#include "server/state/topology.hpp"
+#include "server/conf/config.hpp"
 #include "fuzz_util.hpp"
 
 using namespace gslb;

@@ -1,4 +1,4 @@
-// A secondary's reply to our NOTIFY -> parseNotifyReply (server/xfr/notify.hpp), unsigned and for a NOTIFY
+// A secondary's reply to our NOTIFY -> parseNotifyReply (server/net/notify.hpp), unsigned and for a NOTIFY
 // signed with TSIG (RFC 8945 §5.4). The NOTIFY is built and signed here at a fixed time, id 0x1234.
 // Invariants: the rcode is -1 or 0..15; a reply to an unsigned NOTIFY never carries a TSIG verdict; a reply
 // whose TSIG verified holds a TSIG RR with our key; and the same reply signed the way a secondary signs it
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fuzz_util.hpp"
-#include "server/xfr/notify.hpp"
+#include "server/net/notify.hpp"
 #include "zones/tsig.hpp"
 
 using namespace gslb;

@@ -1,5 +1,5 @@
-// libFuzzer target for the framing of DNS streams (server/stream_buffer.hpp): what a TCP client sends, and
-// what TLS (DNS over TLS, XoT) decrypted, is fed to a StreamBuffer in reads of the sizes the socket or
+// libFuzzer target for the framing of DNS streams (server/net/stream_buffer.hpp): what a TCP client sends,
+// and what TLS (DNS over TLS, XoT) decrypted, is fed to a StreamBuffer in reads of the sizes the socket or
 // OpenSSL would give, and framed by its two-octet length prefixes (RFC 1035 §4.2.2, RFC 7766 §6.2.1). The
 // input: the first octet chooses the read sizes (a seed), the rest is the stream.
 //   - the messages come out whole and in order, exactly those a plain scan of the whole stream finds, up to
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "fuzz_util.hpp"
-#include "server/stream_buffer.hpp"
+#include "server/net/stream_buffer.hpp"
 
 using gslb::server::StreamBuffer;
 

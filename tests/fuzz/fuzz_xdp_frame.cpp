@@ -1,6 +1,6 @@
-// libFuzzer target for the AF_XDP fast path's frames (server/xdp/frame.hpp): whatever arrives on an interface
-// with `[server] xdp` that the XDP program lets through is parsed by parseFrame, and answered in place by
-// buildReply. The input is a frame; the first byte, when the frame parses, sets the answer's length.
+// libFuzzer target for the AF_XDP fast path's frames (server/net/xdp/frame.hpp): whatever arrives on an
+// interface with `[server] xdp` that the XDP program lets through is parsed by parseFrame, and answered in
+// place by buildReply. The input is a frame; the first byte, when the frame parses, sets the answer's length.
 //   - parseFrame never reads past the frame and finds a payload inside it, inside the IP packet;
 //   - the reply (the query's headers swapped, a payload of up to replyRoom octets) parses back, with the
 //     client's address as destination and its port as the UDP destination port; its IPv4 header checksum and
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "fuzz_util.hpp"
-#include "server/xdp/frame.hpp"
+#include "server/net/xdp/frame.hpp"
 
 using namespace gslb::server::xdp;
 

@@ -25,10 +25,10 @@
 #include <fmt/format.h>
 
 #include "metrics/state_table.hpp"
-#include "server/events.hpp"
+#include "server/base/events.hpp"
 #include "server/probes/health.hpp"
-#include "server/log.hpp"
-#include "server/snapshot.hpp"
+#include "server/base/log.hpp"
+#include "server/state/snapshot.hpp"
 
 using namespace gslb;
 using namespace gslb::server;

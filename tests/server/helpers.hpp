@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "metrics/state_table.hpp"
-#include "server/config.hpp"
-#include "server/snapshot.hpp"
+#include "server/conf/config.hpp"
+#include "server/state/snapshot.hpp"
 #include "tests/server/world.hpp"
 
 namespace st {

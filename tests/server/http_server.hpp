@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "server/http_client.hpp"
+#include "server/base/http_client.hpp"
 
 namespace st {
 

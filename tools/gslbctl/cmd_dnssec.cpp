@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "server/config.hpp"
+#include "server/conf/config.hpp"
 #include "tools/gslbctl/commands.hpp"
 #include "zones/dnssec_keys.hpp"
 #include "zones/dnssec_rollover.hpp"

@@ -5,7 +5,7 @@
 
 #include <chrono>
 
-#include "server/config.hpp"
+#include "server/conf/config.hpp"
 #include "tools/gslbctl/cluster_status.hpp"
 #include "tools/gslbctl/commands.hpp"
 #include "tools/gslbctl/fileio.hpp"
@@ -302,7 +302,7 @@ int report(const LiveArgs& a, const std::string& site, const std::vector<std::st
     return send(a, ep, "POST", "/v1/sites/" + pathSegment(site) + "/report", body,
                 [&](const nlohmann::json& j, Outcome& o) {
                     o.out = fmt::format("reported for {}: {}\n", site, body);
-                    // Keys no policy at the site reads (server/api_report.cpp): stored, but say so.
+                    // Keys no policy at the site reads (server/control/api_report.cpp): stored, but say so.
                     if (j.contains("ignored") && j["ignored"].is_array() && !j["ignored"].empty()) {
                         std::string keys;
                         for (const auto& k : j["ignored"])

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "server/config.hpp"
-#include "server/snapshot.hpp"
+#include "server/conf/config.hpp"
+#include "server/state/snapshot.hpp"
 #include "tools/gslbctl/commands.hpp"
 #include "tools/gslbctl/fileio.hpp"
 #include "tools/gslbctl/tomltext.hpp"

@@ -13,7 +13,7 @@
 #include "tools/gslbctl/zoneedit.hpp"
 #include "zones/loader.hpp"
 #include "zones/name.hpp"
-#include "server/config.hpp"
+#include "server/conf/config.hpp"
 
 namespace gslb::ctl {
 namespace {

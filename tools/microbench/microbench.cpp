@@ -31,9 +31,9 @@
 #include "metrics/policy.hpp"
 #include "metrics/rng.hpp"
 #include "metrics/select.hpp"
-#include "server/edge/rrl.hpp"
-#include "server/gslb.hpp"
-#include "server/snapshot.hpp"
+#include "server/responder/rrl.hpp"
+#include "server/state/gslb.hpp"
+#include "server/state/snapshot.hpp"
 #include "zones/answer.hpp"
 #include "zones/dnssec_keys.hpp"
 

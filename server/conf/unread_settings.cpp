@@ -1,0 +1,154 @@
+#include "server/conf/unread_settings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <tuple>
+
+#include "metrics/policy.hpp"
+
+namespace gslb::server {
+
+namespace {
+
+const std::vector<std::string>& effective(const std::vector<std::string>& stages) {
+    return stages.empty() ? metrics::Policy::defaultStageNames() : stages;
+}
+
+// Which stages read a policy key, and the bit standing for them.
+struct KeyReader {
+    const char* key;
+    unsigned bit;
+    const char* stages;
+};
+constexpr KeyReader kKeyReaders[] = {
+    {"session_threshold", kReadsSessions, "\"session-threshold\""},
+    {"session_tolerance", kReadsSessions, "\"session-capacity\""},
+    {"flashback_tolerance", kReadsFlashback, "\"flashback\""},
+    {"flashback_floor", kReadsFlashback, "\"flashback\""},
+    {"factor", kReadsFactor, "\"least-connections\" or \"cpu\""},
+    {"topology", 0, "\"topology\""},
+    {"nearest_tolerance", 0, "\"topology\""},
+    {"hash_prefix_v4", 0, "\"hashed\""},
+    {"hash_prefix_v6", 0, "\"hashed\""},
+};
+
+bool readsKey(const std::vector<std::string>& stages, const std::string& key) {
+    // session_threshold and session_tolerance have one stage each, not the shared sessions bit.
+    const auto& st = effective(stages);
+    auto has = [&](const char* s) { return std::find(st.begin(), st.end(), s) != st.end(); };
+    if (key == "session_threshold") return has("session-threshold");
+    if (key == "session_tolerance") return has("session-capacity");
+    if (key == "flashback_tolerance" || key == "flashback_floor") return has("flashback");
+    if (key == "factor") return has("least-connections") || has("cpu");
+    if (key == "topology" || key == "nearest_tolerance") return has("topology");
+    if (key == "hash_prefix_v4" || key == "hash_prefix_v6") return has("hashed");
+    return true;
+}
+
+}  // namespace
+
+unsigned metricsReadBy(const std::vector<std::string>& stages) {
+    unsigned bits = 0;
+    for (const auto& s : effective(stages)) {
+        if (s == "cpu") bits |= kReadsCpu | kReadsFactor;
+        if (s == "session-threshold" || s == "session-capacity") bits |= kReadsSessions;
+        if (s == "load-factor") bits |= kReadsLoads;
+        if (s == "least-connections") bits |= kReadsConnections | kReadsFactor;
+        if (s == "preference") bits |= kReadsPreference;
+        if (s == "flashback") bits |= kReadsFlashback;
+    }
+    return bits;
+}
+
+unsigned metricsReadAtSite(const Config& cfg, const std::string& site) {
+    unsigned bits = 0;
+    for (const auto& h : cfg.hostnames)
+        for (const auto& s : h.services)
+            if (s.site == site) {
+                bits |= metricsReadBy(h.policy.policy);
+                break;
+            }
+    return bits;
+}
+
+std::vector<UnreadSetting> unreadSettings(const Config& cfg) {
+    std::vector<UnreadSetting> out;
+    auto at = [&](int line) { return line > 0 ? fmt::format("{}:{}", cfg.path, line) : cfg.path; };
+
+    for (const auto& k : cfg.defaults.written) {
+        bool read = false;
+        for (const auto& h : cfg.hostnames) read |= readsKey(h.policy.policy, k);
+        if (!read && !cfg.hostnames.empty()) {
+            const char* stages = "";
+            for (const auto& kr : kKeyReaders)
+                if (k == kr.key) stages = kr.stages;
+            out.push_back(
+                {at(0),
+                 fmt::format("[defaults] {} is not read: no hostname's policy has the {} stage", k, stages)});
+        }
+    }
+    for (const auto& h : cfg.hostnames)
+        for (const auto& k : h.policy.written)
+            if (!readsKey(h.policy.policy, k)) {
+                const char* stages = "";
+                for (const auto& kr : kKeyReaders)
+                    if (k == kr.key) stages = kr.stages;
+                out.push_back(
+                    {at(h.line), fmt::format("hostname \"{}\": {} is not read: its policy has no {} stage",
+                                             h.name, k, stages)});
+            }
+    for (const auto& s : cfg.sites) {
+        // Preference 0 is read by every policy (it takes the site out before any stage); other values only
+        // by the `preference` stage.
+        if (s.preference == 0 || s.preference == 128) continue;
+        if (!(metricsReadAtSite(cfg, s.name) & kReadsPreference))
+            out.push_back(
+                {at(s.line), fmt::format("[site.{}] preference = {} is not read: no hostname with a "
+                                         "service at this site has the \"preference\" stage "
+                                         "(0 takes a site out whatever the policy)",
+                                         s.name, s.preference)});
+    }
+    // Explicit source mappings whose key no stage at the site reads (a preset's keys are not named: a
+    // preset maps what the exporter has, whatever the policy uses).
+    for (const auto& s : cfg.sites) {
+        const unsigned reads = metricsReadAtSite(cfg, s.name);
+        const std::tuple<const MappingConf*, unsigned, const char*, const char*> keys[] = {
+            {&s.cpu, kReadsCpu, "cpu", "\"cpu\" stage"},
+            {&s.sessionsUsed, kReadsSessions, "sessions_used",
+             "\"session-threshold\" or \"session-capacity\" stage"}};
+        for (const auto& [m, bit, name, stage] : keys)
+            if (m->set && !(reads & bit))
+                out.push_back(
+                    {at(m->line), fmt::format("[site.{}] {} is mapped but not read: no hostname with a "
+                                              "service at this site has the {}",
+                                              s.name, name, stage)});
+        for (const auto& [name, m] : s.loads)
+            if (m.set && !(reads & kReadsLoads))
+                out.push_back(
+                    {at(m.line), fmt::format("[site.{}] loads.{} is mapped but not read: no hostname "
+                                             "with a service at this site has the \"load-factor\" chooser",
+                                             s.name, name)});
+    }
+    // A [check.NAME] no service names runs nothing (checks run per service that uses them).
+    for (const auto& [name, c] : cfg.checks) {
+        bool used = false;
+        for (const auto& h : cfg.hostnames)
+            for (const auto& s : h.services) used |= s.check == name;
+        if (!used)
+            out.push_back({at(c.line), fmt::format("[check.{}] is used by no service: it checks nothing "
+                                                   "(a service names it with check = \"{}\")",
+                                                   name, name)});
+    }
+    if (!cfg.load.metrics.empty()) {
+        bool read = false;
+        for (const auto& h : cfg.hostnames) read |= (metricsReadBy(h.policy.policy) & kReadsLoads) != 0;
+        if (!read)
+            out.push_back({at(0), fmt::format("[load.metric.{}] is not read: no hostname's policy has the "
+                                              "\"load-factor\" chooser",
+                                              cfg.load.metrics.front().name)});
+    }
+    return out;
+}
+
+}  // namespace gslb::server

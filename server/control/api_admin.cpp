@@ -1,0 +1,179 @@
+// POST /v1/sites/{site}/drain|enable and /v1/sites/{site}/services/{address}/drain|enable: the admin state,
+// which overrides health (a drained service is never chosen) and survives reloads (StateTable carries it).
+// Each change is recorded with what orders it among the [cluster] members (server/state/admin_log.hpp);
+// GET /v1/admin publishes them and adoptChanges() takes a peer's newer ones (server/cluster/admin_sync.hpp).
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+
+#include "server/control/api.hpp"
+#include "server/base/events.hpp"
+#include "server/base/log.hpp"
+
+namespace gslb::server {
+
+namespace {
+
+int64_t unixMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+std::string selfUrl(const Snapshot& s) {
+    const ClusterConf& c = s.config.cluster;
+    return c.enabled && c.selfIndex >= 0 ? c.members[size_t(c.selfIndex)].url : "";
+}
+
+// The slot of a site (address empty) or a service, if the table has it.
+std::optional<uint32_t> slotOf(const metrics::StateTable& t, const cluster::AdminKey& k) {
+    return k.address.empty() ? t.findSite(k.site) : t.findService(k.site, k.address);
+}
+
+std::string subjectOf(const cluster::AdminKey& k) {
+    return k.address.empty() ? "site " + k.site : fmt::format("{} ({})", k.address, k.site);
+}
+
+// The hostnames and families that a drain of `site` (or of one of its services, `serviceSlot`) leaves with
+// no candidate that is not drained: a drain holds through the fallback, so they answer NODATA (or the fixed
+// address). Said in the response, logged and recorded as a warning event (the status page's warnings), so an
+// operator sees at once that the drain emptied a name rather than moved its traffic. Up to 100 named.
+nlohmann::json drainWarnings(const Snapshot& s, uint32_t site, std::optional<uint32_t> serviceSlot,
+                             const std::string& subject) {
+    nlohmann::json out = nlohmann::json::array();
+    size_t total = 0;
+    std::string first;
+    for (const auto& h : s.gslb.hosts)
+        for (int f = 0; f < 2; ++f) {
+            bool touched = false;
+            for (const auto& sv : h.family[f])
+                touched |= serviceSlot ? sv.slot == *serviceSlot : sv.site == site;
+            if (!touched || !nothingUndrained(*s.gslb.table, h.family[f])) continue;
+            std::string answer = drainedOutAnswer(h, f);
+            const char* type = f == 0 ? "A" : "AAAA";
+            if (first.empty()) first = fmt::format("{} {} ({})", h.name, type, answer);
+            if (++total <= 100) out.push_back({{"hostname", h.name}, {"type", type}, {"answer", answer}});
+        }
+    if (total) {
+        std::string msg =
+            fmt::format("the drain of {} leaves {} with no candidate that is not drained{}", subject, first,
+                        total > 1 ? fmt::format(" (and {} more hostname/type)", total - 1) : "");
+        log::warn("{}", msg);
+        recordEvent(log::Level::Warn, "admin", subject, msg);
+    }
+    return out;
+}
+
+}  // namespace
+
+ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const std::string& address,
+                              bool enable, bool local, std::optional<int64_t> atMs) {
+    metrics::StateTable& t = *s.gslb.table;
+    auto siteSlot = t.findSite(site);
+    if (!siteSlot) return apiError(404, fmt::format("unknown site \"{}\"", site));
+    std::optional<uint32_t> slot;
+    if (!address.empty()) {
+        slot = t.findService(site, address);
+        if (!slot) return apiError(404, fmt::format("site \"{}\" has no service {}", site, address));
+    }
+    const cluster::AdminKey key{site, address};
+    const int64_t now = unixMs();
+    bool take = true;
+    if (atMs) {
+        // The command's own time (gslbctl's, the same on every member): a request read late - it waited in
+        // the socket of a member that was hung - must not undo what the operator did after it, which this
+        // member may have taken over from a peer meanwhile.
+        if (*atMs > now + cluster::kMaxAheadMs)
+            return apiError(400, fmt::format("at_ms {} is more than a day ahead of this member's clock ({})",
+                                             isoTime(*atMs), isoTime(now)));
+        cluster::AdminChange c{enable, *atMs, selfUrl(s), local};
+        const cluster::AdminChange* mine = adminLog_->find(key);
+        if (mine && !cluster::orderedAfter(c, *mine)) {
+            if (mine->enabled != enable)
+                return apiError(
+                    409, fmt::format("not applied: a later change holds: {} {} at {} on {}", subjectOf(key),
+                                     mine->enabled ? "enabled" : "drained", isoTime(mine->timeMs),
+                                     mine->origin.empty() ? "this member" : mine->origin));
+            take = false;  // a later change already leaves it as asked
+        } else {
+            adminLog_->put(key, c);
+        }
+    } else {
+        // Recorded even when nothing changed here: a repeated drain is the operator's latest word, and must
+        // order after an enable another member may have taken meanwhile.
+        adminLog_->record(key, enable, now, selfUrl(s), local);
+    }
+    const char* verb = enable ? "enabled" : "drained";
+    const char* by = local ? "by the control API, on this member only" : "by the control API";
+    if (take) {
+        bool was = slot ? t.serviceEnabled(*slot) : t.siteEnabled(*siteSlot);
+        if (slot)
+            t.setServiceEnabled(*slot, enable);
+        else
+            t.setSiteEnabled(*siteSlot, enable);
+        if (was != enable) {
+            log::info("{} {} {}", slot ? "service " + subjectOf(key) : subjectOf(key), verb, by);
+            recordEvent(log::Level::Info, "admin", subjectOf(key), fmt::format("{} {}", verb, by));
+        }
+        if (adminChanged_) adminChanged_();
+    }
+    nlohmann::json emptied = nlohmann::json::array();
+    if (!enable) emptied = drainWarnings(s, *siteSlot, slot, subjectOf(key));
+    if (slot)
+        return ApiResponse{200, jsonText(nlohmann::json{{"ok", true},
+                                                        {"site", site},
+                                                        {"address", address},
+                                                        {"enabled", enable},
+                                                        {"nothing_undrained", emptied}}) +
+                                    "\n"};
+    // Services drained one by one keep their own drain when the site is enabled: say which, so that
+    // "enable SITE" does not read as "everything of SITE answers again".
+    nlohmann::json still = nlohmann::json::array();
+    for (uint32_t i = 0; i < t.serviceCount(); ++i)
+        if (t.serviceKey(i).site == site && !t.serviceEnabled(i)) still.push_back(t.serviceKey(i).address);
+    return ApiResponse{200, jsonText(nlohmann::json{{"ok", true},
+                                                    {"site", site},
+                                                    {"enabled", enable},
+                                                    {"services_drained", still},
+                                                    {"nothing_undrained", emptied}}) +
+                                "\n"};
+}
+
+ApiResponse ControlApi::adminChanges(const Snapshot& s) {
+    const metrics::StateTable& t = *s.gslb.table;
+    nlohmann::json changes = nlohmann::json::array();
+    for (const auto& [key, c] : adminLog_->entries())
+        if (slotOf(t, key)) changes.push_back(cluster::changeJson(key, c));
+    return ApiResponse{200, jsonText(nlohmann::json{{"self", selfUrl(s)}, {"changes", changes}}) + "\n"};
+}
+
+size_t ControlApi::adoptChanges(const Snapshot& s, const std::vector<cluster::RemoteChange>& theirs,
+                                const std::string& peer) {
+    metrics::StateTable& t = *s.gslb.table;
+    // Only what this config has: a peer that runs another config must not fill the log with strangers.
+    std::vector<cluster::RemoteChange> known;
+    for (const auto& r : theirs)
+        if (slotOf(t, r.key)) known.push_back(r);
+    auto taken = adminLog_->merge(known, unixMs());
+    size_t changed = 0;
+    for (const auto& r : taken) {
+        auto slot = *slotOf(t, r.key);
+        bool was = r.key.address.empty() ? t.siteEnabled(slot) : t.serviceEnabled(slot);
+        if (r.key.address.empty())
+            t.setSiteEnabled(slot, r.change.enabled);
+        else
+            t.setServiceEnabled(slot, r.change.enabled);
+        if (was == r.change.enabled) continue;  // the same state, now with the newer change's order
+        ++changed;
+        std::string why = fmt::format("{} by the cluster: the change of {} on {}, learnt from {}",
+                                      r.change.enabled ? "enabled" : "drained", isoTime(r.change.timeMs),
+                                      r.change.origin.empty() ? "(unknown)" : r.change.origin, peer);
+        log::info("{} {}", r.key.address.empty() ? "site " + r.key.site : "service " + subjectOf(r.key), why);
+        recordEvent(log::Level::Info, "admin", subjectOf(r.key), why);
+    }
+    // Persist even when only the order changed: a restart must not bring back the older change's time.
+    if (!taken.empty() && adminChanged_) adminChanged_();
+    return changed;
+}
+
+}  // namespace gslb::server

@@ -1,0 +1,407 @@
+// GET /metrics: Prometheus text exposition format 0.0.4. Counters summed over the workers' own counters.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include "server/control/api.hpp"
+#include "server/state/gslb.hpp"
+#include "server/net/xdp/path.hpp"
+
+namespace gslb::server {
+
+namespace {
+
+// Label values escape backslash, double quote and newline (exposition format).
+std::string esc(const std::string& v) {
+    std::string o;
+    for (char c : v) {
+        if (c == '\\' || c == '"') o += '\\';
+        if (c == '\n') {
+            o += "\\n";
+            continue;
+        }
+        o += c;
+    }
+    return o;
+}
+
+const char* rcodeName(int rc) {
+    static const char* names[] = {"NOERROR",  "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED",
+                                  "YXDOMAIN", "YXRRSET", "NXRRSET",  "NOTAUTH",  "NOTZONE"};
+    if (rc >= 0 && rc <= 10) return names[rc];
+    if (rc == 16) return "BADVERS";
+    if (rc == 23) return "BADCOOKIE";
+    return nullptr;
+}
+
+struct Out {
+    std::string s;
+    void head(const char* name, const char* type, const char* help) {
+        s += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+    }
+    void sample(const std::string& name, const std::string& labels, double v) {
+        if (std::isnan(v)) return;
+        s += labels.empty() ? fmt::format("{} {}\n", name, v) : fmt::format("{}{{{}}} {}\n", name, labels, v);
+    }
+};
+
+// A `up` gauge (1 when the last poll succeeded; absent before the first) and an `age` gauge (s since the last
+// success; absent before one), one sample each per polled thing (metric sources, [cluster] peers).
+template <class Polled, class Label>
+void upAndAge(Out& o, const char* up, const char* upHelp, const char* age, const char* ageHelp,
+              const std::vector<Polled>& xs, Label label, int64_t now) {
+    o.head(up, "gauge", upHelp);
+    for (const auto& x : xs)
+        if (x.state != "unknown") o.sample(up, label(x), x.state == "ok");
+    o.head(age, "gauge", ageHelp);
+    for (const auto& x : xs)
+        if (x.lastSuccessMonoMs) o.sample(age, label(x), double(now - x.lastSuccessMonoMs) / 1000.0);
+}
+
+}  // namespace
+
+ApiResponse ControlApi::prometheus(const Snapshot& s) {
+    Out o;
+    uint64_t udp = 0, tcp = 0, dropped = 0, truncated = 0, rrlDropped = 0, rrlSlipped = 0;
+    uint64_t cookies[3] = {}, tcpRefused = 0, axfrRefused = 0, xdpIn = 0, xdpOut = 0, tls = 0, tlsFailed = 0;
+    uint64_t rc[WorkerStats::kRcodes] = {}, qt[WorkerStats::kTypes] = {};
+    for (size_t w = 0; w < shared_.statRows; ++w) {
+        const WorkerStats& st = shared_.stats[w];
+        udp += st.udp.load(std::memory_order_relaxed);
+        tcp += st.tcp.load(std::memory_order_relaxed);
+        tls += st.tls.load(std::memory_order_relaxed);
+        tlsFailed += st.tlsHandshakeFailed.load(std::memory_order_relaxed);
+        dropped += st.dropped.load(std::memory_order_relaxed);
+        truncated += st.truncated.load(std::memory_order_relaxed);
+        rrlDropped += st.rrlDropped.load(std::memory_order_relaxed);
+        rrlSlipped += st.rrlSlipped.load(std::memory_order_relaxed);
+        xdpIn += st.xdp.load(std::memory_order_relaxed);
+        xdpOut += st.xdpSent.load(std::memory_order_relaxed);
+        for (int i = 0; i < 3; ++i) cookies[i] += st.cookie[i].load(std::memory_order_relaxed);
+        tcpRefused += st.tcpRefusedPerClient.load(std::memory_order_relaxed);
+        axfrRefused += st.axfrRefusedPerClient.load(std::memory_order_relaxed);
+        for (int i = 0; i < WorkerStats::kRcodes; ++i) rc[i] += st.rcode[i].load(std::memory_order_relaxed);
+        for (int i = 0; i < WorkerStats::kTypes; ++i) qt[i] += st.qtype[i].load(std::memory_order_relaxed);
+    }
+    o.head("gslbd_queries_total", "counter", "DNS messages received, by transport.");
+    o.sample("gslbd_queries_total", "transport=\"udp\"", double(udp));
+    o.sample("gslbd_queries_total", "transport=\"tcp\"", double(tcp));
+    o.sample("gslbd_queries_total", "transport=\"tls\"", double(tls));
+    o.head(
+        "gslbd_tls_handshake_failures_total", "counter",
+        "TLS connections ([server] tls_listen) closed in the handshake: it failed, or did not finish within "
+        "tcp_message_timeout.");
+    o.sample("gslbd_tls_handshake_failures_total", "", double(tlsFailed));
+    o.head("gslbd_xdp_queries_total", "counter",
+           "UDP queries that came through the AF_XDP fast path ([server] xdp; counted in transport=\"udp\" "
+           "too).");
+    o.sample("gslbd_xdp_queries_total", "", double(xdpIn));
+    o.head("gslbd_xdp_responses_total", "counter", "Answers the AF_XDP fast path sent.");
+    o.sample("gslbd_xdp_responses_total", "", double(xdpOut));
+    o.head("gslbd_xdp_sockets", "gauge", "AF_XDP sockets serving (one per interface receive queue).");
+    o.sample("gslbd_xdp_sockets", "", double(shared_.xdpSockets.load()));
+    // The kernel's drop counts exist only with AF_XDP sockets: with none (no `xdp`, or every interface fell
+    // back) there is nothing that could drop, and a zero would read as "serving, no drops".
+    const xdp::Path* xp = shared_.xdpPath.load();
+    if (xp && xp->sockets() > 0) {
+        xdp::Path::Drops dr = xp->drops();
+        o.head(
+            "gslbd_xdp_dropped_total", "counter",
+            "Frames for the AF_XDP fast path the kernel dropped before gslbd read them: larger than a frame "
+            "(dropped), receive ring full (ring_full: gslbd fell behind), no frame to receive into "
+            "(fill_empty), invalid descriptors (invalid); and answers gslbd dropped for want of TX ring room "
+            "(tx_full).");
+        o.sample("gslbd_xdp_dropped_total", "reason=\"dropped\"", double(dr.dropped));
+        o.sample("gslbd_xdp_dropped_total", "reason=\"ring_full\"", double(dr.ringFull));
+        o.sample("gslbd_xdp_dropped_total", "reason=\"fill_empty\"", double(dr.fillEmpty));
+        o.sample("gslbd_xdp_dropped_total", "reason=\"invalid\"", double(dr.invalid));
+        o.sample("gslbd_xdp_dropped_total", "reason=\"tx_full\"", double(dr.txFull));
+    }
+    o.head("gslbd_queries_dropped_total", "counter", "Messages not answered (responses, runts).");
+    o.sample("gslbd_queries_dropped_total", "", double(dropped));
+    o.head("gslbd_responses_truncated_total", "counter", "UDP responses sent with TC set.");
+    o.sample("gslbd_responses_truncated_total", "", double(truncated));
+    o.head("gslbd_rrl_responses_total", "counter",
+           "UDP responses response rate limiting withheld (dropped) or sent short with TC or BADCOOKIE "
+           "(slipped).");
+    o.sample("gslbd_rrl_responses_total", "action=\"dropped\"", double(rrlDropped));
+    o.sample("gslbd_rrl_responses_total", "action=\"slipped\"", double(rrlSlipped));
+    o.head("gslbd_rrl_limited_buckets", "gauge",
+           "Client prefix and response kind pairs being rate limited (as of the last once-a-second sweep).");
+    o.sample("gslbd_rrl_limited_buckets", "", double(shared_.rrlLimited.load(std::memory_order_relaxed)));
+    o.head("gslbd_cookies_total", "counter", "Queries with a DNS COOKIE option (RFC 7873), by what it held.");
+    o.sample("gslbd_cookies_total", "server_cookie=\"none\"", double(cookies[0]));
+    o.sample("gslbd_cookies_total", "server_cookie=\"invalid\"", double(cookies[1]));
+    o.sample("gslbd_cookies_total", "server_cookie=\"valid\"", double(cookies[2]));
+    o.head("gslbd_client_limit_refused_total", "counter",
+           "TCP connections closed at once and transfers answered SERVFAIL because their client held its "
+           "per-client cap (tcp_max_connections_per_client, axfr_max_concurrent_per_client).");
+    o.sample("gslbd_client_limit_refused_total", "what=\"tcp\"", double(tcpRefused));
+    o.sample("gslbd_client_limit_refused_total", "what=\"axfr\"", double(axfrRefused));
+    o.head("gslbd_responses_total", "counter", "Responses sent, by RCODE.");
+    for (int i = 0; i < WorkerStats::kRcodes; ++i)
+        if (const char* n = rcodeName(i))
+            o.sample("gslbd_responses_total", fmt::format("rcode=\"{}\"", n), double(rc[i]));
+    o.head("gslbd_queries_by_type_total", "counter", "Queries answered, by QTYPE.");
+    for (int i = 0; i < WorkerStats::kTypes; ++i)
+        o.sample("gslbd_queries_by_type_total", fmt::format("qtype=\"{}\"", WorkerStats::bucketName(i)),
+                 double(qt[i]));
+    o.head("gslbd_tcp_connections", "gauge", "Open TCP connections.");
+    o.sample("gslbd_tcp_connections", "", double(shared_.tcpConnections.load(std::memory_order_relaxed)));
+    o.head("gslbd_zone_serial", "gauge", "SOA serial of each served zone.");
+    for (const auto& z : s.db.zones())
+        o.sample("gslbd_zone_serial", fmt::format("zone=\"{}\"", esc(z->name())), z->serial());
+    o.head("gslbd_zone_records", "gauge", "Records in each served zone.");
+    for (const auto& z : s.db.zones())
+        o.sample("gslbd_zone_records", fmt::format("zone=\"{}\"", esc(z->name())), double(z->recordCount()));
+
+    const metrics::StateTable& t = *s.gslb.table;
+    int64_t now = monotonicMs();
+    o.head("gslbd_site_enabled", "gauge", "1 when the site is enabled (not drained).");
+    for (uint32_t i = 0; i < t.siteCount(); ++i)
+        o.sample("gslbd_site_enabled", fmt::format("site=\"{}\"", esc(t.siteName(i))), t.siteView(i).enabled);
+    o.head("gslbd_site_up", "gauge", "1 when the site has a service up (or no checks).");
+    for (uint32_t i = 0; i < t.siteCount(); ++i)
+        o.sample("gslbd_site_up", fmt::format("site=\"{}\"", esc(t.siteName(i))), t.siteView(i).up);
+    o.head("gslbd_site_report_age_seconds", "gauge", "Age of the site's last metric report.");
+    for (uint32_t i = 0; i < t.siteCount(); ++i) {
+        auto v = t.siteView(i);
+        if (v.reportAtMs != metrics::kNeverMs)
+            o.sample("gslbd_site_report_age_seconds", fmt::format("site=\"{}\"", esc(t.siteName(i))),
+                     double(now - v.reportAtMs) / 1000.0);
+    }
+    o.head("gslbd_site_metric_age_seconds", "gauge",
+           "Age of each site metric (cpu, sessions, load_factor): a partial report updates only its own.");
+    for (uint32_t i = 0; i < t.siteCount(); ++i) {
+        auto v = t.siteView(i);
+        const std::pair<const char*, int64_t> ages[] = {
+            {"cpu", v.cpuAtMs}, {"sessions", v.sessionsAtMs}, {"load_factor", v.loadFactorAtMs}};
+        for (const auto& [name, at] : ages)
+            if (at != metrics::kNeverMs)
+                o.sample("gslbd_site_metric_age_seconds",
+                         fmt::format("site=\"{}\",metric=\"{}\"", esc(t.siteName(i)), name),
+                         double(now - at) / 1000.0);
+    }
+    o.head("gslbd_site_cpu_percent", "gauge", "Last reported CPU of the site's load balancer.");
+    for (uint32_t i = 0; i < t.siteCount(); ++i)
+        o.sample("gslbd_site_cpu_percent", fmt::format("site=\"{}\"", esc(t.siteName(i))), t.siteView(i).cpu);
+
+    auto lbl = [&](uint32_t i) {
+        const auto& k = t.serviceKey(i);
+        return fmt::format("site=\"{}\",address=\"{}\"", esc(k.site), esc(k.address));
+    };
+    o.head("gslbd_service_answers_total", "counter", "Answers that carried the service's address.");
+    for (uint32_t i = 0; i < t.serviceCount(); ++i)
+        o.sample("gslbd_service_answers_total", lbl(i), double(s.gslb.answers->total(i)));
+    // Per hostname: which site and which service each hostname's answers went to, and how often nothing
+    // healthy was left (the fallback answered). By site is the sum over the site's services, exported too
+    // because "answers per site" is the first question about a GSLB name.
+    if (s.gslb.hostAnswers) {
+        o.head("gslbd_hostname_answers_total", "counter",
+               "Answers of each GSLB hostname that carried the service's address.");
+        std::map<std::pair<std::string, std::string>, uint64_t> bySite;
+        for (const auto& h : s.gslb.hosts)
+            for (int f = 0; f < 2; ++f)
+                for (const auto& sv : h.family[f]) {
+                    uint64_t n = s.gslb.hostAnswers->total(sv.hostSlot);
+                    const std::string& site = t.siteName(sv.site);
+                    bySite[{h.name, site}] += n;
+                    o.sample("gslbd_hostname_answers_total",
+                             fmt::format("hostname=\"{}\",site=\"{}\",address=\"{}\"", esc(h.name), esc(site),
+                                         esc(sv.address())),
+                             double(n));
+                }
+        o.head("gslbd_hostname_site_answers_total", "counter",
+               "Answers of each GSLB hostname that carried an address of the site.");
+        for (const auto& [key, n] : bySite)
+            o.sample("gslbd_hostname_site_answers_total",
+                     fmt::format("hostname=\"{}\",site=\"{}\"", esc(key.first), esc(key.second)), double(n));
+    }
+    if (s.gslb.fallbacks) {
+        o.head("gslbd_hostname_fallbacks_total", "counter",
+               "Queries of each GSLB hostname answered by its all-down fallback (all, none or an address); "
+               "drained: every candidate of the type was drained, so the answer was NODATA or the address.");
+        for (uint32_t i = 0; i < s.gslb.hosts.size(); ++i) {
+            const auto& h = s.gslb.hosts[i];
+            const char* kind = h.fallback == Fallback::All    ? "all"
+                               : h.fallback == Fallback::None ? "none"
+                                                              : "address";
+            o.sample("gslbd_hostname_fallbacks_total",
+                     fmt::format("hostname=\"{}\",fallback=\"{}\"", esc(h.name), kind),
+                     double(s.gslb.fallbacks->total(i)));
+            o.sample("gslbd_hostname_fallbacks_total",
+                     fmt::format("hostname=\"{}\",fallback=\"drained\"", esc(h.name)),
+                     double(s.gslb.drainedFallbacks ? s.gslb.drainedFallbacks->total(i) : 0));
+        }
+    }
+    o.head("gslbd_service_up", "gauge", "1 up, 0 down (absent while unknown).");
+    for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+        auto h = t.serviceView(i).health;
+        if (h != metrics::Health::Unknown) o.sample("gslbd_service_up", lbl(i), h == metrics::Health::Up);
+    }
+    o.head("gslbd_service_enabled", "gauge", "1 when the service is enabled (not drained).");
+    for (uint32_t i = 0; i < t.serviceCount(); ++i)
+        o.sample("gslbd_service_enabled", lbl(i), t.serviceView(i).enabled);
+    o.head("gslbd_service_connections", "gauge", "Last reported connections of the service.");
+    for (uint32_t i = 0; i < t.serviceCount(); ++i)
+        o.sample("gslbd_service_connections", lbl(i), t.serviceView(i).connections);
+    o.head("gslbd_service_report_age_seconds", "gauge", "Age of the service's last connections report.");
+    for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+        auto v = t.serviceView(i);
+        if (v.connectionsAtMs != metrics::kNeverMs)
+            o.sample("gslbd_service_report_age_seconds", lbl(i), double(now - v.connectionsAtMs) / 1000.0);
+    }
+    // Seconds, as Prometheus names want base units (the status JSON keeps milliseconds).
+    o.head("gslbd_service_flashback_seconds", "gauge",
+           "Smoothed FlashBack times of the service's health checks.");
+    for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+        auto v = t.serviceView(i);
+        o.sample("gslbd_service_flashback_seconds", lbl(i) + ",layer=\"l4\"", v.l4Ms / 1000.0);
+        o.sample("gslbd_service_flashback_seconds", lbl(i) + ",layer=\"l7\"", v.l7Ms / 1000.0);
+    }
+    if (checkStatus_) {
+        o.head("gslbd_check_results_total", "counter", "Health check results, by outcome.");
+        for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+            CheckStatus c = checkStatus_(i);
+            if (!c.checked) continue;
+            o.sample("gslbd_check_results_total", lbl(i) + ",result=\"success\"", double(c.successes));
+            o.sample("gslbd_check_results_total", lbl(i) + ",result=\"failure\"", double(c.failures));
+        }
+        o.head("gslbd_check_latency_seconds", "gauge", "Time of the last health check.");
+        for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+            CheckStatus c = checkStatus_(i);
+            if (c.checked && c.lastLatencyMs >= 0)
+                o.sample("gslbd_check_latency_seconds", lbl(i), c.lastLatencyMs / 1000.0);
+        }
+        // A histogram of every check's duration (Prometheus conventions: seconds, cumulative `le` buckets,
+        // _sum and _count); the gauge above keeps the last one for a glance.
+        o.head("gslbd_check_duration_seconds", "histogram",
+               "Duration of the service's health checks, successes and failures (a timeout counts its full "
+               "time).");
+        for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+            CheckStatus c = checkStatus_(i);
+            if (!c.checked) continue;
+            uint64_t cum = 0;
+            for (size_t b = 0; b < kCheckDurationBucketCount; ++b) {
+                cum += c.durationBuckets[b];
+                o.sample("gslbd_check_duration_seconds_bucket",
+                         lbl(i) + fmt::format(",le=\"{}\"", kCheckDurationBuckets[b]), double(cum));
+            }
+            o.sample("gslbd_check_duration_seconds_bucket", lbl(i) + ",le=\"+Inf\"", double(c.durationCount));
+            o.sample("gslbd_check_duration_seconds_sum", lbl(i), c.durationSumSec);
+            o.sample("gslbd_check_duration_seconds_count", lbl(i), double(c.durationCount));
+        }
+        o.head("gslbd_check_state_changes_total", "counter", "Up/down changes (flaps) of the service.");
+        for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+            CheckStatus c = checkStatus_(i);
+            if (c.checked) o.sample("gslbd_check_state_changes_total", lbl(i), double(c.flaps));
+        }
+        o.head("gslbd_check_cert_not_after_seconds", "gauge",
+               "https checks: the server certificate's notAfter, in seconds since the epoch.");
+        for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+            CheckStatus c = checkStatus_(i);
+            if (c.checked && c.certNotAfterUnix)
+                o.sample("gslbd_check_cert_not_after_seconds", lbl(i), double(c.certNotAfterUnix));
+        }
+    }
+    if (sourceStatus_) {
+        const auto srcs = sourceStatus_();
+        auto sl = [&](const SourceStatus& x) { return fmt::format("source=\"{}\"", esc(x.name)); };
+        upAndAge(o, "gslbd_source_up",
+                 "1 when the metric source's last scrape succeeded (absent before the first).",
+                 "gslbd_source_last_success_age_seconds", "Age of the source's last successful scrape.", srcs,
+                 sl, now);
+        o.head("gslbd_source_scrape_duration_seconds", "gauge", "Duration of the source's last scrape.");
+        for (const auto& x : srcs)
+            if (x.durationMs >= 0)
+                o.sample("gslbd_source_scrape_duration_seconds", sl(x), x.durationMs / 1000.0);
+        o.head("gslbd_source_series", "gauge", "Series in the source's last successful scrape.");
+        for (const auto& x : srcs) o.sample("gslbd_source_series", sl(x), double(x.series));
+        o.head("gslbd_source_series_matched", "gauge",
+               "Series the mappings used in the last successful scrape.");
+        for (const auto& x : srcs) o.sample("gslbd_source_series_matched", sl(x), double(x.matched));
+        o.head("gslbd_source_scrapes_total", "counter", "Scrapes of the source, by result.");
+        for (const auto& x : srcs) {
+            o.sample("gslbd_source_scrapes_total", sl(x) + ",result=\"ok\"", double(x.scrapes - x.failures));
+            o.sample("gslbd_source_scrapes_total", sl(x) + ",result=\"failed\"", double(x.failures));
+        }
+    }
+    if (quorumStatus_) {
+        // [cluster] health_quorum (issue 18): only while it is set.
+        const QuorumStatus q = quorumStatus_();
+        if (q.quorum > 0) {
+            o.head(
+                "gslbd_health_quorum_own_view", "gauge",
+                "1 when some checked service is decided on this member's own verdict alone (too few peers' "
+                "fresh verdicts to reach health_quorum).");
+            o.sample("gslbd_health_quorum_own_view", "", q.ownView ? 1 : 0);
+            o.head("gslbd_health_quorum_own_view_services", "gauge",
+                   "Checked services decided on this member's own verdict alone.");
+            o.sample("gslbd_health_quorum_own_view_services", "", double(q.ownViewServices));
+            auto ml = [](const PeerStatus& p) { return fmt::format("peer=\"{}\"", esc(p.url)); };
+            upAndAge(o, "gslbd_cluster_peer_up",
+                     "1 when the peer's last GET /v1/verdicts succeeded (absent before the first).",
+                     "gslbd_cluster_peer_last_success_age_seconds",
+                     "Age of the peer's last successful verdicts poll.", q.peers, ml, now);
+        }
+    }
+    o.head("gslbd_control_reports_total", "counter", "Site reports accepted by the control API.");
+    o.sample("gslbd_control_reports_total", "", double(reports_));
+    o.head("gslbd_control_unauthorized_total", "counter", "Control API changes refused for a bad token.");
+    o.sample("gslbd_control_unauthorized_total", "", double(refused_));
+    // Report forwarding to [cluster] peers (server/cluster/forwarder.hpp): every peer of the config, at 0
+    // before its first report.
+    std::map<std::string, PeerCounters> fwd = forwarder_->counters();
+    const ClusterConf& cl = s.config.cluster;
+    for (size_t i = 0; i < cl.members.size(); ++i)
+        if (int(i) != cl.selfIndex) fwd.try_emplace(cl.members[i].url);
+    o.head("gslbd_cluster_forwards_total", "counter",
+           "Site reports forwarded to a [cluster] peer, by result (ok, failed: no 2xx answer, dropped: its "
+           "queue was full).");
+    for (const auto& [peer, c] : fwd) {
+        o.sample("gslbd_cluster_forwards_total", fmt::format("peer=\"{}\",result=\"ok\"", esc(peer)),
+                 double(c.ok));
+        o.sample("gslbd_cluster_forwards_total", fmt::format("peer=\"{}\",result=\"failed\"", esc(peer)),
+                 double(c.failed));
+        o.sample("gslbd_cluster_forwards_total", fmt::format("peer=\"{}\",result=\"dropped\"", esc(peer)),
+                 double(c.dropped));
+    }
+    o.head("gslbd_cluster_forward_pending", "gauge",
+           "Reports waiting for, or in flight to, a [cluster] peer.");
+    for (const auto& [peer, c] : fwd)
+        o.sample("gslbd_cluster_forward_pending", fmt::format("peer=\"{}\"", esc(peer)),
+                 double(forwarder_->pending(peer)));
+    // Each [cluster] peer's GET /v1/admin polls (cluster/admin_sync.hpp).
+    if (adminSyncStatus_) {
+        const auto sync = adminSyncStatus_();
+        auto pl = [](const cluster::AdminSyncStatus& p) { return fmt::format("peer=\"{}\"", esc(p.url)); };
+        o.head("gslbd_cluster_admin_sync_total", "counter",
+               "Polls of the peer's GET /v1/admin (its drains and enables), by result (ok, failed).");
+        for (const auto& p : sync) {
+            o.sample("gslbd_cluster_admin_sync_total", pl(p) + ",result=\"ok\"",
+                     double(p.polls - p.failures));
+            o.sample("gslbd_cluster_admin_sync_total", pl(p) + ",result=\"failed\"", double(p.failures));
+        }
+        upAndAge(o, "gslbd_cluster_admin_sync_up",
+                 "1 when the peer's last GET /v1/admin succeeded (absent before the first).",
+                 "gslbd_cluster_admin_sync_last_success_age_seconds",
+                 "Age of the peer's last successful GET /v1/admin (absent before the first).", sync, pl, now);
+        o.head("gslbd_cluster_admin_changes_applied_total", "counter",
+               "Drains and enables of sites and services taken over from the peer's GET /v1/admin.");
+        for (const auto& p : sync)
+            o.sample("gslbd_cluster_admin_changes_applied_total", pl(p), double(p.changesApplied));
+    }
+    o.head("gslbd_reloads_total", "counter",
+           "Reloads of the config and zones, by trigger (sighup, api) and result (ok, failed: the previous "
+           "configuration kept serving).");
+    for (int t = 0; t < 2; ++t)
+        for (int r = 0; r < 2; ++r)
+            o.sample("gslbd_reloads_total",
+                     fmt::format("trigger=\"{}\",result=\"{}\"", t == kReloadSighup ? "sighup" : "api",
+                                 r == 0 ? "ok" : "failed"),
+                     double(shared_.reloads[t][r].load(std::memory_order_relaxed)));
+    return ApiResponse{200, o.s, "text/plain; version=0.0.4; charset=utf-8"};
+}
+
+}  // namespace gslb::server

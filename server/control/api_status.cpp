@@ -1,0 +1,296 @@
+// GET /v1/status: every zone, site and service with its state, metrics and their age, check state, FlashBack
+// times and answer counts; every GSLB hostname with its policy. Unknown numbers are null.
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <map>
+
+#include "server/control/api.hpp"
+
+#include <ctime>
+#include "zones/dnssec.hpp"
+#include "server/state/gslb.hpp"
+#include "server/responder/shared.hpp"
+#include "server/net/xdp/path.hpp"
+
+namespace gslb::server {
+
+namespace {
+
+nlohmann::json num(double v) {
+    return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v);
+}
+nlohmann::json age(int64_t atMs, int64_t now) {
+    return atMs == metrics::kNeverMs ? nlohmann::json(nullptr) : nlohmann::json(double(now - atMs) / 1000.0);
+}
+const char* healthName(metrics::Health h) {
+    return h == metrics::Health::Up ? "up" : h == metrics::Health::Down ? "down" : "unknown";
+}
+
+}  // namespace
+
+ApiResponse ControlApi::status(const Snapshot& s) {
+    using nlohmann::json;
+    const metrics::StateTable& t = *s.gslb.table;
+    int64_t now = monotonicMs();
+    json j;
+    j["zones"] = json::array();
+    for (const auto& z : s.db.zones()) {
+        json zj = {{"name", z->name()}, {"serial", z->serial()}, {"records", z->recordCount()}};
+        if (const zones::ZoneSigner* sg = z->signer()) {
+            // DNSSEC (issue 15): the validity window of this snapshot's signatures, its keys, and how many
+            // signatures the query path has made (GSLB answers): it stops growing once every set is cached.
+            json keys = json::array();
+            for (const auto& k : sg->keys())
+                keys.push_back({{"tag", k.tag}, {"algorithm", k.algorithm}, {"flags", k.flags}});
+            zj["dnssec"] = {{"inception", sg->inception()},
+                            {"expiration", sg->expiration()},
+                            {"resign_at", sg->refreshAt()},
+                            // the next Publish/Activate/Inactive/Delete of a key: gslbd rebuilds then
+                            {"key_event_at", sg->keyEventAt() ? json(sg->keyEventAt()) : json(nullptr)},
+                            {"keys", keys},
+                            {"online_signatures", sg->onlineSigned()},
+                            {"cache_slots", sg->cacheSlots()}};
+        }
+        j["zones"].push_back(zj);
+    }
+    // The strictest max_age of the hostnames that read a site's (a service's) metrics: a report older than
+    // that counts as unknown for at least one of them, so gslbctl status calls it stale.
+    std::map<uint32_t, int64_t> siteMaxAge, serviceMaxAge;
+    for (const auto& h : s.gslb.hosts)
+        for (int f = 0; f < 2; ++f)
+            for (const auto& sv : h.family[f]) {
+                auto put = [&](std::map<uint32_t, int64_t>& m, uint32_t k) {
+                    auto it = m.find(k);
+                    if (it == m.end() || h.maxAgeMs < it->second) m[k] = h.maxAgeMs;
+                };
+                put(siteMaxAge, sv.site);
+                put(serviceMaxAge, sv.slot);
+            }
+    auto maxAge = [](const std::map<uint32_t, int64_t>& m, uint32_t k) {
+        auto it = m.find(k);
+        return it == m.end() ? json(nullptr) : json(double(it->second) / 1000.0);
+    };
+    j["sites"] = json::array();
+    for (uint32_t i = 0; i < t.siteCount(); ++i) {
+        auto v = t.siteView(i);
+        j["sites"].push_back(
+            {{"name", t.siteName(i)},
+             {"max_age_s", maxAge(siteMaxAge, i)},
+             {"enabled", v.enabled},
+             {"up", v.up},
+             {"preference", v.preference},
+             {"cpu", num(v.cpu)},
+             {"sessions_used", num(v.sessionsUsed)},
+             {"sessions_max", num(v.sessionsMax)},
+             {"load_factor", num(v.loadFactor)},
+             {"report_age_s", age(v.reportAtMs, now)},
+             // Each key ages on its own (a partial report or a scrape updates only its keys).
+             {"ages_s",
+              {{"cpu", age(v.cpuAtMs, now)},
+               {"sessions", age(v.sessionsAtMs, now)},
+               {"load_factor", age(v.loadFactorAtMs, now)}}}});
+    }
+    std::map<uint32_t, std::vector<std::string>> hostsOf;
+    j["hostnames"] = json::array();
+    for (uint32_t hi = 0; hi < s.gslb.hosts.size(); ++hi) {
+        const auto& h = s.gslb.hosts[hi];
+        json svcs = json::array();
+        json emptied = json::array();
+        for (int f = 0; f < 2; ++f)
+            if (nothingUndrained(t, h.family[f])) emptied.push_back(f == 0 ? "A" : "AAAA");
+        const uint64_t fallbacks = s.gslb.fallbacks ? s.gslb.fallbacks->total(hi) : 0;
+        const uint64_t drainedFallbacks = s.gslb.drainedFallbacks ? s.gslb.drainedFallbacks->total(hi) : 0;
+        for (int f = 0; f < 2; ++f)
+            for (const auto& sv : h.family[f]) {
+                hostsOf[sv.slot].push_back(h.name);
+                svcs.push_back(
+                    {{"site", t.siteName(sv.site)}, {"address", sv.address()}, {"weight", sv.weight}});
+            }
+        std::vector<std::string> stages;
+        for (const auto* st : h.policy.filters()) stages.emplace_back(st->name);
+        stages.emplace_back(h.policy.chooser().name);
+        std::string fb = h.conf ? h.conf->policy.fallback : "all";
+        j["hostnames"].push_back({{"name", h.name},
+                                  {"policy", stages},
+                                  {"ttl", h.ttl},
+                                  {"answers", h.answers},
+                                  {"fallback", fb},
+                                  // Queries this hostname answered by its all-down fallback since start
+                                  // (issue 11; also gslbd_hostname_fallbacks_total in /metrics).
+                                  {"fallbacks_taken", fallbacks + drainedFallbacks},
+                                  // Of them, those that found every candidate drained (nothing to give).
+                                  {"fallbacks_drained", drainedFallbacks},
+                                  // The types whose every candidate is drained now: they answer NODATA
+                                  // (or the fixed address) whatever health says.
+                                  {"nothing_undrained", emptied},
+                                  {"max_age_s", double(h.maxAgeMs) / 1000.0},
+                                  {"services", svcs}});
+    }
+    j["services"] = json::array();
+    for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+        auto v = t.serviceView(i);
+        const auto& key = t.serviceKey(i);
+        CheckStatus cs = checkStatus_ ? checkStatus_(i) : CheckStatus{};
+        json check = nullptr;
+        if (cs.checked)
+            check = {{"name", cs.check},
+                     {"type", cs.type},
+                     {"target", cs.target},
+                     {"state", cs.state},
+                     {"last_error", cs.lastError},
+                     {"last_change_unix_ms", cs.lastChangeUnixMs},
+                     {"last_change_reason", cs.lastChangeReason},
+                     {"flaps", cs.flaps},
+                     {"successes", cs.successes},
+                     {"failures", cs.failures},
+                     {"last_latency_ms", cs.lastLatencyMs < 0 ? json(nullptr) : json(cs.lastLatencyMs)},
+                     {"l4_ms", cs.l4Ms < 0 ? json(nullptr) : json(cs.l4Ms)},
+                     {"l7_ms", cs.l7Ms < 0 ? json(nullptr) : json(cs.l7Ms)}};
+        if (cs.checked) {
+            // Issue 18: what this member's checks alone say, beside the health the selector uses; with
+            // health_quorum, the votes behind it.
+            check["own_state"] = cs.ownState;
+            if (cs.quorum)
+                check["quorum"] = {{"voters", cs.votes.voters},
+                                   {"down_votes", cs.votes.downVotes},
+                                   {"own_view", cs.votes.ownView},
+                                   {"max_age_ms", cs.quorumMaxAgeMs}};
+        }
+        if (cs.checked && cs.certNotAfterUnix) {
+            // https: when the certificate expires, and in how long (negative: expired), for an alert.
+            check["cert_not_after"] = isoTime(cs.certNotAfterUnix * 1000);
+            check["cert_expires_in_s"] = cs.certNotAfterUnix - int64_t(std::time(nullptr));
+        }
+        j["services"].push_back(
+            {{"site", key.site},
+             {"address", key.address},
+             {"hostnames", hostsOf[i]},
+             {"enabled", v.enabled},
+             // A service without a check counts as up (DESIGN.md); say so rather than "unknown".
+             {"health", !cs.checked && v.health == metrics::Health::Unknown ? "up" : healthName(v.health)},
+             {"connections", num(v.connections)},
+             {"connections_age_s", age(v.connectionsAtMs, now)},
+             {"max_age_s", maxAge(serviceMaxAge, i)},
+             {"flashback", {{"l4_ms", num(v.l4Ms)}, {"l7_ms", num(v.l7Ms)}}},
+             {"answers", s.gslb.answers->total(i)},
+             {"check", check}});
+    }
+    // Metric sources (issue 12): one object per [source.NAME]; times as ages and wall-clock ms, null when
+    // never.
+    j["sources"] = json::array();
+    if (sourceStatus_)
+        for (const auto& src : sourceStatus_()) {
+            j["sources"].push_back(
+                {{"name", src.name},
+                 {"type", src.type},
+                 {"url", src.url},
+                 {"preset", src.preset.empty() ? json(nullptr) : json(src.preset)},
+                 {"state", src.state},
+                 {"last_success_unix_ms",
+                  src.lastSuccessUnixMs ? json(src.lastSuccessUnixMs) : json(nullptr)},
+                 {"last_success_age_s",
+                  src.lastSuccessMonoMs ? json(double(now - src.lastSuccessMonoMs) / 1000.0) : json(nullptr)},
+                 {"last_error", src.lastError.empty() ? json(nullptr) : json(src.lastError)},
+                 {"last_error_unix_ms", src.lastErrorUnixMs ? json(src.lastErrorUnixMs) : json(nullptr)},
+                 {"duration_ms", src.durationMs < 0 ? json(nullptr) : json(src.durationMs)},
+                 {"series", src.series},
+                 {"series_matched", src.matched},
+                 {"values", src.values},
+                 {"scrapes", src.scrapes},
+                 {"failures", src.failures},
+                 {"feeds", src.feeds}});
+        }
+    // [cluster] health_quorum (issue 18): null when not set.
+    j["health_quorum"] = nullptr;
+    if (quorumStatus_) {
+        QuorumStatus q = quorumStatus_();
+        if (q.quorum > 0) {
+            json peers = json::array();
+            for (const auto& p : q.peers)
+                peers.push_back(
+                    {{"url", p.url},
+                     {"state", p.state},
+                     {"last_success_age_s",
+                      p.lastSuccessMonoMs ? json(double(now - p.lastSuccessMonoMs) / 1000.0) : json(nullptr)},
+                     {"last_error", p.lastError.empty() ? json(nullptr) : json(p.lastError)},
+                     {"polls", p.polls},
+                     {"failures", p.failures},
+                     {"verdicts", p.verdicts}});
+            j["health_quorum"] = {
+                {"quorum", q.quorum},
+                {"members", q.members},
+                {"own_view", q.ownView},
+                {"own_view_services", q.ownViewServices},
+                {"own_view_since", q.sinceUnixMs ? json(isoTime(q.sinceUnixMs)) : json(nullptr)},
+                {"poll_interval_s", q.pollIntervalSec},
+                {"poll_timeout_s", q.pollTimeoutSec},
+                {"peers", peers}};
+        }
+    }
+    // [server] xdp (README "AF_XDP fast path"): each interface, serving, fallen back to the sockets at start
+    // with the reason logged then, or not serving since (gone, down, program detached: Path::recheck); the
+    // warning when no listen address is one of its addresses. Empty without `xdp`.
+    j["xdp"] = json::array();
+    if (const xdp::Path* xp = shared_.xdpPath.load())
+        for (const auto& x : xp->status()) {
+            json drops = nullptr;
+            if (x.sockets > 0)
+                drops = {{"dropped", x.drops.dropped},
+                         {"ring_full", x.drops.ringFull},
+                         {"fill_empty", x.drops.fillEmpty},
+                         {"invalid", x.drops.invalid},
+                         {"tx_full", x.drops.txFull}};
+            j["xdp"].push_back(
+                {{"name", x.name},
+                 {"state", x.state()},
+                 {"reason", x.serving ? json(nullptr) : json(x.reason)},
+                 {"warning", x.warning.empty() ? json(nullptr) : json(x.warning)},
+                 {"sockets", x.sockets},
+                 {"mode", x.sockets > 0 ? json(x.zeroCopy ? "zero-copy" : "copy") : json(nullptr)},
+                 {"queries", x.queries},
+                 {"responses", x.responses},
+                 {"dropped", drops}});
+        }
+    auto reloads = [&](int trig) {
+        return json{{"ok", shared_.reloads[trig][0].load(std::memory_order_relaxed)},
+                    {"failed", shared_.reloads[trig][1].load(std::memory_order_relaxed)}};
+    };
+    j["reloads"] = {{"sighup", reloads(kReloadSighup)}, {"api", reloads(kReloadApi)}};
+    // What `gslbctl status` compares across [cluster] members (README "Several instances as one NS set").
+    j["config_digest"] = s.configDigest.empty() ? json(nullptr) : json(s.configDigest);
+    if (s.config.cluster.enabled) {
+        const ClusterConf& c = s.config.cluster;
+        json members = json::array();
+        for (const auto& m : c.members) members.push_back(m.url);
+        json fwd = json::object();
+        for (const auto& [peer, pc] : forwarder_->counters())
+            fwd[peer] = {{"ok", pc.ok},
+                         {"failed", pc.failed},
+                         {"dropped", pc.dropped},
+                         {"pending", forwarder_->pending(peer)},
+                         {"last_error", pc.lastError.empty() ? json(nullptr) : json(pc.lastError)}};
+        // Each peer's GET /v1/admin polls (cluster/admin_sync.hpp): how the drains converge here.
+        json sync = json::object();
+        if (adminSyncStatus_)
+            for (const auto& p : adminSyncStatus_())
+                sync[p.url] = {
+                    {"state", p.state},
+                    {"last_success",
+                     p.lastSuccessUnixMs ? json(isoTime(p.lastSuccessUnixMs)) : json(nullptr)},
+                    {"last_success_age_s",
+                     p.lastSuccessMonoMs ? json(double(now - p.lastSuccessMonoMs) / 1000.0) : json(nullptr)},
+                    {"last_error", p.lastError.empty() ? json(nullptr) : json(p.lastError)},
+                    {"polls", p.polls},
+                    {"failures", p.failures},
+                    {"changes_applied", p.changesApplied}};
+        j["cluster"] = {{"members", members},
+                        {"self", c.selfIndex >= 0 ? json(c.members[size_t(c.selfIndex)].url) : json(nullptr)},
+                        {"health_quorum", c.healthQuorum ? json(c.healthQuorum) : json(nullptr)},
+                        {"forwards", fwd},
+                        {"admin_sync", sync}};
+    }
+    return ApiResponse{200, jsonText(j, 2) + "\n"};
+}
+
+}  // namespace gslb::server

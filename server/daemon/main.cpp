@@ -1,0 +1,532 @@
+// gslbd: the authoritative GSLB DNS server. A thin main (STYLE.md 9): parse the command line, build the first
+// snapshot, open the listeners, run the control loop (signals, reloads) until SIGTERM.
+#include <CLI/CLI.hpp>
+#include <event2/event.h>
+#include <event2/thread.h>
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <strings.h>
+
+#include <csignal>
+#include <ctime>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "server/control/api.hpp"
+#include "server/daemon/check.hpp"
+#include "server/cluster/admin_sync.hpp"
+#include "server/base/events.hpp"
+#include "server/probes/health.hpp"
+#include "server/probes/peers.hpp"
+#include "server/probes/sources.hpp"
+#include "server/base/log.hpp"
+#include "server/conf/restart_only.hpp"
+#include "server/state/admin_state.hpp"
+#include "server/daemon/instance_guard.hpp"
+#include "server/daemon/privileges.hpp"
+#include "server/daemon/readable.hpp"
+#include "server/daemon/systemd.hpp"
+#include "server/state/zone_serials.hpp"
+#include "server/state/snapshot.hpp"
+#include "server/net/notify.hpp"
+#include "server/conf/unread_settings.hpp"
+#include "server/net/worker.hpp"
+#include "server/net/xdp/path.hpp"
+
+using namespace gslb;
+using namespace gslb::server;
+
+namespace {
+
+struct Daemon {
+    std::string configPath;
+    Shared shared;
+    std::vector<std::unique_ptr<Worker>> workers;
+    std::unique_ptr<xdp::Path> xdpPath;  // after the workers: destroyed once they have stopped
+    event_base* base = nullptr;
+
+    std::unique_ptr<ControlApi> api;
+    std::unique_ptr<HealthMonitor> health;          // its events live on `base`: destroyed before the base
+    std::unique_ptr<SourceMonitor> sources;         // metric scrapes (issue 12), on `base` too
+    std::unique_ptr<PeerMonitor> peers;             // [cluster] peers' verdicts for health_quorum (issue 18)
+    std::string stateDir;                           // [server] state_dir at start; empty: drains are not kept
+    cluster::AdminLog adminLog;                     // what orders each drain among the [cluster] members
+    std::unique_ptr<cluster::AdminSync> adminSync;  // reads the peers' drains (needs the API: after it)
+    std::unique_ptr<xfr::Notifier> notifier;
+
+    static const zones::Zone* findZone(const Snapshot& s, const std::string& name) {
+        for (const auto& z : s.db.zones())
+            if (strcasecmp(z->name().c_str(), name.c_str()) == 0) return z.get();
+        return nullptr;
+    }
+
+    // RFC 1996 §3.5: tell the secondaries when a zone's serial changed (at start: every zone, since a
+    // secondary may have missed the change while we were down).
+    void notifyChanged(const Snapshot* old, const Snapshot& now) {
+        if (!notifier) return;
+        for (const auto& zc : now.config.zones) {
+            if (zc.notify.empty()) continue;
+            const zones::Zone* z = findZone(now, zc.name);
+            if (!z) continue;
+            const zones::Zone* before = old ? findZone(*old, zc.name) : nullptr;
+            if (before && before->serial() == z->serial()) continue;
+            notifier->send(z->name(), z->apex(), z->serial(), zc.notify, now.config.keys);
+        }
+    }
+
+    // Before a snapshot whose serials gslbd chose is published: a restart must never serve a serial that is
+    // not greater than one a secondary may already hold. A failed write is logged; the snapshot still serves
+    // (for "unixtime" the clock keeps the next start ahead anyway).
+    bool saveZoneSerials(const Snapshot& s) {
+        if (stateDir.empty() || s.servedSerials.empty()) return true;
+        std::string error;
+        if (service::saveZoneSerials(stateDir, s.servedSerials, error)) return true;
+        log::error("zone serials not saved (a restart may serve an old serial): {}", error);
+        return false;
+    }
+
+    // After every admin change and reload: the drains on disk are the drains in the table.
+    void saveAdminState() {
+        if (stateDir.empty()) return;
+        std::string error;
+        if (!service::saveAdminState(*shared.holder.get()->gslb.table, stateDir, error, &adminLog))
+            log::error("admin state not saved (drains will not survive a restart): {}", error);
+    }
+
+    // SIGHUP or POST /v1/reload: build a whole new snapshot; publish it only if everything loaded (STYLE.md
+    // 3). `message` gets the outcome either way.
+    bool reload(std::string& message) {
+        service::notifyReloading();
+        bool ok = reloadSnapshot(message);
+        service::notifyReady(ok ? message
+                                : "serving the previous configuration; the last reload failed: " + message);
+        return ok;
+    }
+
+    bool reloadSnapshot(std::string& message) {
+        std::string error;
+        auto old = shared.holder.get();
+        auto s = buildSnapshot(configPath, old.get(), error);
+        if (!s) {
+            log::error("reload failed, still serving the previous configuration: {}", error);
+            recordEvent(log::Level::Error, "reload", configPath,
+                        "failed, still serving the previous configuration: " + error);
+            message = error;
+            return false;
+        }
+        for (const auto& w : unreadSettings(s->config)) log::warn("{}: {}", w.where, w.message);
+        if (old)
+            for (const auto& c : restartOnlyChanges(old->config, s->config))
+                log::warn("reload: {} changed; it takes effect at the next restart", c);
+        if (api && s->config.control.enabled) {
+            std::string terr;
+            if (!api->readToken(s->config.control.tokenFile, terr))
+                log::warn("reload: {} (the old token stays)", terr);
+        }
+        logBuildNotes(*s);
+        saveZoneSerials(*s);
+        for (const auto& [zone, line] : keyEventLines(old.get(), *s)) {
+            log::info("{}", line);
+            recordEvent(log::Level::Info, "dnssec", zone, line);
+        }
+        std::string records = recordCountText(s->db);
+        size_t zones = s->db.zones().size();
+        shared.holder.publish(std::move(s));
+        for (auto& w : workers) w->nudge();  // idle UDP threads let go of the old snapshot now
+        // Peers first: the health monitor combines with the new quorum when it rewrites the slots.
+        if (peers) peers->apply(*shared.holder.get());
+        if (health) health->apply(*shared.holder.get());  // new checks start, unchanged ones keep their state
+        if (health) health->refreshQuorum();
+        // Drains of services that left the config are gone from the table: forget them (a service added
+        // back later starts enabled, and so must its change).
+        const metrics::StateTable& table = *shared.holder.get()->gslb.table;
+        adminLog.retain([&table](const cluster::AdminKey& k) {
+            return k.address.empty() ? table.findSite(k.site).has_value()
+                                     : table.findService(k.site, k.address).has_value();
+        });
+        saveAdminState();
+        if (adminSync) adminSync->apply(shared.holder.get()->config.cluster);
+        notifyChanged(old.get(), *shared.holder.get());
+        if (sources) sources->apply(*shared.holder.get());
+        message = fmt::format("reloaded {}: {} zone(s), {}", configPath, zones, records);
+        log::info("{}", message);
+        recordEvent(log::Level::Info, "reload", configPath,
+                    fmt::format("ok: {} zone(s), {}", zones, records));
+        return true;
+    }
+
+    // What a build found worth telling (zone warnings with file:line, serials not the file's): at start and
+    // at every reload and re-sign, as BIND logs its zone warnings at each load.
+    static void logBuildNotes(const Snapshot& s) {
+        for (const auto& w : s.warnings) log::warn("{}: {}", w.where, w.message);
+        for (const auto& n : s.serialNotes) log::info("{}", n);
+    }
+};
+
+// SIGUSR1: one log line with what an operator checks first (a logrotate postrotate script may send it; it
+// never stops the server). Logging goes to stderr or syslog, so there is no file to reopen.
+void logStatus(Daemon& d) {
+    auto snap = d.shared.holder.get();
+    uint64_t udp = 0, tcp = 0, dropped = 0;
+    for (size_t i = 0; i < d.shared.statRows; ++i) {
+        const WorkerStats& st = d.shared.stats[i];
+        udp += st.udp.load(std::memory_order_relaxed);
+        tcp += st.tcp.load(std::memory_order_relaxed);
+        dropped += st.dropped.load(std::memory_order_relaxed);
+    }
+    // [server] xdp: each interface as /v1/status has it (serving, or fell back and why).
+    std::string xdpText;
+    if (d.xdpPath)
+        for (const auto& x : d.xdpPath->status()) {
+            if (x.serving)
+                xdpText +=
+                    fmt::format("; xdp {} serving, {} socket(s), {} mode, queries {} responses {}", x.name,
+                                x.sockets, x.zeroCopy ? "zero-copy" : "copy", x.queries, x.responses);
+            else if (x.fellBack)
+                xdpText += fmt::format("; xdp {} fell back to the sockets: {}", x.name, x.reason);
+            else
+                xdpText += fmt::format("; xdp {} not serving: {}", x.name, x.reason);
+            if (!x.warning.empty()) xdpText += fmt::format(" (warning: {})", x.warning);
+        }
+    log::info(
+        "status: {} zone(s), {}; queries udp {} tcp {} dropped {}; tcp connections {}, "
+        "transfers {}{}",
+        snap->db.zones().size(), recordCountText(snap->db), udp, tcp, dropped, d.shared.tcpConnections.load(),
+        d.shared.axfrActive.load(), xdpText);
+}
+
+// Every signal whose default action ends the process, but TERM and INT (stop) and HUP (reload, handled
+// once the loop runs), is ignored from the start: a stray `kill -USR2`, an alarm or a real-time signal sent
+// by a script must not take DNS down. SIGQUIT and the fault signals keep their core-dumping default.
+void ignoreStraySignals() {
+    for (int s : {SIGHUP, SIGPIPE, SIGUSR1, SIGUSR2, SIGALRM, SIGIO, SIGPROF, SIGVTALRM, SIGPWR, SIGSTKFLT})
+        signal(s, SIG_IGN);
+    for (int s = SIGRTMIN; s <= SIGRTMAX; ++s) signal(s, SIG_IGN);
+}
+
+// Signatures of signed zones expire (README "DNSSEC"): halfway through their validity the control thread
+// rebuilds the snapshot, exactly as a reload does (files re-read, everything re-signed, an atomic swap), so
+// no operator has to. The same at each key event (a key published, activated, retired or deleted: a
+// rollover's steps, README "Key state and rollover") and when a signed zone's key files change (gslbctl
+// dnssec rollover, dnssec-settime: BIND's dnssec-loadkeys-interval, checked every second here). A failed
+// rebuild keeps the old snapshot and is tried again a minute later, or at once when the key files change
+// again (a key half-copied into the directory is complete a moment later).
+void onResignTick(evutil_socket_t, short, void* arg) {
+    auto* d = static_cast<Daemon*>(arg);
+    static int64_t retryAt = 0;
+    static uint64_t failedStamp = 0;  // the key files a failed rebuild read
+    auto snap = d->shared.holder.get();
+    int64_t now = int64_t(time(nullptr));
+    const bool resign = snap->resignAt && now >= snap->resignAt;
+    const bool keyEvent = snap->keyEventAt && now >= snap->keyEventAt;
+    uint64_t stamp = 0;
+    std::vector<std::string> changed = changedKeyFiles(*snap, stamp);
+    const bool newChange = !changed.empty() && stamp != failedStamp;
+    if (!resign && !keyEvent && changed.empty()) return;
+    if (now < retryAt && !newChange) return;
+    if (resign) log::info("re-signing: the signatures of this snapshot are halfway to their expiry");
+    if (keyEvent) log::info("re-signing: a key event is due (its state changes now)");
+    for (const auto& c : changed) log::info("re-signing: {}", c);
+    std::string message;
+    bool ok = d->reload(message);
+    retryAt = ok ? 0 : now + 60;
+    failedStamp = ok ? 0 : stamp;
+}
+
+void onSweep(evutil_socket_t, short, void* arg) {
+    auto* d = static_cast<Daemon*>(arg);
+    auto snap = d->shared.holder.get();
+    if (!snap || !d->shared.rrl) return;
+    timespec mono;
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    uint64_t now = uint64_t(mono.tv_sec) * 1000000000u + uint64_t(mono.tv_nsec);
+    size_t n = d->shared.rrl->sweep(snap->config.rrl, now, [](const std::string& m) { log::info("{}", m); });
+    d->shared.rrlLimited.store(n, std::memory_order_relaxed);
+}
+
+// Once a second with [server] xdp: is each interface the fast path took still there, up, and gslbd's program
+// still on it (Path::recheck)? /v1/status said "serving" long after the interface was gone.
+void onXdpCheck(evutil_socket_t, short, void* arg) {
+    auto* d = static_cast<Daemon*>(arg);
+    d->xdpPath->recheck();
+    d->shared.xdpSockets.store(d->xdpPath->servingSockets());
+}
+
+void onSignal(evutil_socket_t sig, short, void* arg) {
+    auto* d = static_cast<Daemon*>(arg);
+    if (sig == SIGHUP) {
+        std::string message;
+        bool ok = d->reload(message);
+        d->shared.reloads[kReloadSighup][ok ? 0 : 1].fetch_add(1, std::memory_order_relaxed);
+    } else if (sig == SIGUSR1) {
+        logStatus(*d);
+    } else {
+        log::info("signal {}: stopping", int(sig));
+        service::notifyStopping();
+        event_base_loopbreak(d->base);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"gslbd: authoritative DNS server with global server load balancing"};
+    std::string config;
+    bool check = false;
+    app.add_option("-c,--config", config, "configuration file (TOML)")->required();
+    app.add_flag("--check", check,
+                 "load the configuration and every zone, report, exit 0 (ok) or 1 (problems)");
+    app.set_version_flag("--version", "gslbd 0.1.0");
+    app.footer(
+        "Signals: HUP reloads the configuration and every zone (a failed reload keeps the old ones serving), "
+        "TERM "
+        "and INT stop, USR1 logs a status line.\nExit codes: 0 ok, 1 a problem with the configuration, a "
+        "zone or "
+        "a listener, 2 usage.\nSee gslbd(8) for the options, signals, exit codes and files, gslbd.toml(5) "
+        "for every "
+        "configuration key, gslbctl(8) for the command line tool; the manual is doc/ in the source tree, "
+        "/usr/share/doc/gslbd/manual/ when installed.");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int rc = app.exit(e);  // prints help / version / the usage error
+        return rc == 0 ? 0 : 2;
+    }
+    if (!check) ignoreStraySignals();  // before the zones load, which may take seconds
+
+    // --check: the same checker and summary as `gslbctl check`, including what a start checks on top.
+    // Like named-checkconf: problems on stderr (file:line first), a clean verdict on stdout.
+    if (check) {
+        char* buf = nullptr;
+        size_t len = 0;
+        FILE* mem = open_memstream(&buf, &len);
+        int rc = mem ? checkConfig(config, mem) : 1;
+        if (mem) fclose(mem);
+        if (buf) fwrite(buf, 1, len, rc == 0 ? stdout : stderr);
+        free(buf);
+        return rc == 0 ? 0 : 1;
+    }
+
+    std::string error;
+    auto snap = buildSnapshot(config, nullptr, error);
+    if (!snap) {
+        log::error("{}", error);
+        return 1;
+    }
+    // Settings no policy reads are valid but would be ignored: say so at load (issue 12).
+    for (const auto& w : unreadSettings(snap->config)) log::warn("{}: {}", w.where, w.message);
+    Daemon::logBuildNotes(*snap);
+    if (snap->config.server.log == "syslog") log::useSyslog();
+    evthread_use_pthreads();
+    Daemon d;
+    d.configPath = config;
+    const ServerConf sc = snap->config.server;
+    const ControlConf sc_control = snap->config.control;
+    service::UserInfo user;
+    if (!sc.user.empty() && !service::lookupUser(sc.user, user, error)) {
+        log::error("{}", error);
+        return 1;
+    }
+    if (!sc.stateDir.empty()) {
+        // Before the drop: the directory must belong to the user that writes it later.
+        bool drop = !sc.user.empty() && geteuid() == 0;
+        if (!service::prepareStateDir(sc.stateDir, drop ? int(user.uid) : -1, drop ? int(user.gid) : -1,
+                                      error)) {
+            log::error("{}", error);
+            return 1;
+        }
+        service::AdminStateLoad loaded;
+        if (!service::loadAdminState(*snap->gslb.table, sc.stateDir, loaded, error, &d.adminLog)) {
+            log::error(
+                "admin state: {} (fix or delete it; refusing to serve what the operator may have drained)",
+                error);
+            return 1;
+        }
+        for (const auto& d : loaded.dropped) log::info("admin state: dropped the drain of {}", d);
+        if (loaded.applied)
+            log::info("admin state: {} drain(s) restored from {}", loaded.applied, sc.stateDir);
+    }
+    d.stateDir = sc.stateDir;
+    // RRL's table is sized once, from the first config: an [rrl] added at a reload uses the default size.
+    d.shared.rrl = std::make_unique<RateLimiter>(
+        size_t(snap->config.rrl.tableSize), uint64_t(std::random_device{}()) << 32 | std::random_device{}());
+    d.shared.holder.publish(std::move(snap));
+    d.base = event_base_new();
+    d.health = std::make_unique<HealthMonitor>(d.base);
+    d.sources = std::make_unique<SourceMonitor>(d.base);
+    d.peers = std::make_unique<PeerMonitor>(d.base);
+    d.health->setPeers(d.peers.get());
+    d.peers->setOnRound([&d] { d.health->refreshQuorum(); });
+
+    // Bind everything while we may (ports below 1024 need root or CAP_NET_BIND_SERVICE), then drop
+    // privileges before any network input is read: the sockets only queue until the workers start.
+    {
+        // One gslbd per address: probe exclusively under the start lock, then bind the workers' shared
+        // sockets before letting the next instance probe.
+        service::StartLock lock;
+        if (!lock.acquire(5000, error) || !service::probeExclusive(sc.listen, error)) {
+            log::error("cannot listen: {}", error);
+            return 1;
+        }
+        d.shared.sizeStats(answerRows(sc));
+        for (int i = 0; i < sc.workers; ++i) {
+            auto w = std::make_unique<Worker>(i, d.shared);
+            if (!w->open(sc.listen, error) || !w->openTls(sc.tlsListen, error)) {
+                log::error("cannot listen: {}", error);
+                return 1;
+            }
+            d.workers.push_back(std::move(w));
+        }
+        // AF_XDP (needs CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW: before privileges are dropped). What it cannot
+        // take stays on the sockets just opened.
+        d.xdpPath = std::make_unique<xdp::Path>();
+        if (!sc.xdp.empty()) {
+            std::vector<Worker*> ws;
+            for (auto& w : d.workers) ws.push_back(w.get());
+            d.xdpPath->open(sc, ws);
+            d.shared.xdpSockets.store(d.xdpPath->sockets());
+            d.shared.xdpPath.store(d.xdpPath.get());
+        }
+    }
+    if (sc_control.enabled) {
+        d.api = std::make_unique<ControlApi>(
+            d.base, d.shared, [&d](std::string& m) { return d.reload(m); },
+            [&d](uint32_t slot) { return d.health->status(slot); });
+        d.api->setAdminChanged([&d] { d.saveAdminState(); });
+        d.api->setAdminLog(&d.adminLog);
+        d.adminSync = std::make_unique<cluster::AdminSync>(
+            d.base, [&d](const std::vector<cluster::RemoteChange>& changes, const std::string& peer) {
+                return d.api->adoptChanges(*d.shared.holder.get(), changes, peer);
+            });
+        d.api->setAdminSyncStatus([&d] { return d.adminSync->status(); });
+        d.api->setSourceStatus([&d] { return d.sources->status(); });
+        d.api->setQuorum([&d] { return d.health->verdicts(); }, [&d] { return d.health->quorumStatus(); });
+        if (!d.api->bind(sc_control, error)) {
+            log::error("{}", error);
+            return 1;
+        }
+    }
+    if (!sc.user.empty() && (geteuid() != user.uid || getegid() != user.gid)) {
+        if (!service::dropPrivileges(user, error)) {
+            log::error("cannot drop privileges: {}", error);
+            return 1;
+        }
+        log::info("running as user {} (uid {}, gid {})", user.name, user.uid, user.gid);
+        // Everything was read as root so far; every reload reads it again as this user.
+        for (const auto& u : service::unreadable(service::pathsReadAtReload(d.shared.holder.get()->config)))
+            log::warn(
+                "{} is not readable by user {} ({}): every reload will fail until it is (chgrp {} and chmod "
+                "g+r it)",
+                u.name, user.name, u.why, user.name);
+    } else if (geteuid() == 0) {
+        log::warn("running as root: set [server] user to drop privileges after binding the listeners");
+    }
+
+    if (!d.stateDir.empty()) {
+        // As the user that writes it from now on (this also forgets the dropped entries): a state_dir we
+        // cannot write is a start-up error, not a surprise at the first drain.
+        if (!service::saveAdminState(*d.shared.holder.get()->gslb.table, d.stateDir, error, &d.adminLog)) {
+            log::error("[server] state_dir is not writable: {}", error);
+            return 1;
+        }
+        if (!d.saveZoneSerials(*d.shared.holder.get())) return 1;
+    } else {
+        for (const auto& zc : d.shared.holder.get()->config.zones)
+            if (zc.serialPolicy == zones::SerialPolicy::Increment)
+                log::warn(
+                    "zone {}: serial_policy = \"increment\" without [server] state_dir: a restart starts "
+                    "again from the file's serial, which secondaries may already have",
+                    zc.name);
+    }
+
+    // From here the control API answers GET /v1/admin, and 503 "starting" to the rest, until the workers
+    // answer: a [cluster] peer starting with this member reads its drains at once (each waited out the
+    // other's initial sync, 1 s, when this came after the start).
+    if (d.api) {
+        d.api->setStarting(true);
+        if (!d.api->serve(error)) {
+            log::error("{}", error);
+            return 1;
+        }
+    }
+
+    // DESIGN.md "Start-up": one round of health checks, bounded by their timeouts, before the listeners
+    // answer, so no first answer is a guess.
+    d.health->apply(*d.shared.holder.get());
+    d.health->runInitialRound();
+    // Health quorum: the peers' verdicts come from now on; until the first poll this member's own view
+    // decides, as the start-up round did.
+    d.peers->apply(*d.shared.holder.get());
+    // Drains made while this member was away: the peers' newer ones apply before the first answer.
+    if (d.adminSync) {
+        d.adminSync->apply(d.shared.holder.get()->config.cluster);
+        d.adminSync->runInitialRound();
+    }
+    // Scrapes start now and land as they come: a metric is unknown until then, which every stage handles.
+    d.sources->apply(*d.shared.holder.get());
+
+    // Once a second: log the prefixes RRL started or stopped limiting, and count the limited ones.
+    timeval second{1, 0};
+    event* sweep = event_new(d.base, -1, EV_PERSIST, onSweep, &d);
+    event_add(sweep, &second);
+
+    std::vector<event*> sigs;
+    for (int s : {SIGHUP, SIGTERM, SIGINT, SIGUSR1}) {
+        event* e = evsignal_new(d.base, s, onSignal, &d);
+        event_add(e, nullptr);
+        sigs.push_back(e);
+    }
+    event* resign = event_new(d.base, -1, EV_PERSIST, onResignTick, &d);
+    event_add(resign, &second);
+    event* xdpCheck = nullptr;
+    if (d.xdpPath->sockets() > 0) {
+        xdpCheck = event_new(d.base, -1, EV_PERSIST, onXdpCheck, &d);
+        event_add(xdpCheck, &second);
+    }
+    for (auto& w : d.workers) w->start();
+    if (d.api) d.api->setStarting(false);
+    // This thread (control API, health checks, reloads) yields to the workers: SCHED_BATCH keeps its normal
+    // share of the CPU but never preempts a running worker when it wakes, so a burst of reports or checks
+    // does not delay the answers in flight on a shared core. The workers were started above with the
+    // default policy.
+    sched_param none{};
+    if (pthread_setschedparam(pthread_self(), SCHED_BATCH, &none) != 0)
+        log::warn("control thread: SCHED_BATCH not available; it may preempt the workers");
+    std::string addrs;
+    for (const auto& l : sc.listen) addrs += (addrs.empty() ? "" : ", ") + l.text;
+    for (const auto& l : sc.tlsListen) addrs += ", " + l.text + " (TLS)";
+    log::info("serving {} zone(s) on {} with {} worker(s)", d.shared.holder.get()->db.zones().size(), addrs,
+              sc.workers);
+    recordEvent(log::Level::Info, "start", config,
+                fmt::format("serving {} zone(s) on {} with {} worker(s)",
+                            d.shared.holder.get()->db.zones().size(), addrs, sc.workers));
+
+    d.notifier = std::make_unique<xfr::Notifier>(d.base);
+    d.notifyChanged(nullptr, *d.shared.holder.get());
+    // Only now, with the first health round done and the workers reading, is the service ready.
+    service::notifyReady(
+        fmt::format("serving {} zone(s) on {}", d.shared.holder.get()->db.zones().size(), addrs));
+
+    event_base_dispatch(d.base);
+
+    for (auto& w : d.workers) w->stop();
+    d.workers.clear();
+    d.shared.xdpPath.store(nullptr);
+    d.xdpPath.reset();    // closes the AF_XDP sockets, takes the programs off the interfaces
+    d.adminSync.reset();  // its callback reaches the API
+    d.api.reset();
+    d.notifier.reset();
+    d.peers.reset();  // its round callback reaches the health monitor
+    d.health.reset();
+    d.sources.reset();
+    for (auto* e : sigs) event_free(e);
+    event_free(resign);
+    if (xdpCheck) event_free(xdpCheck);
+    event_free(sweep);
+    event_base_free(d.base);
+    log::info("stopped");
+    return 0;
+}

@@ -1,0 +1,559 @@
+#include "server/state/gslb.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <new>
+#include <type_traits>
+#include <unordered_map>
+
+#include "metrics/rendezvous.hpp"
+#include "metrics/select.hpp"
+#include "zones/rrtype.hpp"
+
+namespace gslb::server {
+
+int64_t monotonicMs() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+AnswerCounters::AnswerCounters(size_t workers, size_t slots)
+    : workers_(workers), slots_(slots), stride_((slots + 7) / 8 * 8 + 8) {
+    // Each worker's row starts on its own 64-octet line (8 counters) and a spare line separates rows.
+    rows_ = std::make_unique<std::atomic<uint64_t>[]>(workers_ * stride_);
+    for (size_t i = 0; i < workers_ * stride_; ++i) rows_[i].store(0, std::memory_order_relaxed);
+}
+
+uint64_t AnswerCounters::total(uint32_t slot) const {
+    uint64_t t = 0;
+    for (size_t w = 0; w < workers_; ++w) t += rows_[w * stride_ + slot].load(std::memory_order_relaxed);
+    return t;
+}
+
+void AnswerCounters::carryFrom(const AnswerCounters& old, const metrics::StateTable& oldTable,
+                               const metrics::StateTable& table) {
+    for (uint32_t s = 0; s < oldTable.serviceCount(); ++s) {
+        const auto& key = oldTable.serviceKey(s);
+        auto slot = table.findService(key.site, key.address);
+        if (slot) rows_[*slot].fetch_add(old.total(s), std::memory_order_relaxed);
+    }
+}
+
+void AnswerCounters::carryByKey(const AnswerCounters& old, const std::vector<std::string>& oldKeys,
+                                const std::vector<std::string>& keys) {
+    std::map<std::string, uint32_t> index;
+    for (uint32_t i = 0; i < keys.size(); ++i) index.emplace(keys[i], i);
+    for (uint32_t s = 0; s < oldKeys.size() && s < old.slots(); ++s) {
+        auto it = index.find(oldKeys[s]);
+        if (it != index.end()) rows_[it->second].fetch_add(old.total(s), std::memory_order_relaxed);
+    }
+}
+
+namespace {
+
+std::string addressText(const uint8_t* rd, size_t len) {
+    char buf[INET6_ADDRSTRLEN];
+    inet_ntop(len == 4 ? AF_INET : AF_INET6, rd, buf, sizeof buf);
+    return buf;
+}
+
+}  // namespace
+
+std::vector<std::string> hostAnswerKeys(const Gslb& g) {
+    std::vector<std::string> keys(g.hostAnswers ? g.hostAnswers->slots() : 0);
+    for (const auto& h : g.hosts)
+        for (const auto& fam : h.family)
+            for (const auto& s : fam)
+                if (s.hostSlot < keys.size())
+                    keys[s.hostSlot] = h.name + '\0' + g.sites[s.site] + '\0' + s.address();
+    return keys;
+}
+
+bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_t workers, Gslb& out,
+               std::string& error) {
+    uint32_t hostSlots = 0;  // (hostname, service) rows of out.hostAnswers handed out so far
+    std::vector<std::string> sites;
+    for (const auto& s : cfg.sites) sites.push_back(s.name);
+    std::vector<metrics::ServiceKey> keys;
+    std::map<std::pair<std::string, std::string>, bool> seen;
+    for (const auto& h : cfg.hostnames)
+        for (const auto& s : h.services)
+            if (!seen[{s.site, s.address}]) {
+                seen[{s.site, s.address}] = true;
+                keys.push_back({s.site, s.address});
+            }
+    auto table = metrics::StateTable::build(sites, keys, previous ? previous->table.get() : nullptr);
+    if (!table.ok()) {
+        error = fmt::format("{}: {}", cfg.path, table.error());
+        return false;
+    }
+    out.table = table.value();
+    out.sites = sites;
+    for (const auto& s : cfg.sites)
+        out.table->setSitePreference(*out.table->findSite(s.name), uint8_t(s.preference));
+    auto topo = std::make_shared<Topology>();
+    if (!topo->build(cfg.topology, cfg.path, error)) return false;
+    out.siteGeo.assign(sites.size(), SiteGeo{});
+    for (const auto& s : cfg.sites) {
+        SiteGeo& sg = out.siteGeo[*out.table->findSite(s.name)];
+        sg.hasLocation = s.hasLocation;
+        sg.latitude = s.latitude;
+        sg.longitude = s.longitude;
+        std::string why;
+        if (!s.region.empty() && !topo->parseKey(s.region, sg.region, why)) {
+            error = fmt::format("{}:{}: [site.{}] region: {}", cfg.path, s.line, s.name, why);
+            return false;
+        }
+    }
+    out.topology = topo;
+
+    for (const auto& hc : cfg.hostnames) {
+        auto fail = [&](int line, const std::string& msg) {
+            error = fmt::format("{}:{}: hostname \"{}\": {}", cfg.path, line, hc.name, msg);
+            return false;
+        };
+        GslbHost h;
+        h.name = hc.name;
+        h.conf = &hc;
+        std::string absolute = hc.name;
+        if (absolute.empty() || absolute.back() != '.') absolute += '.';
+        if (!zones::textToName(absolute, {}, h.wire)) return fail(hc.line, "not a domain name");
+        const zones::Zone* zc = db.findZone(h.wire);
+        if (!zc) return fail(hc.line, "is in none of the served zones");
+        zones::Zone* zone = nullptr;
+        for (auto& z : db.zones())
+            if (z.get() == zc) zone = z.get();
+        uint32_t node = zone->find(h.wire);
+        if (node == zones::kNone)
+            return fail(hc.line, fmt::format("has no records in zone {}", zone->name()));
+        const zones::Node& n = zone->node(node);
+        // RFC 6672 §2.3: a DNAME redirects every name below its owner, so candidates there would never be
+        // answered; at the owner itself the name would answer for the addresses and redirect below them.
+        for (std::string_view up = h.wire; up.size() >= zone->apex().size();
+             up = up.substr(size_t(uint8_t(up[0])) + 1)) {
+            uint32_t a = zone->find(up);
+            if (a != zones::kNone && (zone->node(a).flags & zones::kNodeDname))
+                return fail(hc.line, fmt::format("is at or below the DNAME at {} (RFC 6672 §2.3) in {}",
+                                                 zones::nameToText(up), zone->file()));
+            if (up.size() <= 1) break;
+        }
+        if (n.flags & (zones::kNodeOccluded | zones::kNodeDelegation))
+            return fail(hc.line, "is at or below a zone cut: its addresses are not authoritative");
+        if (zone->rrset(n, zones::kTypeCNAME))
+            return fail(hc.line, "is a CNAME in its zone, not a name with A/AAAA records");
+        if (n.dynamic >= 0) return fail(hc.line, "is configured twice");
+        const uint16_t types[2] = {zones::kTypeA, zones::kTypeAAAA};
+        std::vector<bool> used(hc.services.size(), false);
+        for (int f = 0; f < 2; ++f) {
+            const zones::RRset* set = zone->rrset(n, types[f]);
+            if (!set) continue;
+            for (uint32_t i = set->first; i < set->first + set->count; ++i) {
+                const zones::Rdata& rd = zone->rdata(i);
+                const uint8_t* bytes = zone->bytes(rd);
+                bool found = false;
+                for (size_t k = 0; k < hc.services.size() && !found; ++k) {
+                    GslbService s;
+                    if (!parseAddress(hc.services[k].address, s.rdata, s.rdlen)) continue;
+                    if (s.rdlen != rd.len || std::memcmp(s.rdata, bytes, rd.len) != 0) continue;
+                    found = true;
+                    used[k] = true;
+                    s.slot = *out.table->findService(hc.services[k].site, hc.services[k].address);
+                    s.site = out.table->siteOf(s.slot);
+                    s.weight = hc.services[k].weight;
+                    s.hashKey = metrics::serviceHashKey(s.rdata, s.rdlen);
+                    s.conf = &hc.services[k];
+                    s.hostSlot = hostSlots++;
+                    h.family[f].push_back(s);
+                }
+                if (!found)
+                    return fail(hc.line,
+                                fmt::format("the zone's address {} (in {}, zone {}) has no [[service]]",
+                                            addressText(bytes, rd.len), zone->file(), zone->name()));
+            }
+            if (h.family[f].size() > metrics::kMaxServices)
+                return fail(hc.line, fmt::format("more than {} services of one address family",
+                                                 metrics::kMaxServices));
+        }
+        for (size_t k = 0; k < hc.services.size(); ++k)
+            if (!used[k])
+                return fail(
+                    hc.services[k].line,
+                    fmt::format("service address {} is not among the A/AAAA records of the name in {}",
+                                hc.services[k].address, zone->file()));
+        if (h.family[0].empty() && h.family[1].empty())
+            return fail(hc.line, "has no A or AAAA records in its zone");
+
+        const PolicyConf& p = hc.policy;
+        metrics::Params params;
+        params.sessionThreshold = p.sessionThreshold;
+        params.sessionTolerance = p.sessionTolerance;
+        params.flashbackTolerance = p.flashbackTolerance;
+        params.flashbackFloorMs = p.flashbackFloor;
+        params.factor = p.factor;
+        params.answers = p.answers;
+        params.nearestTolerance = p.nearestTolerance;
+        auto policy = metrics::Policy::compile(
+            p.policy.empty() ? metrics::Policy::defaultStageNames() : p.policy, params);
+        if (!policy.ok()) return fail(hc.line, fmt::format("policy: {}", policy.error()));
+        h.policy = policy.value();
+        h.hashed = h.policy.chooser().kind == metrics::StageKind::Hashed;
+        h.hashBits[0] = uint8_t(p.hashPrefixV4);
+        h.hashBits[1] = uint8_t(p.hashPrefixV6);
+        for (const auto* st : h.policy.filters()) h.usesTopology |= st->kind == metrics::StageKind::Topology;
+        if (h.usesTopology) {
+            if (!topo->configured())
+                return fail(hc.line,
+                            "the topology stage needs a [topology] table with nets, nets_file or geoip");
+            std::vector<uint32_t> hostSites;
+            for (const auto& fam : h.family)
+                for (const auto& s : fam)
+                    if (std::find(hostSites.begin(), hostSites.end(), s.site) == hostSites.end())
+                        hostSites.push_back(s.site);
+            int line = p.topologyLine ? p.topologyLine : hc.line;
+            if (p.topologyMode == "nearest") {
+                h.topology.mode = HostTopology::Mode::Nearest;
+                if (!topo->hasGeoIp())
+                    return fail(line,
+                                "topology = \"nearest\" needs client locations: a [topology] geoip database");
+                for (uint32_t s : hostSites)
+                    if (!out.siteGeo[s].hasLocation)
+                        return fail(
+                            line, fmt::format("topology = \"nearest\": site {} has no location = [lat, lon]",
+                                              out.sites[s]));
+            } else if (p.topologyMode == "map") {
+                h.topology.mode = HostTopology::Mode::Map;
+                for (const auto& [key, siteNames] : p.topologyMap) {
+                    std::vector<uint32_t> list;
+                    for (const auto& sn : siteNames) {
+                        auto slot = out.table->findSite(sn);
+                        if (!slot)
+                            return fail(line, fmt::format("topology {}: unknown site \"{}\"", key, sn));
+                        list.push_back(*slot);
+                    }
+                    auto idx = uint16_t(h.topology.lists.size());
+                    h.topology.lists.push_back(std::move(list));
+                    h.topology.keyText.push_back(key);
+                    if (key == "default") {
+                        h.topology.defaultList = idx;
+                        continue;
+                    }
+                    std::vector<RegionLabel> labels;
+                    std::string why;
+                    if (!topo->parseKey(key, labels, why))
+                        return fail(line, fmt::format("topology: {}", why));
+                    for (const auto& l : labels) h.topology.keys.push_back({l, idx});
+                }
+            } else {
+                h.topology.mode = HostTopology::Mode::Region;
+                bool any = false;
+                for (uint32_t s : hostSites) any |= !out.siteGeo[s].region.empty();
+                if (!any)
+                    return fail(line,
+                                "the topology stage without a topology map needs a region on its sites "
+                                "([site.NAME] region = …)");
+            }
+        }
+        h.ttl = p.ttl;
+        h.answers = p.answers;
+        h.maxAgeMs = int64_t(p.maxAge) * 1000;
+        if (p.fallback == "all") {
+            h.fallback = Fallback::All;
+        } else if (p.fallback == "none") {
+            h.fallback = Fallback::None;
+        } else {
+            h.fallback = Fallback::Address;
+            parseAddress(p.fallback, h.fallbackRdata, h.fallbackLen);
+        }
+        zone->mutableNode(node).dynamic = int32_t(out.hosts.size());
+        out.hosts.push_back(std::move(h));
+    }
+    out.answers = std::make_shared<AnswerCounters>(workers, out.table->serviceCount());
+    if (previous && previous->answers && previous->table)
+        out.answers->carryFrom(*previous->answers, *previous->table, *out.table);
+    out.hostAnswers = std::make_shared<AnswerCounters>(workers, hostSlots);
+    out.fallbacks = std::make_shared<AnswerCounters>(workers, out.hosts.size());
+    out.drainedFallbacks = std::make_shared<AnswerCounters>(workers, out.hosts.size());
+    if (previous && previous->hostAnswers)
+        out.hostAnswers->carryByKey(*previous->hostAnswers, hostAnswerKeys(*previous), hostAnswerKeys(out));
+    if (previous && previous->fallbacks) {
+        std::vector<std::string> oldNames, names;
+        for (const auto& h : previous->hosts) oldNames.push_back(h.name);
+        for (const auto& h : out.hosts) names.push_back(h.name);
+        out.fallbacks->carryByKey(*previous->fallbacks, oldNames, names);
+        if (previous->drainedFallbacks)
+            out.drainedFallbacks->carryByKey(*previous->drainedFallbacks, oldNames, names);
+    }
+    return true;
+}
+
+ClientDecision applyClient(const Gslb& g, const GslbHost& h, const std::vector<GslbService>& svcs,
+                           const zones::Client& client, const Location& loc, metrics::Candidate* c,
+                           size_t n) noexcept {
+    ClientDecision d;
+    if (h.usesTopology) {
+        d.located = true;
+        d.scope = loc.scope;
+        const HostTopology& t = h.topology;
+        if (t.mode == HostTopology::Mode::Nearest) {
+            if (loc.hasCoordinates())
+                for (size_t i = 0; i < n; ++i) {
+                    const SiteGeo& sg = g.siteGeo[svcs[c[i].index].site];
+                    if (sg.hasLocation)
+                        c[i].distanceKm =
+                            greatCircleKm(loc.latitude, loc.longitude, sg.latitude, sg.longitude);
+                }
+        } else if (t.mode == HostTopology::Mode::Map) {
+            // The most specific of the client's labels that the map names decides; else `default`, also
+            // for a client of unknown location (no nets prefix, no database entry, an ECS /0): an operator
+            // who writes `default` means everyone else, as gdnsd's default datacenters serve any unmatched
+            // client. An ECS /0 is a client's privacy opt-out (RFC 7871 §7.1.2) whose answer the resolver
+            // caches for every client that opted out: the list for clients we cannot place is the right
+            // one, at scope 0 (loc.scope), rather than any site at all.
+            for (uint8_t l = 0; l < loc.count && d.list < 0; ++l)
+                for (const auto& [key, idx] : t.keys)
+                    if (key == loc.labels[l]) {
+                        d.list = idx;
+                        d.label = l;
+                        break;
+                    }
+            if (d.list < 0) d.list = t.defaultList;
+            if (d.list >= 0) {
+                const auto& list = t.lists[size_t(d.list)];
+                for (size_t i = 0; i < n; ++i) {
+                    uint32_t site = svcs[c[i].index].site;
+                    for (size_t k = 0; k < list.size() && k < metrics::kNoRank; ++k)
+                        if (list[k] == site) {
+                            c[i].topoRank = uint8_t(k);
+                            break;
+                        }
+                }
+            }
+        } else {
+            // Region: a site whose region is the client's most specific label ranks first.
+            for (size_t i = 0; i < n; ++i) {
+                const SiteGeo& sg = g.siteGeo[svcs[c[i].index].site];
+                for (uint8_t l = 0; l < loc.count; ++l) {
+                    bool match = false;
+                    for (const auto& r : sg.region) match |= r == loc.labels[l];
+                    if (match) {
+                        c[i].topoRank = l;
+                        if (d.label < 0 || l < d.label) d.label = l;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    if (h.hashed) {
+        const zones::ClientSubnet& s = client.subnet;
+        unsigned bits = 0;
+        if (s.family != 0)
+            bits = std::min<unsigned>(s.bits, h.hashBits[s.family == zones::kFamilyIPv4 ? 0 : 1]);
+        d.hashBits = uint8_t(bits);
+        uint64_t key = metrics::clientPrefixKey(s.addr, s.family == zones::kFamilyIPv4 ? 4 : 16, bits);
+        for (size_t i = 0; i < n; ++i) {
+            const GslbService& sv = svcs[c[i].index];
+            c[i].hashScore = metrics::rendezvousScore(key, sv.hashKey, sv.weight);
+        }
+        if (bits > d.scope) d.scope = uint8_t(bits);
+    }
+    return d;
+}
+
+bool nothingUndrained(const metrics::StateTable& t, const std::vector<GslbService>& svcs) noexcept {
+    for (const auto& s : svcs)
+        if (!drainedOut(t, s.slot, s.site)) return false;
+    return !svcs.empty();
+}
+
+std::string drainedOutAnswer(const GslbHost& h, int family) {
+    if (h.fallback == Fallback::Address && h.fallbackLen == (family == 0 ? 4 : 16))
+        return "fallback " + addressText(h.fallbackRdata, h.fallbackLen);
+    return "NODATA";
+}
+
+const Location& Selector::locate(const zones::ClientSubnet& client) noexcept {
+    const Topology& t = *gslb_->topology;
+    if (cache_.empty()) {
+        t.locate(client, scratch_);
+        return scratch_;
+    }
+    uint64_t h = metrics::clientPrefixKey(client.addr, client.octets(), client.bits) ^ client.family;
+    CacheEntry& e = cache_[h & (cache_.size() - 1)];
+    if (!e.valid || e.key.family != client.family || e.key.bits != client.bits ||
+        std::memcmp(e.key.addr, client.addr, 16) != 0) {
+        t.locate(client, e.loc);
+        e.key = client;
+        e.valid = true;
+    }
+    return e.loc;
+}
+
+namespace {
+
+// The same services in the same order: (site name, address) pair by pair. Exact, and needs no signature
+// string kept per hostname.
+bool sameServices(const Gslb& oldG, const std::vector<GslbService>& oldS, const Gslb& newG,
+                  const std::vector<GslbService>& newS) {
+    if (oldS.size() != newS.size()) return false;
+    for (size_t i = 0; i < oldS.size(); ++i)
+        if (oldS[i].rdlen != newS[i].rdlen || std::memcmp(oldS[i].rdata, newS[i].rdata, oldS[i].rdlen) != 0 ||
+            oldG.sites[oldS[i].site] != newG.sites[newS[i].site])
+            return false;
+    return true;
+}
+
+}  // namespace
+
+void Selector::rebind(const Gslb* g) {
+    std::vector<std::unique_ptr<metrics::ChooserState>> states;
+    if (g && mode_ == Mode::Worker) {
+        // The previous snapshot's hostnames by name: one hash map, so a reload is linear in hostnames (a
+        // scan per hostname stalled a worker's answers for 0.7 s at 10,000 hostnames).
+        std::unordered_map<std::string_view, size_t> before;
+        if (gslb_) {
+            before.reserve(gslb_->hosts.size());
+            for (size_t i = 0; i < gslb_->hosts.size(); ++i) before.emplace(gslb_->hosts[i].name, i);
+        }
+        states.resize(g->hosts.size() * 2);
+        for (size_t hi = 0; hi < g->hosts.size(); ++hi) {
+            const GslbHost& h = g->hosts[hi];
+            uint8_t needs = h.policy.chooser().state;
+            if (needs == metrics::kNeedsNothing) continue;
+            auto it = before.find(h.name);
+            for (int f = 0; f < 2; ++f) {
+                if (h.family[f].empty()) continue;
+                auto& slot = states[hi * 2 + size_t(f)];
+                if (it != before.end()) {
+                    auto& old = states_[it->second * 2 + size_t(f)];
+                    // Same services and the same kind of state: round robin etc. go on where they were.
+                    if (old && old->needs() == needs &&
+                        sameServices(*gslb_, gslb_->hosts[it->second].family[f], *g, h.family[f])) {
+                        slot = std::move(old);
+                        continue;
+                    }
+                }
+                slot = std::make_unique<metrics::ChooserState>(h.family[f].size(), needs);
+            }
+        }
+    }
+    if (mode_ == Mode::Explain && !fresh_)
+        fresh_ = std::make_unique<metrics::ChooserState>(metrics::kMaxServices, metrics::kNeedsAll);
+    cache_.clear();
+    if (g && g->topology && g->topology->hasGeoIp()) cache_.assign(4096, CacheEntry{});
+    states_ = std::move(states);
+    gslb_ = g;
+}
+
+void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const zones::RRset*,
+                      const zones::Client& client, zones::DynAnswer& out) noexcept {
+    const GslbHost& h = gslb_->hosts[size_t(dynamic)];
+    int f = qtype == zones::kTypeA ? 0 : 1;
+    const auto& svcs = h.family[f];
+    out.ttl = h.ttl;
+    out.count = 0;
+    if (svcs.empty()) return;  // no address of this family: NODATA, never the other type
+    // Only the candidates this hostname has are constructed: a plain array would first default-construct all
+    // 64 (NaN stores included) on every query.
+    union Buf {
+        Buf() {}
+        metrics::Candidate c[metrics::kMaxServices];
+    } buf;
+    static_assert(std::is_trivially_destructible_v<metrics::Candidate>);
+    metrics::Candidate* c = buf.c;
+    int64_t now = monotonicMs();
+    for (size_t i = 0; i < svcs.size(); ++i) {
+        new (&c[i]) metrics::Candidate(metrics::fillCandidate(*gslb_->table, svcs[i].slot, svcs[i].site,
+                                                              svcs[i].weight, now, h.maxAgeMs));
+        c[i].index = uint16_t(i);
+    }
+    if (h.usesTopology || h.hashed) {
+        static const Location kNowhere;
+        const Location& loc = h.usesTopology ? locate(client.subnet) : kNowhere;
+        out.scope = applyClient(*gslb_, h, svcs, client, loc, c, svcs.size()).scope;
+    }
+    uint16_t picked[metrics::kMaxServices];
+    metrics::ChooserState* st = &none_;
+    if (mode_ == Mode::Explain) {
+        st = fresh_.get();
+        st->reset(svcs.size());  // within its capacity: no allocation
+    } else if (auto& kept = states_[size_t(dynamic) * 2 + size_t(f)]) {
+        st = kept.get();
+    }
+    const bool count = mode_ == Mode::Worker;
+    auto r = metrics::select(h.policy, {c, svcs.size()}, *st, rng_, {picked, h.answers});
+    if (r.status == metrics::SelectStatus::Ok && r.count > 0) {
+        for (size_t k = 0; k < r.count; ++k) {
+            const GslbService& s = svcs[picked[k]];
+            out.recs[k] = {s.rdata, s.rdlen};
+            if (count) {
+                gslb_->answers->add(worker_, s.slot);
+                gslb_->hostAnswers->add(worker_, s.hostSlot);
+            }
+        }
+        out.count = uint16_t(r.count);
+        return;
+    }
+    // Nothing healthy (or every site taken out): the hostname's fallback decides (DESIGN.md "All down"). A
+    // drain holds through it: `all` gives every candidate not drainedOut, and when every one is, the answer
+    // is NODATA (or the fixed address). A cold path: the table is read again, once per service.
+    uint16_t keep[metrics::kMaxServices];
+    size_t kept = 0;
+    for (size_t i = 0; i < svcs.size(); ++i)
+        if (!drainedOut(*gslb_->table, svcs[i].slot, svcs[i].site)) keep[kept++] = uint16_t(i);
+    if (count) (kept ? gslb_->fallbacks : gslb_->drainedFallbacks)->add(worker_, uint32_t(dynamic));
+    // The answer says so (RFC 8914 §4.1 "Other", with EXTRA-TEXT): no other INFO-CODE fits an authoritative
+    // answer chosen by an operator's all-down policy ("Stale Answer", §4.4, is a resolver's cached data;
+    // "Forged Answer", §4.5, reads as a blocked name). A resolver or `dig` user sees why the addresses are
+    // the fallback's.
+    const bool all =
+        h.fallback == Fallback::All || (h.fallback == Fallback::Address && h.fallbackLen != svcs[0].rdlen);
+    out.ede = {zones::Ede::kOther, {edeText_, fallbackText(h, kept == 0, all)}};
+    if (h.fallback == Fallback::None) return;
+    if (!all) {
+        out.recs[0] = {h.fallbackRdata, h.fallbackLen};
+        out.count = 1;
+        return;
+    }
+    for (size_t k = 0; k < kept && k < zones::kMaxDynRecords; ++k) {
+        const GslbService& s = svcs[keep[k]];
+        out.recs[k] = {s.rdata, s.rdlen};
+        if (count) {
+            gslb_->answers->add(worker_, s.slot);
+            gslb_->hostAnswers->add(worker_, s.hostSlot);
+        }
+        out.count = uint16_t(k + 1);
+    }
+}
+
+size_t Selector::fallbackText(const GslbHost& h, bool drained, bool all) noexcept {
+    // "all services of www.gslb.example.com. are down: fallback all" — composed here, on the cold path, with
+    // no allocation (inet_ntop into the buffer for the fixed address).
+    size_t n = 0;
+    auto put = [&](std::string_view s) {
+        size_t k = std::min(s.size(), sizeof edeText_ - n);
+        std::memcpy(edeText_ + n, s.data(), k);
+        n += k;
+    };
+    put("all services of ");
+    put(std::string_view(h.name).substr(0, 255));
+    put(drained ? " are drained: fallback " : " are down: fallback ");
+    if (all) {
+        put("all");
+    } else if (h.fallback == Fallback::None) {
+        put("none");
+    } else {
+        char a[INET6_ADDRSTRLEN] = "";
+        inet_ntop(h.fallbackLen == 4 ? AF_INET : AF_INET6, h.fallbackRdata, a, sizeof a);
+        put(a);
+    }
+    return n;
+}
+
+}  // namespace gslb::server

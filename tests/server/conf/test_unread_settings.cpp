@@ -1,0 +1,84 @@
+// unreadSettings (issue 12): valid settings that no policy reads are named, with file and line.
+#include <doctest/doctest.h>
+
+#include "server/conf/config.hpp"
+#include "server/conf/unread_settings.hpp"
+#include "tests/server/helpers.hpp"
+
+using namespace gslb::server;
+
+namespace {
+
+std::string config(const std::string& sites, const std::string& rest) {
+    return "[server]\nlisten = [\"127.0.0.1:10053\"]\n\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n\n" +
+           sites + "\n" + rest;
+}
+
+std::vector<UnreadSetting> unread(const std::string& text, std::string* path = nullptr) {
+    st::Written w = st::writeConfig(text);
+    Config cfg;
+    std::string error;
+    REQUIRE_MESSAGE(loadConfig(w.config, cfg, error), error);
+    if (path) *path = w.config;
+    return unreadSettings(cfg);
+}
+
+const std::string kSites = "[site.east]\npreference = 200\n[site.west]\npreference = 0\n[site.south]\n";
+
+}  // namespace
+
+TEST_CASE("unread: a preference without the preference stage is named; 0 is read by every policy") {
+    std::string path;
+    std::string text = config(kSites, "[hostname.\"www.t.test.\"]\n" + st::threeServices("www.t.test."));
+    auto u = unread(text, &path);
+    REQUIRE(u.size() == 1);
+    CHECK(u[0].where == path + ":" + std::to_string(st::lineOf(text, "[site.east]")));
+    CHECK(u[0].message.find("[site.east] preference = 200 is not read") == 0);
+    // With the stage: nothing to say.
+    CHECK(unread(config(kSites,
+                        "[hostname.\"www.t.test.\"]\npolicy = [\"health\", \"preference\", \"random\"]\n" +
+                            st::threeServices("www.t.test.")))
+              .empty());
+}
+
+TEST_CASE("unread: policy keys set where no stage reads them, in a hostname and in [defaults]") {
+    std::string text = config("[site.east]\n[site.west]\n[site.south]\n",
+                              "[defaults]\nsession_threshold = 80\n\n"
+                              "[hostname.\"www.t.test.\"]\npolicy = [\"health\", \"flashback\", \"random\"]\n"
+                              "factor = 0.5\nflashback_floor = 2\n" +
+                                  st::threeServices("www.t.test."));
+    auto u = unread(text);
+    REQUIRE(u.size() == 2);
+    CHECK(
+        u[0].message ==
+        "[defaults] session_threshold is not read: no hostname's policy has the \"session-threshold\" stage");
+    CHECK(u[1].message ==
+          "hostname \"www.t.test.\": factor is not read: its policy has no \"least-connections\" or \"cpu\" "
+          "stage");
+}
+
+TEST_CASE("unread: topology and hash keys without their stage") {
+    std::string text = config("[site.east]\n[site.west]\n[site.south]\n",
+                              "[hostname.\"www.t.test.\"]\npolicy = [\"health\", \"random\"]\n"
+                              "topology = \"nearest\"\nhash_prefix_v4 = 16\n" +
+                                  st::threeServices("www.t.test."));
+    auto u = unread(text);
+    REQUIRE(u.size() == 2);
+    CHECK(u[0].message ==
+          "hostname \"www.t.test.\": topology is not read: its policy has no \"topology\" stage");
+    CHECK(u[1].message ==
+          "hostname \"www.t.test.\": hash_prefix_v4 is not read: its policy has no \"hashed\" stage");
+}
+
+TEST_CASE("unread: [load.metric] without the load-factor chooser") {
+    auto u = unread(config("[site.east]\n[site.west]\n[site.south]\n",
+                           "[load.metric.busy]\ncapacity = 1\n\n[hostname.\"www.t.test.\"]\n" +
+                               st::threeServices("www.t.test.")));
+    REQUIRE(u.size() == 1);
+    CHECK(u[0].message.find("[load.metric.busy] is not read") == 0);
+}
+
+TEST_CASE("unread: what the policy of each site reads") {
+    CHECK(metricsReadBy({}) == (kReadsSessions | kReadsFlashback | kReadsConnections | kReadsFactor));
+    CHECK(metricsReadBy({"health", "cpu", "load-factor"}) == (kReadsCpu | kReadsFactor | kReadsLoads));
+}

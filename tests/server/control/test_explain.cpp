@@ -1,0 +1,197 @@
+// Explain (server/control/explain.cpp): one simulated query shown stage by stage, against a snapshot whose
+// state the test sets as the control thread would.
+#include <doctest/doctest.h>
+
+#include "server/control/explain.hpp"
+#include "server/state/gslb.hpp"
+#include "tests/server/helpers.hpp"
+
+using namespace gslb::server;
+using nlohmann::json;
+
+namespace {
+
+std::string zone() {
+    std::string z =
+        "$ORIGIN x.test.\n$TTL 300\n@ IN SOA ns1 hostmaster 7 3600 900 604800 120\n@ IN NS ns1\n"
+        "ns1 IN A 192.0.2.53\nstatic IN A 192.0.2.77\nalias IN CNAME hash\n";
+    for (const char* h : {"www", "hash", "down", "all"})
+        for (const char* a : {"192.0.2.1", "192.0.2.2", "192.0.2.3"})
+            z += std::string(h) + " IN A " + a + "\n";
+    return z;
+}
+
+std::string config() {
+    std::string c =
+        "[server]\nlisten = [\"127.0.0.1:10053\"]\n[[zone]]\nname = \"x.test.\"\nfile = \"t.zone\"\n"
+        "[topology]\nnets = { \"198.51.100.0/24\" = \"eu\" }\n"
+        "[site.east]\n[site.west]\n[site.south]\n";
+    auto host = [&](const std::string& h, const std::string& policy) {
+        std::string n = h + ".x.test.";
+        c += "[hostname.\"" + n + "\"]\n" + policy + st::threeServices(n);
+    };
+    host("www",
+         "policy = [\"health\", \"topology\", \"least-connections\", \"random\"]\nfactor = 0.5\n"
+         "topology = { eu = [\"west\", \"east\"], default = [\"east\", \"south\"] }\n");
+    host("hash", "policy = [\"health\", \"hashed\"]\n");
+    host("down", "policy = [\"health\", \"random\"]\nfallback = \"none\"\n");
+    host("all", "policy = [\"health\", \"session-capacity\", \"flashback\", \"random\"]\n");
+    return c;
+}
+
+struct Fixture {
+    std::shared_ptr<Snapshot> snap = st::snapshot(config(), zone());
+    gslb::metrics::StateTable& t() { return *snap->gslb.table; }
+    json run(const ExplainRequest& r) {
+        json j;
+        std::string err;
+        REQUIRE_MESSAGE(explain(*snap, r, j, err), err);
+        return j;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("explain: every stage in order with what it received, read, set as the bar and dropped") {
+    Fixture f;
+    f.t().setHealth(*f.t().findService("south", "192.0.2.3"), gslb::metrics::Health::Down);
+    f.t().reportConnections(*f.t().findService("east", "192.0.2.1"), 100, monotonicMs() - 2000);
+    f.t().reportConnections(*f.t().findService("west", "192.0.2.2"), 900, monotonicMs());
+    json j = f.run({"www.x.test", "A", "192.0.2.200", ""});
+    REQUIRE(j["stages"].size() == 3);
+    const json& health = j["stages"][0];
+    CHECK(health["stage"] == "health");
+    CHECK(health["received"].size() == 3);
+    CHECK(health["dropped"][0]["service"] == "south/192.0.2.3");
+    CHECK(health["dropped"][0]["why"] == "down");
+    const json& topo = j["stages"][1];
+    CHECK(topo["stage"] == "topology");
+    // 192.0.2.200 is in no nets prefix: location unknown, so the table's default (east, south; south is
+    // down) — it used to pass every candidate.
+    CHECK(topo["bar"]["list_key"] == "default");
+    CHECK(topo["note"] == "the client's location is unknown: the default list");
+    CHECK(topo["kept"] == json::array({"east/192.0.2.1"}));
+    const json& lc = j["stages"][2];
+    CHECK(lc["bar"]["best"] == 100.0);
+    CHECK(lc["bar"]["factor"] == 0.5);
+    CHECK(lc["bar"]["limit"] == 150.0);
+    CHECK(lc["values"][0]["age_s"].get<double>() >= 1.9);
+    CHECK(j["chooser"]["picked"].size() == 1);
+    CHECK(j["answer"]["records"].size() == 1);
+    CHECK(j["answer"]["ecs_scope"].is_null());  // no ECS: nothing to scope
+    std::string text = explainText(j);
+    CHECK(text.find("1. health") != std::string::npos);
+    CHECK(text.find("dropped south/192.0.2.3: down") != std::string::npos);
+    CHECK(text.find("answer") != std::string::npos);
+}
+
+TEST_CASE("explain: ECS decides the location and the scope") {
+    Fixture f;
+    json j = f.run({"www.x.test.", "A", "10.0.0.1", "198.51.100.0/24"});
+    CHECK(j["location"]["from"] == "ecs");
+    CHECK(j["location"]["nets"]["prefix"] == "198.51.100.0/24");
+    CHECK(j["location"]["labels"][0] == "nets eu");
+    const json& topo = j["stages"][1];
+    CHECK(topo["bar"]["list_key"] == "eu");
+    CHECK(topo["kept"] == json::array({"west/192.0.2.2"}));
+    CHECK(topo["dropped"].size() == 2);
+    CHECK(j["answer"]["records"] == json::array({"192.0.2.2"}));
+    CHECK(j["answer"]["ecs_scope"] == 24);
+    json h = f.run({"hash.x.test.", "A", "", "100.64.1.0/24"});
+    CHECK(h["chooser"]["stage"] == "hashed");
+    CHECK(h["chooser"]["bar"]["hashed_prefix"] == "100.64.1.0/24");
+    CHECK(h["answer"]["ecs_scope"] == 24);
+}
+
+TEST_CASE("explain: fallback, static names, bad requests") {
+    Fixture f;
+    for (const char* a : {"192.0.2.1", "192.0.2.2", "192.0.2.3"})
+        for (const char* s : {"east", "west", "south"})
+            if (auto slot = f.t().findService(s, a)) f.t().setHealth(*slot, gslb::metrics::Health::Down);
+    json j = f.run({"down.x.test.", "A", "", ""});
+    CHECK(j["fallback"]["why"] == "health left nothing");
+    CHECK(j["fallback"]["fallback"] == "none");
+    CHECK(j["answer"]["records"].empty());
+    json s = f.run({"static.x.test.", "A", "", "198.51.100.0/24"});
+    CHECK(s["hostname"].is_null());
+    CHECK(s["answer"]["rcode"] == "NOERROR");
+    CHECK(s["answer"]["records"][0].get<std::string>().find("192.0.2.77") != std::string::npos);
+    CHECK(s["answer"]["ecs_scope"] == 0);
+    json err;
+    std::string e;
+    CHECK_FALSE(explain(*f.snap, {"www.x.test.", "MX", "", ""}, err, e));
+    CHECK_FALSE(explain(*f.snap, {"www.x.test.", "A", "not-an-ip", ""}, err, e));
+    CHECK_FALSE(explain(*f.snap, {"www.x.test.", "A", "", "10.0.0.0/33"}, err, e));
+}
+
+TEST_CASE("explain: a static name that leads to a GSLB hostname counts no answer in any worker's row") {
+    // The control thread simulating a query must not write worker 0's counters (a data race with that
+    // worker, and an answer nobody got in /metrics).
+    Fixture f;
+    json j = f.run({"alias.x.test.", "A", "198.51.100.7", ""});
+    CHECK(j["hostname"].is_null());
+    REQUIRE(j["answer"]["records"].size() == 2);  // the CNAME and one address of `hash`
+    CHECK(j["answer"]["records"][0].get<std::string>().find("CNAME") != std::string::npos);
+    CHECK(j["answer"]["records"][1].get<std::string>().find("192.0.2.") != std::string::npos);
+    const Gslb& g = f.snap->gslb;
+    uint64_t counted = 0;
+    for (uint32_t s = 0; s < g.answers->slots(); ++s) counted += g.answers->total(s);
+    for (uint32_t s = 0; s < g.hostAnswers->slots(); ++s) counted += g.hostAnswers->total(s);
+    for (uint32_t s = 0; s < g.fallbacks->slots(); ++s) counted += g.fallbacks->total(s);
+    CHECK(counted == 0);
+}
+
+TEST_CASE("explain: a drain holds through the fallback: what is left out, and NODATA when nothing is left") {
+    Fixture f;
+    auto& t = f.t();
+    t.setHealth(*t.findService("east", "192.0.2.1"), gslb::metrics::Health::Down);
+    t.setSiteEnabled(*t.findSite("west"), false);
+    t.setServiceEnabled(*t.findService("south", "192.0.2.3"), false);
+    json j = f.run({"all.x.test.", "A", "", ""});
+    CHECK(j["fallback"]["fallback"] == "all");
+    CHECK(j["fallback"]["left_out"] == json::array({{{"service", "west/192.0.2.2"}, {"why", "site drained"}},
+                                                    {{"service", "south/192.0.2.3"}, {"why", "drained"}}}));
+    CHECK_FALSE(j["fallback"].contains("note"));
+    CHECK(j["answer"]["records"] == json::array({"192.0.2.1"}));  // down, but not drained
+    t.setSitePreference(*t.findSite("east"), 0);
+    j = f.run({"all.x.test.", "A", "", ""});
+    CHECK(j["stages"][0]["stage"] == "preference 0");      // before the policy's stages, as select() does
+    CHECK(j["fallback"]["why"] == "health left nothing");  // west and south reached it, drained
+    CHECK(j["fallback"]["left_out"][0]["why"] == "site at preference 0");
+    CHECK(j["fallback"]["note"].get<std::string>().find("every candidate is drained") != std::string::npos);
+    CHECK(j["answer"]["records"].empty());
+    std::string text = explainText(j);
+    CHECK(text.find("left out west/192.0.2.2: site drained") != std::string::npos);
+    CHECK(text.find("so the answer is NODATA") != std::string::npos);
+}
+
+TEST_CASE("explain: unknown session capacity is null, FlashBack times rounded, a name with a NUL refused") {
+    Fixture f;
+    auto& t = f.t();
+    gslb::metrics::SiteReport r;
+    r.sessionsUsed = 1000;
+    r.sessionsMax = 100000;
+    t.reportSite(*t.findSite("east"), r, monotonicMs());  // west and south never reported
+    t.setFlashback(*t.findService("east", "192.0.2.1"), 1.23456, 51.17535799741745);
+    json j = f.run({"all.x.test.", "A", "", ""});
+    const json& cap = j["stages"][1];
+    REQUIRE(cap["stage"] == "session-capacity");
+    CHECK(cap["values"][0]["value"] == 99000.0);
+    CHECK(cap["values"][1]["value"].is_null());  // was 0.0 beside "nothing dropped"
+    CHECK(cap["values"][2]["value"].is_null());
+    CHECK(cap["bar"]["best_available"] == 99000.0);
+    const json& fb = j["stages"][2];
+    CHECK(fb["values"][0]["value"]["l7_ms"] == 51.18);
+    CHECK(fb["values"][0]["value"]["l4_ms"] == 1.23);
+    CHECK(fb["bar"]["fastest_l7_ms"] == 51.18);
+    CHECK(explainText(j).find("51.17535") == std::string::npos);
+    json err;
+    std::string e;
+    CHECK_FALSE(explain(*f.snap, {std::string("a\0b.x.test.", 11), "A", "", ""}, err, e));
+    CHECK(e ==
+          "name \"a\\000b.x.test.\" is not a domain name (a control octet or a space: write it as \\DDD)");
+    CHECK_FALSE(explain(*f.snap, {"a b.x.test.", "A", "", ""}, err, e));
+    CHECK_FALSE(explain(*f.snap, {"a..x.test.", "A", "", ""}, err, e));
+    CHECK(e == "name \"a..x.test.\" is not a domain name");
+    CHECK(explain(*f.snap, {"a\\000b.x.test.", "A", "", ""}, err, e));  // escaped: a name, not in the zone
+}
