@@ -9,8 +9,8 @@
 namespace gslb::metrics {
 
 // Most services one hostname may have. Choosers keep per-service state in fixed arrays of this size (no heap
-// on the query path, STYLE.md 7) and `select` tracks answered services in a 64-bit mask, so the config
-// loader must refuse a hostname with more services than this.
+// on the query path, doc/design.md "Principles" 7) and `select` tracks answered services in a 64-bit mask, so
+// the config loader must refuse a hostname with more services than this.
 inline constexpr std::size_t kMaxServices = 64;
 
 // Health of a service as its checks see it. Unknown = the first check has not finished yet, or the service
@@ -18,7 +18,7 @@ inline constexpr std::size_t kMaxServices = 64;
 enum class Health : std::uint8_t { Unknown = 0, Up = 1, Down = 2 };
 
 // NaN: the value of every metric that is unknown (never reported, or reported longer ago than max_age —
-// DESIGN.md "Stale metrics": stale counts as unknown, never as zero).
+// doc/design.md "Stale metrics": stale counts as unknown, never as zero).
 inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
 // Candidate::topoRank of a site that is not in the client's list (or a client whose region is unknown).

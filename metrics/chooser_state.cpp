@@ -10,7 +10,8 @@ ChooserState::ChooserState(std::size_t serviceCount, std::uint8_t needs) : needs
 
 void ChooserState::reset(std::size_t serviceCount) {
     // A fresh state is all zeros: best-server then recalibrates on its first pick ("initially, the
-    // distribution variables of the policy servers are reset to 0", seed 000).
+    // distribution variables of the policy servers are reset to 0", CA SiteMinder Web Agent technote on the
+    // Best Server Algorithm).
     serviceCount_ = std::min(serviceCount, kMaxServices);
     started_ = false;
     last_ = kNoLast;

@@ -31,7 +31,7 @@ class ChooserState {
     explicit ChooserState(std::size_t serviceCount = 0, std::uint8_t needs = kNeedsAll);
 
     // The hostname's service set changed (reload with different services): forget everything, as at start,
-    // keeping the same needs. DESIGN.md: state survives a reload only when the service set is unchanged —
+    // keeping the same needs. doc/design.md: state survives a reload only when the service set is unchanged —
     // then keep the old object.
     void reset(std::size_t serviceCount);
 

@@ -19,7 +19,7 @@ double aggregateLoad(std::span<const LoadMetric> metrics) noexcept {
 
 double decayedLoad(std::span<const double> newestFirst, double decay) noexcept {
     // The seed prints (sum L_i/D^i) x (sum D^i), which grows without bound; MODCLUSTER-606 corrected it to
-    // the normalised average, which keeps L in [0, 1] (DESIGN.md).
+    // the normalised average, which keeps L in [0, 1] (doc/design.md).
     double num = 0, den = 0, w = 1;
     for (double l : newestFirst) {
         if (!std::isnan(l)) {

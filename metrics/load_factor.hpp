@@ -1,7 +1,8 @@
 #pragma once
-// mod_cluster load balance factor (seed 004, corrected per DESIGN.md / MODCLUSTER-606). Computed on the
-// control thread when a site reports its named loads; the result (0..100, higher = less loaded) is stored in
-// the StateTable and used as a weight by the `load-factor` chooser.
+// mod_cluster load balance factor (JBoss mod_cluster User Guide, ch. 11 Load Metrics, p. 40, corrected per
+// doc/design.md / MODCLUSTER-606). Computed on the control thread when a site reports its named loads; the
+// result (0..100, higher = less loaded) is stored in the StateTable and used as a weight by the `load-factor`
+// chooser.
 
 #include <array>
 #include <cstddef>
@@ -15,7 +16,8 @@ namespace gslb::metrics {
 struct LoadMetric {
     double load = 0;      // reported load, same unit as capacity, >= 0
     double capacity = 1;  // > 0: the load at which the metric counts as fully loaded
-    double weight = 1;    // >= 0: significance relative to the other metrics (seed 004: default 1)
+    double weight = 1;  // >= 0: significance relative to the other metrics (JBoss mod_cluster User Guide, ch.
+                        // 11 Load Metrics, p. 40: default 1)
 };
 
 // Current aggregate load L0 in [0, 1]: sum over metrics of min(load / capacity, 1) * weight / total weight.
@@ -30,7 +32,8 @@ double aggregateLoad(std::span<const LoadMetric> metrics) noexcept;
 // decay D >= 1 (D = 1: plain average).
 double decayedLoad(std::span<const double> newestFirst, double decay) noexcept;
 
-// Load balance factor 100 - L * 100 (seed 004), L clamped to [0, 1]; NaN stays NaN (unknown).
+// Load balance factor 100 - L * 100 (JBoss mod_cluster User Guide, ch. 11 Load Metrics, p. 40), L clamped to
+// [0, 1]; NaN stays NaN (unknown).
 double loadFactor(double decayedLoadValue) noexcept;
 
 inline constexpr std::size_t kMaxLoadHistory = 64;

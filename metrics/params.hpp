@@ -1,6 +1,6 @@
 #pragma once
 // Per-hostname policy parameters (the TOML keys session_threshold, session_tolerance, flashback_tolerance,
-// factor, answers; DESIGN.md "The config file"). Ranges are checked by Policy::compile.
+// factor, answers; doc/design.md "The config file"). Ranges are checked by Policy::compile.
 
 #include <cstdint>
 
@@ -11,7 +11,7 @@ struct Params {
     double sessionTolerance = 10.0;    // percent, 0..100 (session-capacity), Brocade tolerance rule
     double flashbackTolerance = 10.0;  // percent, 0..100 (flashback), Brocade tolerance rule
     // ms, 0..10000 (flashback): times that differ by no more than this are equal whatever the tolerance
-    // (issue 12: on a LAN the noise between equal sites is far above 10 %; a site tens of ms slower loses).
+    // (on a LAN the noise between equal sites is far above 10 %; a site tens of ms slower loses).
     double flashbackFloorMs = 5.0;
     double factor = 0.0;            // >= 0, HP close-enough factor (least-connections, cpu)
     std::uint16_t answers = 1;      // records per answer, 1..kMaxServices

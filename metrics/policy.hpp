@@ -1,5 +1,5 @@
 #pragma once
-// A hostname's compiled selection policy (DESIGN.md "Selection: a pipeline of stages"): the operator's
+// A hostname's compiled selection policy (doc/design.md "Selection: a pipeline of stages"): the operator's
 // ordered stages (Brocade metric-order: any subset, any order, exactly one chooser, last) as function
 // pointers, plus their parameters. Built once at config load; read-only and shareable between threads.
 
@@ -18,7 +18,7 @@ namespace gslb::metrics {
 
 class Policy {
   public:
-    // Brocade's default metric order with HP's last step (DESIGN.md).
+    // Brocade's default metric order with HP's last step (doc/design.md).
     static const std::vector<std::string>& defaultStageNames();
     static Policy defaultPolicy();
 

@@ -1,6 +1,7 @@
 #pragma once
 // Small, fast, seeded PRNG for the choosers: randomness is an input of every stage so tests are
-// deterministic (STYLE.md 5). One Rng per worker thread; not thread-safe, not cryptographic.
+// deterministic (doc/design.md "Principles" 5). One Rng per worker thread; not thread-safe, not
+// cryptographic.
 
 #include <cstdint>
 

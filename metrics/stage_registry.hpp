@@ -1,6 +1,7 @@
 #pragma once
-// Stages registered by name (STYLE.md 5; dnsdist getBuiltInPolicies): the config names stages with these
-// strings, Policy::compile turns them into function pointers once, the query path never sees a string.
+// Stages registered by name (doc/design.md "Principles" 5; dnsdist getBuiltInPolicies): the config names
+// stages with these strings, Policy::compile turns them into function pointers once, the query path never
+// sees a string.
 
 #include <cstdint>
 #include <span>
@@ -45,7 +46,7 @@ struct StageInfo {
 // The stage called `name` (exact, case-sensitive), or nullptr.
 const StageInfo* findStage(std::string_view name) noexcept;
 
-// Every stage, filters first, in DESIGN.md's table order.
+// Every stage, filters first, in doc/design.md's table order.
 std::span<const StageInfo> allStages() noexcept;
 
 // The stage of a kind (never nullptr for a valid kind).

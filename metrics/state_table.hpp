@@ -1,8 +1,9 @@
 #pragma once
-// Live state of sites and services (STYLE.md 4; gdnsd plugins/mon.h, dnsdist Availability): written by the
-// ONE control thread (health checks, reports, admin API), read by the worker threads on the query path
-// without locks. Slots are dense indices assigned when the table is built from the config: one per
-// (site, address) — hostnames that share a VIP share its slot (DESIGN.md "Data model") — and one per site.
+// Live state of sites and services (doc/design.md "Principles" 4; gdnsd plugins/mon.h, dnsdist Availability):
+// written by the ONE control thread (health checks, reports, admin API), read by the worker threads on the
+// query path without locks. Slots are dense indices assigned when the table is built from the config: one per
+// (site, address) — hostnames that share a VIP share its slot (doc/design.md "Data model") — and one per
+// site.
 //
 // Memory ordering: every field is its own std::atomic, written and read with memory_order_relaxed. That is
 // enough because no reader derives a pointer or an invariant from one field that another must uphold: each
@@ -32,9 +33,9 @@ struct ServiceKey {
     std::string address;
 };
 
-// One site report (DESIGN.md "Reports"), pushed or scraped. NaN = not in this report: that field keeps its
-// value and its age (issue 12: an agent that sends connections and cpu separately must not erase one with
-// the other). Each field has its own time stamp, so a value that stops coming still ages out after max_age.
+// One site report (doc/design.md "Reports"), pushed or scraped. NaN = not in this report: that field keeps
+// its value and its age (an agent that sends connections and cpu separately must not erase one with the
+// other). Each field has its own time stamp, so a value that stops coming still ages out after max_age.
 // sessionsUsed and sessionsMax are one field (a use ratio needs both from the same moment): both or neither.
 struct SiteReport {
     double cpu = kUnknown;           // percent 0..100
@@ -103,7 +104,7 @@ class StateTable {
 
     // Fills a Candidate (index left 0: the caller sets Candidate::index to the service's position in the
     // hostname). Reports older than maxAgeMs (nowMs - reportTime > maxAgeMs) read as NaN, never as 0
-    // (DESIGN.md "Stale metrics"); maxAgeMs <= 0 disables ageing. Times: steady clock, ms.
+    // (doc/design.md "Stale metrics"); maxAgeMs <= 0 disables ageing. Times: steady clock, ms.
     friend Candidate fillCandidate(const StateTable& table, std::uint32_t serviceSlot, std::uint32_t siteSlot,
                                    double weight, std::int64_t nowMs, std::int64_t maxAgeMs) noexcept;
 

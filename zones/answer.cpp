@@ -184,7 +184,7 @@ struct Ctx {
     }
 
     // NODATA for a GSLB name whose fallback chose nothing although the zone (and so its NSEC) has records of
-    // the type: the NSEC of the name without the type's bit, signed online (README "DNSSEC": `none`).
+    // the type: the NSEC of the name without the type's bit, signed online (doc/dnssec.md: `none`).
     void onlineNsec(const Zone& z, uint32_t nodeIdx, uint16_t type) {
         const bool n3 = z.signer()->nsec3;
         if (n3) nodeIdx = z.signer()->nsec3Match(z.nodeName(z.node(nodeIdx)));  // its NSEC3, at the hash

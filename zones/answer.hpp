@@ -1,4 +1,5 @@
-// The socket-free entry point of the DNS core (STYLE.md 1): query bytes in, response bytes out.
+// The socket-free entry point of the DNS core (doc/design.md "Principles" 1): query bytes in, response bytes
+// out.
 #pragma once
 #include <cstddef>
 #include <cstdint>

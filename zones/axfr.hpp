@@ -12,7 +12,8 @@ namespace gslb::zones {
 /// A resumable AXFR writer: a cursor over one zone. Each next() writes one complete DNS message (SOA first,
 /// every RRset of every node in the zone's order, SOA last, RFC 5936 §2.2); between calls it keeps only its
 /// position and the question, so a transfer of any size costs a few dozen octets plus the caller's buffer.
-/// Socket-free (STYLE.md 1). The zone must outlive the writer: the server keeps the snapshot that holds it.
+/// Socket-free (doc/design.md "Principles" 1). The zone must outlive the writer: the server keeps the
+/// snapshot that holds it.
 class AxfrWriter {
   public:
     /// `query` is the AXFR query that answer() classified as Action::Axfr; its header and question are copied

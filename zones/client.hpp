@@ -1,5 +1,5 @@
 // Who asked: the packet's source and the EDNS Client Subnet option (RFC 7871), for client-aware answers.
-// Plain values that live on the stack of the query path: no allocation (STYLE.md 7).
+// Plain values that live on the stack of the query path: no allocation (doc/design.md "Principles" 7).
 #pragma once
 #include <sys/socket.h>
 

@@ -2,7 +2,7 @@
 // BIND's dnssec-* tools and Knot's keymgr read and write: K<zone>+<alg>+<tag>.key holds the DNSKEY record,
 // K<zone>+<alg>+<tag>.private the private key ("Private-key-format: v1.x", "Algorithm:", "PrivateKey:") and
 // the key's timing metadata (BIND's "Created:", "Publish:", "Activate:", "Inactive:", "Delete:",
-// YYYYMMDDHHMMSS in UTC), which is the state a rollover works from (README "DNSSEC").
+// YYYYMMDDHHMMSS in UTC), which is the state a rollover works from (doc/dnssec.md).
 #pragma once
 #include <cstdint>
 #include <memory>

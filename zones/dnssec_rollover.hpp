@@ -1,4 +1,4 @@
-// DNSSEC key rollover (README "DNSSEC" -> "The rollover plan"): RFC 7583's timelines turned into the four
+// DNSSEC key rollover (doc/dnssec.md -> "The rollover plan"): RFC 7583's timelines turned into the four
 // timing values (Publish, Activate, Inactive, Delete) of the new and the old key, the TTLs those timelines
 // need read from a compiled zone, the key a rollover replaces, and the key events (a time at which some key
 // of a signed zone is published, activated, retired or removed) gslbd reloads at.
@@ -40,8 +40,8 @@ struct RolloverPlan {
 /// ZSK: pre-publication (RFC 7583 §3.2.1): new Publish = start, Activate = old Inactive = start + Ipub,
 /// old Delete = that + Iret. KSK: double-DS (§3.3.2): new DS at start, the swap at start + IpubP (new
 /// Publish = Activate = old Inactive = Delete), the old DS out Iret later. CSK: double-DS with
-/// pre-publication (README's plan 3): new Publish and DS at start, the swap at start + max(Ipub, IpubP), old
-/// Delete and DS out Iret later. Intervals must not be negative.
+/// pre-publication (doc/dnssec.md's plan, step 3): new Publish and DS at start, the swap at start + max(Ipub,
+/// IpubP), old Delete and DS out Iret later. Intervals must not be negative.
 RolloverPlan planRollover(KeyKind kind, int64_t start, const RolloverIntervals& iv);
 
 /// The TTLs a rollover of zone `z` (compiled unsigned, from its file) waits on, as gslbd signs it

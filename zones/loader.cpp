@@ -179,7 +179,7 @@ std::string ldnsError(ldns_status s, const RecordHead& h) {
     if (typeIs(h.type, "DYNA") || typeIs(h.type, "DYNC"))
         return fmt::format(
             "{}: {} is gdnsd's dynamic record; gslbd answers a name from the services of a "
-            "[hostname.\"NAME\"] table in gslbd.toml instead (README: \"[defaults] and "
+            "[hostname.\"NAME\"] table in gslbd.toml instead (man gslbd.toml: \"[defaults] and "
             "[hostname.\"NAME\"]\"; `gslbctl service add` writes one)",
             msg, std::string(h.type));
     const bool rdataErr =

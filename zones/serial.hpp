@@ -1,6 +1,6 @@
-// The SOA serial a zone is served with (issue 15). A signed zone changes at every signing (new inception and
-// expiry in every RRSIG), so a secondary must see a higher serial each time, or it keeps transferring nothing
-// and ends up serving the old signatures past their expiry. The policies are Knot's `serial-policy`
+// The SOA serial a zone is served with (doc/dnssec.md). A signed zone changes at every signing (new inception
+// and expiry in every RRSIG), so a secondary must see a higher serial each time, or it keeps transferring
+// nothing and ends up serving the old signatures past their expiry. The policies are Knot's `serial-policy`
 // (increment | unixtime | dateserial) plus `keep` (the file's serial, for unsigned zones, as long as it does
 // not go backwards); OpenDNSSEC's <Serial> offers the same three. All comparisons are RFC 1982 serial
 // arithmetic (SERIAL_BITS = 32).

@@ -1,8 +1,8 @@
 // TSIG (RFC 8945): HMAC signatures over DNS messages with a shared secret, for zone transfers and NOTIFY.
-// Socket-free (STYLE.md 1) and clock-free: every function that checks or writes a time takes `now` (UNIX
-// seconds), so tests and the fuzzer are deterministic. The MACs are OpenSSL's HMAC (libcrypto, which ldns
-// already links): ldns' own TSIG functions work on parsed ldns_pkt objects, while the server signs the wire
-// messages it writes, an AXFR one 64 KiB message at a time.
+// Socket-free (doc/design.md "Principles" 1) and clock-free: every function that checks or writes a time
+// takes `now` (UNIX seconds), so tests and the fuzzer are deterministic. The MACs are OpenSSL's HMAC
+// (libcrypto, which ldns already links): ldns' own TSIG functions work on parsed ldns_pkt objects, while the
+// server signs the wire messages it writes, an AXFR one 64 KiB message at a time.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,7 @@
-// A compiled, immutable, lookup-ready zone (STYLE.md 2): every owner name lower-cased in wire form, rdata as
-// uncompressed wire bytes, empty non-terminals materialised as nodes, delegation points and the names they
-// occlude marked, and the names inside NS/MX/SRV/CNAME rdata resolved to nodes of this zone. The query path
-// only hashes and compares bytes here; the zone parser (ldns) runs at load time only.
+// A compiled, immutable, lookup-ready zone (doc/design.md "Principles" 2): every owner name lower-cased in
+// wire form, rdata as uncompressed wire bytes, empty non-terminals materialised as nodes, delegation points
+// and the names they occlude marked, and the names inside NS/MX/SRV/CNAME rdata resolved to nodes of this
+// zone. The query path only hashes and compares bytes here; the zone parser (ldns) runs at load time only.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -145,8 +145,8 @@ class Zone {
     size_t fileRecordCount() const { return fileRecords_ ? fileRecords_ : rdatas_.size(); }
     void setFileRecordCount(size_t n) { fileRecords_ = n; }
 
-    /// Builds a zone from parsed records, applying the checks of issue 2 / RFC 1034 / RFC 2181: exactly one
-    /// SOA at the apex, NS at the apex, no CNAME beside other data (RFC 1034 §3.6.2, RFC 2181 §10.1), no
+    /// Builds a zone from parsed records, applying the checks of the DNS core / RFC 1034 / RFC 2181: exactly
+    /// one SOA at the apex, NS at the apex, no CNAME beside other data (RFC 1034 §3.6.2, RFC 2181 §10.1), no
     /// records outside the zone. On failure returns nullptr and sets `error` to "file:line: message".
     /// Nodes are numbered in the order their names first appear in the file (the apex first; an empty
     /// non-terminal just before the first name below it), which is also the AXFR order.

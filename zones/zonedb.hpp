@@ -1,4 +1,4 @@
-// The set of zones one server serves: an immutable snapshot once built (STYLE.md 3).
+// The set of zones one server serves: an immutable snapshot once built (doc/design.md "Principles" 3).
 #pragma once
 #include <memory>
 #include <string>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes gslbd.json, the Grafana dashboard for gslbd's GET /metrics (issue 17). The JSON is the artefact
+"""Writes gslbd.json, the Grafana dashboard for gslbd's GET /metrics (doc/api.md "The status page and the dashboard"). The JSON is the artefact
 operators import (Dashboards > New > Import); this script only keeps its many panels consistent. Run it
 again after editing: python3 examples/grafana/gen.py"""
 import json

@@ -1,5 +1,5 @@
 #pragma once
-// How the results of several checks combine (issue 4). Pure logic, no I/O.
+// How the results of several checks combine (doc/design.md "Metric sources"). Pure logic, no I/O.
 //
 // - Service slot: Down when any of its checks is Down; Up when every check that has a result is Up; when no
 //   check has a result yet, std::nullopt ("no news": the caller leaves the slot as it is — Unknown for a new

@@ -1,6 +1,6 @@
 #pragma once
-// The HTTP health check's response reader (issue 4): decides from the bytes received so far whether the
-// response is complete and what it says. Pure logic, no I/O: the libevent side
+// The HTTP health check's response reader (doc/design.md "Metric sources"): decides from the bytes received
+// so far whether the response is complete and what it says. Pure logic, no I/O: the libevent side
 // (server/probes/health_http.cpp) feeds it whatever it has read.
 //
 // - Status line "HTTP/1.x SSS reason"; interim 1xx responses (except 101) are skipped.

@@ -1,7 +1,7 @@
 #pragma once
-// Rise/fall hysteresis of one health check (DESIGN.md "Metric sources", "Start-up"). Pure logic, no I/O.
+// Rise/fall hysteresis of one health check (doc/design.md "Metric sources", "Start-up"). Pure logic, no I/O.
 //
-// Rules (decided for issue 4):
+// Rules (decided for the health checks):
 // - A check starts Unknown. Its FIRST result decides at once (success: Up, failure: Down): the start-up round
 //   must give every service an answer ("no first answer is a guess"), so rise/fall do not delay it.
 // - After that, Up goes Down after `fall` consecutive failures and Down goes Up after `rise` consecutive

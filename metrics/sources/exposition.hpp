@@ -1,9 +1,9 @@
 #pragma once
-// A parser of the Prometheus exposition formats (issue 12): the text format 0.0.4 and OpenMetrics 1.0 text,
-// as served by HAProxy's prometheus-exporter, node_exporter, nginx-prometheus-exporter and Envoy's
-// /stats/prometheus. The input comes from a site over the network: it is untrusted, so the parser is bounded
-// (total size, line length, series count), never recurses, never throws, and has a libFuzzer target
-// (tests/fuzz/fuzz_exposition.cpp).
+// A parser of the Prometheus exposition formats (doc/design.md "Metric sources"): the text format 0.0.4 and
+// OpenMetrics 1.0 text, as served by HAProxy's prometheus-exporter, node_exporter, nginx-prometheus-exporter
+// and Envoy's /stats/prometheus. The input comes from a site over the network: it is untrusted, so the parser
+// is bounded (total size, line length, series count), never recurses, never throws, and has a libFuzzer
+// target (tests/fuzz/fuzz_exposition.cpp).
 //
 // What it accepts, per line (both formats; '\n' ends a line, a '\r' before it is dropped):
 //   - empty lines; "# HELP", "# TYPE", "# UNIT" and any other '#' comment (ignored; "# EOF" ends the input);

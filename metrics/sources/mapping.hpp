@@ -1,8 +1,8 @@
 #pragma once
-// From scraped series to report values (issue 12): a selector names a metric and label matchers; the value
-// is the sum (or average, or max) of the matching series, optionally as a per-second rate between two
-// scrapes (counters), then `value * scale + offset`. Presets are the standard mappings of common exporters.
-// Pure logic, no I/O: the scraper (server/probes/sources.cpp) feeds it parsed samples and times.
+// From scraped series to report values (doc/design.md "Metric sources"): a selector names a metric and label
+// matchers; the value is the sum (or average, or max) of the matching series, optionally as a per-second rate
+// between two scrapes (counters), then `value * scale + offset`. Presets are the standard mappings of common
+// exporters. Pure logic, no I/O: the scraper (server/probes/sources.cpp) feeds it parsed samples and times.
 
 #include <cstdint>
 #include <string>

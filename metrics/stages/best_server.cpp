@@ -1,4 +1,4 @@
-// best-server chooser (CA SiteMinder web agent "Best Server Algorithm", seed 000).
+// best-server chooser (CA SiteMinder Web Agent technote on the Best Server Algorithm).
 //
 // Distribution table per service (ChooserState::capacity_ / throughput_), "active" = in the candidate set
 // that survived the filters of this query:

@@ -1,4 +1,5 @@
-// cpu stage (HP SA9200, seed 001 "CPU Utilization of Local Load Balancer" + "factor"). Rules in stages.hpp.
+// cpu stage (HP SA9200 User Manual, p. 17, "CPU Utilization of Local Load Balancer" + "factor"). Rules in
+// stages.hpp.
 #include "metrics/compare.hpp"
 #include "metrics/stages/filter_util.hpp"
 #include "metrics/stages/stages.hpp"

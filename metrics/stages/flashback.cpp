@@ -1,4 +1,4 @@
-// flashback stage (Brocade ADX, seed 002 "FlashBack speed"). Rules in stages.hpp.
+// flashback stage (Brocade Virtual ADX GSLB Guide, p. 10, "FlashBack speed"). Rules in stages.hpp.
 #include "metrics/compare.hpp"
 #include "metrics/stages/filter_util.hpp"
 #include "metrics/stages/stages.hpp"

@@ -1,4 +1,4 @@
-// health stage (all seeds; DESIGN.md "health" and "Start-up"). Rules in stages.hpp.
+// health stage (all the vendor manuals; doc/design.md "Start-up"). Rules in stages.hpp.
 #include "metrics/stages/filter_util.hpp"
 #include "metrics/stages/stages.hpp"
 
@@ -6,7 +6,7 @@ namespace gslb::metrics {
 
 std::size_t filterHealth(std::span<Candidate> in, const Params&) {
     // Hard exclusion: a down or drained service must never be answered by this stage; when none is left,
-    // select() reports AllDown and the hostname's fallback decides (DESIGN.md "All down").
+    // select() reports AllDown and the hostname's fallback decides (doc/design.md "All down").
     return detail::keepIf(
         in,
         [](const Candidate& c) { return c.health != Health::Down && c.enabled && c.siteUp && c.siteEnabled; },

@@ -1,4 +1,5 @@
-// least-connections stage (HP SA9200, seed 001 "Least Connections" + "factor"). Rules in stages.hpp.
+// least-connections stage (HP SA9200 User Manual, p. 17, "Least Connections" + "factor"). Rules in
+// stages.hpp.
 #include "metrics/compare.hpp"
 #include "metrics/stages/filter_util.hpp"
 #include "metrics/stages/stages.hpp"

@@ -1,5 +1,6 @@
-// load-factor chooser (mod_cluster, seed 004). The factor itself is computed at report time on the control
-// thread (metrics/load_factor.hpp); here it is only used as a weight. Rules in stages.hpp.
+// load-factor chooser (JBoss mod_cluster User Guide, ch. 11 Load Metrics, p. 40). The factor itself is
+// computed at report time on the control thread (metrics/load_factor.hpp); here it is only used as a weight.
+// Rules in stages.hpp.
 #include <algorithm>
 
 #include "metrics/stages/choose_util.hpp"

@@ -1,4 +1,4 @@
-// preference stage (Brocade ADX site preference; DESIGN.md: 0..255, default 128, 0 takes a site out).
+// preference stage (Brocade ADX site preference; doc/design.md: 0..255, default 128, 0 takes a site out).
 #include <algorithm>
 
 #include "metrics/stages/filter_util.hpp"

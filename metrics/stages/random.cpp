@@ -1,4 +1,5 @@
-// random chooser (HP SA9200 step 3, WebSphere plug-in "Random", seed 003). Rules in stages.hpp.
+// random chooser (HP SA9200 User Manual, p. 17, step 3; WebSphere V6 Scalability and Performance Handbook
+// (SG24-6392), Random). Rules in stages.hpp.
 #include "metrics/stages/choose_util.hpp"
 #include "metrics/stages/stages.hpp"
 

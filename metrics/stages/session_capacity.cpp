@@ -1,4 +1,5 @@
-// session-capacity stage (Brocade ADX, seed 002 "available session capacity tolerance"). Rules in stages.hpp.
+// session-capacity stage (Brocade Virtual ADX GSLB Guide, p. 10, "available session capacity tolerance").
+// Rules in stages.hpp.
 #include <algorithm>
 
 #include "metrics/compare.hpp"

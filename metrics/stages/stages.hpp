@@ -1,11 +1,11 @@
 #pragma once
-// Every selection stage, one file each in metrics/stages/ named after the stage (DESIGN.md "Selection: a
+// Every selection stage, one file each in metrics/stages/ named after the stage (doc/design.md "Selection: a
 // pipeline of stages"). Normally reached through the registry (stage_registry.hpp) and select(); declared
 // here so each can be tested alone.
 //
 // FILTER stages: (candidates, params) -> kept. They compact `in` in place, stable (kept candidates keep
 // their relative order), and return how many of the first elements are kept. Shared rules:
-//  * A metric that is unknown (NaN) for every candidate: all are kept (DESIGN.md).
+//  * A metric that is unknown (NaN) for every candidate: all are kept (doc/design.md).
 //  * Keep-the-best filters (session-capacity, flashback, least-connections, cpu): the best KNOWN value sets
 //    the bar; a candidate whose metric is unknown is kept — the stage drops only what it knows to be worse.
 //    Unknown never wins (it cannot set the bar, so it cannot push a measured candidate out), and it is never
@@ -40,30 +40,33 @@ using FilterFn = std::size_t (*)(std::span<Candidate> in, const Params& params);
 using ChooserFn = int (*)(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
                           ChooserState& state, Rng& rng);
 
-// health (all seeds): keeps services whose health is Up or Unknown, that are enabled, and whose site is up
-// and enabled. Unknown counts as up: the server runs one round of checks before it answers (DESIGN.md
-// "Start-up"), so Unknown on the query path means "no check configured" or "service added by a reload and
-// not checked yet" — in both cases answering with it is what the operator configured. Hard: may keep 0.
+// health (all the vendor manuals): keeps services whose health is Up or Unknown, that are enabled, and whose
+// site is up and enabled. Unknown counts as up: the server runs one round of checks before it answers
+// (doc/design.md "Start-up"), so Unknown on the query path means "no check configured" or "service added by a
+// reload and not checked yet" — in both cases answering with it is what the operator configured. Hard: may
+// keep 0.
 std::size_t filterHealth(std::span<Candidate> in, const Params& params);
 
 // session-threshold (Brocade): keeps sites whose sessionsUsed / sessionsMax * 100 <= sessionThreshold
 // (percent). Unknown use (NaN, or sessionsMax <= 0) is kept. If every site is over: keeps all (soft).
 std::size_t filterSessionThreshold(std::span<Candidate> in, const Params& params);
 
-// session-capacity (Brocade, seed 002): keeps sites whose available sessions (sessionsMax - sessionsUsed,
-// clamped at 0) are equal, within sessionTolerance percent of the larger, to the most available.
+// session-capacity (Brocade Virtual ADX GSLB Guide, p. 10): keeps sites whose available sessions (sessionsMax
+// - sessionsUsed, clamped at 0) are equal, within sessionTolerance percent of the larger, to the most
+// available.
 std::size_t filterSessionCapacity(std::span<Candidate> in, const Params& params);
 
-// flashback (Brocade, seed 002): keeps services whose FlashBack time (ms, lower is better) is equal to the
-// fastest: within flashbackTolerance percent of the larger, or within flashbackFloorMs (default 5 ms)
-// whatever the percentage (compare.hpp). L7 is compared first when any candidate has an L7 time; if that
-// keeps more than one, L4 is compared among those kept (also when no one has L7).
+// flashback (Brocade Virtual ADX GSLB Guide, p. 10): keeps services whose FlashBack time (ms, lower is
+// better) is equal to the fastest: within flashbackTolerance percent of the larger, or within
+// flashbackFloorMs (default 5 ms) whatever the percentage (compare.hpp). L7 is compared first when any
+// candidate has an L7 time; if that keeps more than one, L4 is compared among those kept (also when no one
+// has L7).
 std::size_t filterFlashback(std::span<Candidate> in, const Params& params);
 
-// least-connections (HP SA9200, seed 001): keeps services with connections <= fewest * (1 + factor).
+// least-connections (HP SA9200 User Manual, p. 17): keeps services with connections <= fewest * (1 + factor).
 std::size_t filterLeastConnections(std::span<Candidate> in, const Params& params);
 
-// cpu (HP SA9200, seed 001): keeps services whose site cpu (percent) <= lowest * (1 + factor).
+// cpu (HP SA9200 User Manual, p. 17): keeps services whose site cpu (percent) <= lowest * (1 + factor).
 std::size_t filterCpu(std::span<Candidate> in, const Params& params);
 
 // preference (Brocade): drops sites with preference 0 (hard: even the only one), then keeps the highest.
@@ -78,7 +81,8 @@ std::size_t filterPreference(std::span<Candidate> in, const Params& params);
 // no distance known (an unknown client, or a site listed nowhere for it): all kept (soft).
 std::size_t filterTopology(std::span<Candidate> in, const Params& params);
 
-// random (HP, WebSphere seed 003): uniform among the untaken active candidates.
+// random (HP, WebSphere V6 Scalability and Performance Handbook (SG24-6392), Workload management policies):
+// uniform among the untaken active candidates.
 int chooseRandom(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
                  ChooserState& state, Rng& rng);
 
@@ -92,13 +96,14 @@ int chooseWeightedRandom(std::span<const Candidate> active, std::uint64_t taken,
 int chooseRoundRobin(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
                      ChooserState& state, Rng& rng);
 
-// weighted-round-robin (WebSphere plug-in, seed 003): round robin that skips members whose weight left in
-// this cycle is 0 and decrements the picked one's. Weight = round(Candidate::weight) (NaN -> 1); if every
-// active weight is 0 they all count as 1. When every active member is at 0 all weights are refilled and the
-// new cycle starts again at the cycle's first member (the random start), so each cycle repeats the same
-// order: 3/1 starting at A gives A B A A | A B A A. A member that (re)joins mid-cycle gets its full weight.
-// answers > 1 and only taken members have weight left: the next untaken member in turn is answered without
-// being charged (distinct records beat exact weights).
+// weighted-round-robin (WebSphere V6 Scalability and Performance Handbook (SG24-6392), Workload management
+// policies): round robin that skips members whose weight left in this cycle is 0 and decrements the picked
+// one's. Weight = round(Candidate::weight) (NaN -> 1); if every active weight is 0 they all count as 1. When
+// every active member is at 0 all weights are refilled and the new cycle starts again at the cycle's first
+// member (the random start), so each cycle repeats the same order: 3/1 starting at A gives A B A A | A B A A.
+// A member that (re)joins mid-cycle gets its full weight. answers > 1 and only taken members have weight
+// left: the next untaken member in turn is answered without being charged (distinct records beat exact
+// weights).
 int chooseWeightedRoundRobin(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
                              ChooserState& state, Rng& rng);
 
@@ -109,14 +114,15 @@ int chooseWeightedRoundRobin(std::span<const Candidate> active, std::uint64_t ta
 int chooseLeastSelected(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
                         ChooserState& state, Rng& rng);
 
-// best-server (SiteMinder web agent, seed 000). See best_server.cpp for the table; response time per
-// candidate = l7Ms if any active candidate has an L7 time, else l4Ms, else all equal (1 ms); an unknown time
-// among known ones counts as the slowest known one.
+// best-server (CA SiteMinder Web Agent technote on the Best Server Algorithm). See best_server.cpp for the
+// table; response time per candidate = l7Ms if any active candidate has an L7 time, else l4Ms, else all equal
+// (1 ms); an unknown time among known ones counts as the slowest known one.
 int chooseBestServer(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
                      ChooserState& state, Rng& rng);
 
-// load-factor (mod_cluster, seed 004): probability proportional to Candidate::loadFactor (clamped to
-// 0..100). Unknown factors count as the lowest known one (unknown never beats known); all unknown or all 0
+// load-factor (JBoss mod_cluster User Guide, ch. 11 Load Metrics, p. 40): probability proportional to
+// Candidate::loadFactor (clamped to 0..100). Unknown factors count as the lowest known one (unknown never
+// beats known); all unknown or all 0
 // -> uniform.
 int chooseLoadFactor(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
                      ChooserState& state, Rng& rng);

@@ -1,4 +1,5 @@
-// weighted-round-robin chooser (WebSphere plug-in "Weighted round robin", seed 003). Rules in stages.hpp.
+// weighted-round-robin chooser (WebSphere V6 Scalability and Performance Handbook (SG24-6392), Workload
+// management policies, "Weighted round robin"). Rules in stages.hpp.
 #include <algorithm>
 
 #include "metrics/stages/choose_util.hpp"
@@ -33,7 +34,8 @@ int chooseWeightedRoundRobin(std::span<const Candidate> active, std::uint64_t ta
 
     int pos = -1;
     if (!state.started_) {
-        // "the plug-in selects a cluster member at random from which to start" (seed 003).
+        // "the plug-in selects a cluster member at random from which to start" (WebSphere V6 Scalability and
+        // Performance Handbook (SG24-6392), Workload management policies).
         std::uint64_t free = 0;
         for (const Candidate& c : active) free += eligible(c) ? 1 : 0;
         std::uint64_t k = rng.uniform(free);

@@ -1,7 +1,8 @@
-// Recent events (issue 17): what an operator asks "what happened?" about — health changes with their reason,
-// drains and enables, reloads with their result, metric scrape failures — kept in a bounded ring that
-// GET /v1/events and the status page read. The log line on stderr stays the record of truth; this ring only
-// holds the last `capacity` events in memory (oldest overwritten first, the count of those lost is kept).
+// Recent events (doc/api.md "The status page and the dashboard"): what an operator asks "what happened?"
+// about — health changes with their reason, drains and enables, reloads with their result, metric scrape
+// failures — kept in a bounded ring that GET /v1/events and the status page read. The log line on stderr
+// stays the record of truth; this ring only holds the last `capacity` events in memory (oldest overwritten
+// first, the count of those lost is kept).
 //
 // Recording is one line from anywhere in the server (the control thread in practice; the ring has its own
 // mutex, so a worker or a test thread may call it too, but never per query). For example:

@@ -1,6 +1,6 @@
-// Logging: one line per event, via fmt. Never per query at the default level (STYLE.md 7).
+// Logging: one line per event, via fmt. Never per query at the default level (doc/design.md "Principles" 7).
 //
-// Sinks ([server] log, issue 11):
+// Sinks ([server] log):
 // - stderr (default): "2026-01-01T00:00:00.000Z gslbd info: message". Under systemd, when stderr is the
 //   journal's stream (JOURNAL_STREAM names its device and inode, systemd.exec(5)), the line is
 //   "<6>info: message" instead: the sd-daemon(3) prefix gives the journal each line's priority, and the

@@ -1,4 +1,4 @@
-// Report forwarding between [cluster] members (README "Several instances as one NS set"): a site report a
+// Report forwarding between [cluster] members (doc/ns-set.md): a site report a
 // member accepted is sent once to each peer, so an agent needs one address. On the control loop, never in the
 // way of the original request: its answer does not wait, and a slow or dead peer only fills its own queue.
 #pragma once

@@ -1,6 +1,6 @@
-// gslbd's configuration: one TOML file (DESIGN.md "The config file"), read with toml++ against a declarative
-// schema (STYLE.md 8): every key has a type, a range and a default; an unknown key or a bad value is an error
-// that names the file, the line and the key's full path.
+// gslbd's configuration: one TOML file (doc/design.md "The config file"), read with toml++ against a
+// declarative schema (doc/design.md "Principles" 8): every key has a type, a range and a default; an unknown
+// key or a bad value is an error that names the file, the line and the key's full path.
 #pragma once
 #include <algorithm>
 #include <netinet/in.h>
@@ -121,8 +121,8 @@ struct ClusterMember {
     ListenAddr addr;  // ADDRESS:PORT (addr.text is "ADDRESS:PORT" / "[ADDRESS]:PORT")
 };
 
-/// [cluster] (DESIGN.md "Several instances as one NS set"): every gslbd serving the same zones, this one
-/// included, each with the same config (README "Several instances as one NS set").
+/// [cluster] (doc/design.md "Several instances as one NS set"): every gslbd serving the same zones, this one
+/// included, each with the same config (doc/ns-set.md).
 struct ClusterConf {
     bool enabled = false;  // only when a [cluster] table is present
     std::vector<ClusterMember> members;
@@ -144,7 +144,7 @@ struct ZoneConf {
         notify;                 // secondaries told of a new serial (RFC 1996); port 53 when not written
     bool axfrAllowSet = false;  // the zone has its own axfr_allow, which replaces [server]'s
     std::vector<AxfrAllow> axfrAllow;
-    bool dnssec = false;          // sign the zone at load with the keys in keyDir (README "DNSSEC")
+    bool dnssec = false;          // sign the zone at load with the keys in keyDir (doc/dnssec.md)
     std::string keyDir;           // resolved against the config file's directory
     std::string denial = "nsec";  // nsec | nsec3 (RFC 9276: SHA-1, iterations 0, no salt, no opt-out)
     uint32_t signatureValidity =
@@ -185,7 +185,8 @@ struct TopologyConf {
     int line = 0;
 };
 
-/// A named health check ([check.NAME]); the checks themselves run in the control thread (issue 4).
+/// A named health check ([check.NAME]); the checks themselves run in the control thread (doc/design.md
+/// "Metric sources").
 struct CheckConf {
     std::string name;
     std::string type = "tcp";  // tcp | http | https | none
@@ -204,9 +205,10 @@ struct CheckConf {
     int line = 0;
 };
 
-/// Where one report key comes from (issue 12): `{ source = "east-lb", metric = 'sel{a="b"}' }` on a scraped
-/// source, `{ source = "prom", query = '…' }` on a Prometheus server. The value is the sum (avg, max) of the
-/// matching series, a per-second rate when `rate`, then `value * scale + offset`.
+/// Where one report key comes from (doc/design.md "Metric sources"): `{ source = "east-lb", metric =
+/// 'sel{a="b"}' }` on a scraped source, `{ source = "prom", query = '…' }` on a Prometheus server. The value
+/// is the sum (avg, max) of the matching series, a per-second rate when `rate`, then `value * scale +
+/// offset`.
 struct MappingConf {
     bool set = false;    // the key is mapped
     std::string source;  // a [source.NAME]
@@ -277,11 +279,12 @@ struct ServiceConf {
     std::string address;  // one of the hostname's A/AAAA records
     std::string site;
     double weight = 1;
-    double capacity = 0;        // informational (sessions/connections the service can take); 0: unknown
-    std::string check;          // a [check.NAME]; empty: no health check (counts as up)
-    std::string checkAddress;   // check this address instead of `address` (a VIP checked through another)
-    int port = 0;               // check this port instead of the check's
-    SharedMapping connections;  // explicit mapping of the service's connections (issue 12)
+    double capacity = 0;       // informational (sessions/connections the service can take); 0: unknown
+    std::string check;         // a [check.NAME]; empty: no health check (counts as up)
+    std::string checkAddress;  // check this address instead of `address` (a VIP checked through another)
+    int port = 0;              // check this port instead of the check's
+    SharedMapping
+        connections;  // explicit mapping of the service's connections (doc/design.md "Metric sources")
     int line = 0;
 };
 

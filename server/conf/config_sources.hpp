@@ -1,4 +1,4 @@
-// The config of metric sources (issue 12; DESIGN.md "Metric sources"): [source.NAME] tables, a site's
+// The config of metric sources (doc/design.md "Metric sources"): [source.NAME] tables, a site's
 // `sources` and explicit mappings (`cpu = { source = …, metric = … }`), a service's `connections`.
 // Internal to server/config.cpp.
 #pragma once

@@ -1,4 +1,4 @@
-// The config digest of /v1/status (README "Several instances as one NS set"): what must be the same on every
+// The config digest of /v1/status (doc/ns-set.md): what must be the same on every
 // member of a [cluster], hashed, so `gslbctl status` can tell when one member runs another config.
 #pragma once
 #include <toml++/toml.h>

@@ -11,7 +11,8 @@ namespace gslb::server {
 
 /// Each restart-only setting that differs between `old` and `now`, in config order, as
 /// "[server] workers (2 -> 3)": [server] listen, workers, user, state_dir, log, xdp; [control] (added or
-/// removed) and its listen; [rrl] table_size. Empty when none changed. README "Upgrade" lists the same keys.
+/// removed) and its listen; [rrl] table_size. Empty when none changed. doc/operating.md "Upgrade" lists the
+/// same keys.
 std::vector<std::string> restartOnlyChanges(const Config& old, const Config& now);
 
 }  // namespace gslb::server

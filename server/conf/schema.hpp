@@ -1,6 +1,6 @@
-// A small declarative reader over toml++ tables (STYLE.md 8): each get* call declares a key with its type,
-// range and default; finish() rejects every key that was not declared. Errors are ConfigError exceptions
-// carrying "file:line: path: message" (load time only, never on the query path).
+// A small declarative reader over toml++ tables (doc/design.md "Principles" 8): each get* call declares a key
+// with its type, range and default; finish() rejects every key that was not declared. Errors are ConfigError
+// exceptions carrying "file:line: path: message" (load time only, never on the query path).
 #pragma once
 #include <fmt/format.h>
 #include <toml++/toml.h>

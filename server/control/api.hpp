@@ -1,5 +1,6 @@
-// The control API (DESIGN.md "Control API"): HTTP on the control thread's libevent loop (evhttp), JSON with
-// nlohmann-json. Every change needs `Authorization: Bearer <token from token_file>`; reads do not.
+// The control API (doc/design.md "Control API and gslbctl"): HTTP on the control thread's libevent loop
+// (evhttp), JSON with nlohmann-json. Every change needs `Authorization: Bearer <token from token_file>`;
+// reads do not.
 //
 //   GET  /v1/status                               sites, services, states, metrics, their age, answer counts
 //   GET  /metrics                                 Prometheus text format (version 0.0.4)
@@ -79,12 +80,14 @@ class ControlApi {
     using Conns = std::unordered_map<bufferevent*, Conn*>;
 
     ControlApi(event_base* base, Shared& shared, ReloadFn reload, CheckStatusFn checkStatus);
-    /// What GET /v1/status and /metrics show of the metric sources (issue 12); none when unset.
+    /// What GET /v1/status and /metrics show of the metric sources (doc/design.md "Metric sources"); none
+    /// when unset.
     void setSourceStatus(SourceStatusFn fn) { sourceStatus_ = std::move(fn); }
     /// What GET /v1/status ("cluster"."admin_sync") and /metrics (gslbd_cluster_admin_sync_*) show of the
     /// [cluster] peers' GET /v1/admin polls (cluster/admin_sync.hpp); none when unset.
     void setAdminSyncStatus(AdminSyncStatusFn fn) { adminSyncStatus_ = std::move(fn); }
-    /// GET /v1/verdicts and the health quorum's state in /v1/status and /metrics (issue 18); none when unset.
+    /// GET /v1/verdicts and the health quorum's state in /v1/status and /metrics (doc/ns-set.md); none when
+    /// unset.
     void setQuorum(VerdictsFn verdicts, QuorumStatusFn status) {
         verdicts_ = std::move(verdicts);
         quorumStatus_ = std::move(status);
@@ -109,8 +112,9 @@ class ControlApi {
     /// stays.
     bool readToken(const std::string& path, std::string& error);
 
-    /// Socket-free entry point (STYLE.md 1), used by the evhttp callback and by the unit tests. `forwarded`:
-    /// the X-Gslbd-Forwarded header (empty when absent): such a report is not forwarded again.
+    /// Socket-free entry point (doc/design.md "Principles" 1), used by the evhttp callback and by the unit
+    /// tests. `forwarded`: the X-Gslbd-Forwarded header (empty when absent): such a report is not forwarded
+    /// again.
     ApiResponse handle(const std::string& method, const std::string& path, const std::string& authorization,
                        const std::string& body, const std::string& forwarded = "");
     /// Replaces the report forwarder (unit tests give one with their own sender).

@@ -328,7 +328,7 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
         }
     }
     if (quorumStatus_) {
-        // [cluster] health_quorum (issue 18): only while it is set.
+        // [cluster] health_quorum (doc/ns-set.md): only while it is set.
         const QuorumStatus q = quorumStatus_();
         if (q.quorum > 0) {
             o.head(

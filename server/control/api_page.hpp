@@ -1,5 +1,6 @@
-// The status page at / of the control API (issue 17): one HTML page, its CSS and JS, embedded in the binary
-// (server/control/page/, via page_assets.hpp), so it works on a management network without internet access.
+// The status page at / of the control API (doc/api.md "The status page and the dashboard"): one HTML page,
+// its CSS and JS, embedded in the binary (server/control/page/, via page_assets.hpp), so it works on a
+// management network without internet access.
 //
 //   GET /              the page, with the sites, services, events and sources rendered on the server from the
 //                      same JSON as GET /v1/status: without JavaScript it is a table that reloads itself

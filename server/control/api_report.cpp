@@ -1,4 +1,4 @@
-// POST /v1/sites/{site}/report: a site agent's metrics (DESIGN.md "Metric sources"). The whole body is
+// POST /v1/sites/{site}/report: a site agent's metrics (doc/design.md "Metric sources"). The whole body is
 // checked before anything is written, so a refused report changes nothing.
 #include <nlohmann/json.hpp>
 
@@ -112,7 +112,7 @@ ApiResponse ControlApi::report(const Snapshot& s, const std::string& site, const
     ++reports_;
 
     // Stored either way (a reload may add the stage), but a key no policy at this site reads is said to be
-    // ignored: in the answer, and once in the log (issue 12).
+    // ignored: in the answer, and once in the log (doc/design.md "Metric sources").
     const unsigned reads = metricsReadAtSite(s.config, site);
     nlohmann::json ignored = nlohmann::json::array();
     const std::pair<bool, std::pair<const char*, unsigned>> keys[] = {

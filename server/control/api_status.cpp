@@ -38,8 +38,9 @@ ApiResponse ControlApi::status(const Snapshot& s) {
     for (const auto& z : s.db.zones()) {
         json zj = {{"name", z->name()}, {"serial", z->serial()}, {"records", z->recordCount()}};
         if (const zones::ZoneSigner* sg = z->signer()) {
-            // DNSSEC (issue 15): the validity window of this snapshot's signatures, its keys, and how many
-            // signatures the query path has made (GSLB answers): it stops growing once every set is cached.
+            // DNSSEC (doc/dnssec.md): the validity window of this snapshot's signatures, its keys, and how
+            // many signatures the query path has made (GSLB answers): it stops growing once every set is
+            // cached.
             json keys = json::array();
             for (const auto& k : sg->keys())
                 keys.push_back({{"tag", k.tag}, {"algorithm", k.algorithm}, {"flags", k.flags}});
@@ -117,7 +118,7 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                                   {"answers", h.answers},
                                   {"fallback", fb},
                                   // Queries this hostname answered by its all-down fallback since start
-                                  // (issue 11; also gslbd_hostname_fallbacks_total in /metrics).
+                                  // (also gslbd_hostname_fallbacks_total in /metrics).
                                   {"fallbacks_taken", fallbacks + drainedFallbacks},
                                   // Of them, those that found every candidate drained (nothing to give).
                                   {"fallbacks_drained", drainedFallbacks},
@@ -148,8 +149,8 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                      {"l4_ms", cs.l4Ms < 0 ? json(nullptr) : json(cs.l4Ms)},
                      {"l7_ms", cs.l7Ms < 0 ? json(nullptr) : json(cs.l7Ms)}};
         if (cs.checked) {
-            // Issue 18: what this member's checks alone say, beside the health the selector uses; with
-            // health_quorum, the votes behind it.
+            // The health quorum (doc/ns-set.md): what this member's checks alone say, beside the health the
+            // selector uses; with health_quorum, the votes behind it.
             check["own_state"] = cs.ownState;
             if (cs.quorum)
                 check["quorum"] = {{"voters", cs.votes.voters},
@@ -167,7 +168,7 @@ ApiResponse ControlApi::status(const Snapshot& s) {
              {"address", key.address},
              {"hostnames", hostsOf[i]},
              {"enabled", v.enabled},
-             // A service without a check counts as up (DESIGN.md); say so rather than "unknown".
+             // A service without a check counts as up (doc/design.md); say so rather than "unknown".
              {"health", !cs.checked && v.health == metrics::Health::Unknown ? "up" : healthName(v.health)},
              {"connections", num(v.connections)},
              {"connections_age_s", age(v.connectionsAtMs, now)},
@@ -176,8 +177,8 @@ ApiResponse ControlApi::status(const Snapshot& s) {
              {"answers", s.gslb.answers->total(i)},
              {"check", check}});
     }
-    // Metric sources (issue 12): one object per [source.NAME]; times as ages and wall-clock ms, null when
-    // never.
+    // Metric sources (doc/design.md "Metric sources"): one object per [source.NAME]; times as ages and
+    // wall-clock ms, null when never.
     j["sources"] = json::array();
     if (sourceStatus_)
         for (const auto& src : sourceStatus_()) {
@@ -201,7 +202,7 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                  {"failures", src.failures},
                  {"feeds", src.feeds}});
         }
-    // [cluster] health_quorum (issue 18): null when not set.
+    // [cluster] health_quorum (doc/ns-set.md): null when not set.
     j["health_quorum"] = nullptr;
     if (quorumStatus_) {
         QuorumStatus q = quorumStatus_();
@@ -228,7 +229,7 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                 {"peers", peers}};
         }
     }
-    // [server] xdp (README "AF_XDP fast path"): each interface, serving, fallen back to the sockets at start
+    // [server] xdp (doc/xdp.md): each interface, serving, fallen back to the sockets at start
     // with the reason logged then, or not serving since (gone, down, program detached: Path::recheck); the
     // warning when no listen address is one of its addresses. Empty without `xdp`.
     j["xdp"] = json::array();
@@ -257,7 +258,7 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                     {"failed", shared_.reloads[trig][1].load(std::memory_order_relaxed)}};
     };
     j["reloads"] = {{"sighup", reloads(kReloadSighup)}, {"api", reloads(kReloadApi)}};
-    // What `gslbctl status` compares across [cluster] members (README "Several instances as one NS set").
+    // What `gslbctl status` compares across [cluster] members (doc/ns-set.md).
     j["config_digest"] = s.configDigest.empty() ? json(nullptr) : json(s.configDigest);
     if (s.config.cluster.enabled) {
         const ClusterConf& c = s.config.cluster;

@@ -1,4 +1,4 @@
-// GET /v1/verdicts (issue 18): this member's own health verdicts, what its [cluster] peers combine under
+// GET /v1/verdicts (doc/ns-set.md): this member's own health verdicts, what its [cluster] peers combine under
 // health_quorum (server/probes/peers.hpp reads this). Ages, not only times, so that the peers need no
 // synchronised clock:
 //   {"services": [{"site": "east", "address": "192.0.2.10", "health": "down", "age_ms": 130,

@@ -1,7 +1,8 @@
-// Explain (issue 13): one simulated query against the live state, stage by stage — what each stage received,
-// the value it read for each candidate (with the value's age), the bar it set, what it dropped and why — then
-// the chooser's pick, any fallback, and the answer with the ECS scope it would carry. Runs on the control
-// thread with its own copies of everything: the query path has no trace hooks and pays nothing for it.
+// Explain (doc/design.md "Client-aware answers"): one simulated query against the live state, stage by stage
+// — what each stage received, the value it read for each candidate (with the value's age), the bar it set,
+// what it dropped and why — then the chooser's pick, any fallback, and the answer with the ECS scope it would
+// carry. Runs on the control thread with its own copies of everything: the query path has no trace hooks and
+// pays nothing for it.
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -18,7 +19,7 @@ struct ExplainRequest {
     std::string ecs;         // an ECS prefix "198.51.100.0/24" (or an address: /32, /128); empty: none
 };
 
-/// The explanation as JSON (shape in the README, "Explain"). False and `error` for a bad request (an
+/// The explanation as JSON (shape in doc/api.md "Explain"). False and `error` for a bad request (an
 /// unparsable client or ECS, an unknown type); a name outside our zones is explained as REFUSED.
 bool explain(const Snapshot& snap, const ExplainRequest& req, nlohmann::json& out, std::string& error);
 

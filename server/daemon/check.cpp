@@ -1,4 +1,4 @@
-// The configuration check shared by `gslbd --check` and `gslbctl check` (issue 11: the same summary,
+// The configuration check shared by `gslbd --check` and `gslbctl check` (the same summary,
 // warnings included): the server's own loading (config, every zone, GSLB cross-checks), one problem per
 // line, a few cheap warnings in the spirit of named-checkzone, and what a start checks on top (the control
 // token, the user, the state directory and the drains kept there).
@@ -144,7 +144,7 @@ void secondaryTtlWarnings(const Config& cfg, const Snapshot& snap, Report& rep) 
             fmt::format("zone {} is transferred ({}), and the candidate A/AAAA of {} GSLB hostname(s) have a "
                         "TTL above the hostname's ttl ({}{}): a secondary answers every candidate at the "
                         "zone's TTL, so resolvers that ask it cache dead sites that long; give those records "
-                        "a TTL of at most {} s (README \"Secondaries\")",
+                        "a TTL of at most {} s (doc/operating.md, \"Secondaries and GSLB TTLs\")",
                         zc.name, zc.notify.empty() ? "axfr_allow" : "notify", count, examples,
                         count > 3 ? ", …" : "", lowest));
     }
@@ -155,8 +155,8 @@ std::string dirOf(const std::string& path) {
     return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
 }
 
-// What a start checks beyond the config and the zones (issue 11): so that `--check` passing means the start
-// will not fail on them.
+// What a start checks beyond the config and the zones (doc/operating.md): so that `--check` passing means the
+// start will not fail on them.
 void startChecks(const Config& cfg, const zones::ZoneDb&, Checker checker, Report& rep) {
     const std::string& where = cfg.path;
     std::string error, token;

@@ -1,8 +1,8 @@
-// One gslbd per DNS address (issue 11). The workers bind with SO_REUSEPORT so the kernel spreads queries over
-// them; the same option would let a second gslbd (same user) join those sockets silently and take part of
-// the queries, so a drain on one instance would reach only some answers. Before the workers bind, every
-// listen address is bound once *without* SO_REUSEPORT: that fails with EADDRINUSE when anything already holds
-// the address, including an overlapping wildcard (0.0.0.0 vs 127.0.0.1, [::] vs [::1]).
+// One gslbd per DNS address (doc/operating.md). The workers bind with SO_REUSEPORT so the kernel spreads
+// queries over them; the same option would let a second gslbd (same user) join those sockets silently and
+// take part of the queries, so a drain on one instance would reach only some answers. Before the workers
+// bind, every listen address is bound once *without* SO_REUSEPORT: that fails with EADDRINUSE when anything
+// already holds the address, including an overlapping wildcard (0.0.0.0 vs 127.0.0.1, [::] vs [::1]).
 #pragma once
 #include <string>
 #include <vector>

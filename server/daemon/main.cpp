@@ -1,5 +1,5 @@
-// gslbd: the authoritative GSLB DNS server. A thin main (STYLE.md 9): parse the command line, build the first
-// snapshot, open the listeners, run the control loop (signals, reloads) until SIGTERM.
+// gslbd: the authoritative GSLB DNS server. A thin main (doc/design.md "Principles" 9): parse the command
+// line, build the first snapshot, open the listeners, run the control loop (signals, reloads) until SIGTERM.
 #include <CLI/CLI.hpp>
 #include <event2/event.h>
 #include <event2/thread.h>
@@ -49,11 +49,11 @@ struct Daemon {
     event_base* base = nullptr;
 
     std::unique_ptr<ControlApi> api;
-    std::unique_ptr<HealthMonitor> health;          // its events live on `base`: destroyed before the base
-    std::unique_ptr<SourceMonitor> sources;         // metric scrapes (issue 12), on `base` too
-    std::unique_ptr<PeerMonitor> peers;             // [cluster] peers' verdicts for health_quorum (issue 18)
-    std::string stateDir;                           // [server] state_dir at start; empty: drains are not kept
-    cluster::AdminLog adminLog;                     // what orders each drain among the [cluster] members
+    std::unique_ptr<HealthMonitor> health;   // its events live on `base`: destroyed before the base
+    std::unique_ptr<SourceMonitor> sources;  // metric scrapes (doc/design.md "Metric sources"), on `base` too
+    std::unique_ptr<PeerMonitor> peers;      // [cluster] peers' verdicts for health_quorum (doc/ns-set.md)
+    std::string stateDir;                    // [server] state_dir at start; empty: drains are not kept
+    cluster::AdminLog adminLog;              // what orders each drain among the [cluster] members
     std::unique_ptr<cluster::AdminSync> adminSync;  // reads the peers' drains (needs the API: after it)
     std::unique_ptr<xfr::Notifier> notifier;
 
@@ -96,8 +96,8 @@ struct Daemon {
             log::error("admin state not saved (drains will not survive a restart): {}", error);
     }
 
-    // SIGHUP or POST /v1/reload: build a whole new snapshot; publish it only if everything loaded (STYLE.md
-    // 3). `message` gets the outcome either way.
+    // SIGHUP or POST /v1/reload: build a whole new snapshot; publish it only if everything loaded
+    // (doc/design.md "Principles" 3). `message` gets the outcome either way.
     bool reload(std::string& message) {
         service::notifyReloading();
         bool ok = reloadSnapshot(message);
@@ -207,13 +207,13 @@ void ignoreStraySignals() {
     for (int s = SIGRTMIN; s <= SIGRTMAX; ++s) signal(s, SIG_IGN);
 }
 
-// Signatures of signed zones expire (README "DNSSEC"): halfway through their validity the control thread
+// Signatures of signed zones expire (doc/dnssec.md): halfway through their validity the control thread
 // rebuilds the snapshot, exactly as a reload does (files re-read, everything re-signed, an atomic swap), so
 // no operator has to. The same at each key event (a key published, activated, retired or deleted: a
-// rollover's steps, README "Key state and rollover") and when a signed zone's key files change (gslbctl
-// dnssec rollover, dnssec-settime: BIND's dnssec-loadkeys-interval, checked every second here). A failed
-// rebuild keeps the old snapshot and is tried again a minute later, or at once when the key files change
-// again (a key half-copied into the directory is complete a moment later).
+// rollover's steps, doc/dnssec.md "Key state and rollover") and when a signed zone's key files change
+// (gslbctl dnssec rollover, dnssec-settime: BIND's dnssec-loadkeys-interval, checked every second here). A
+// failed rebuild keeps the old snapshot and is tried again a minute later, or at once when the key files
+// change again (a key half-copied into the directory is complete a moment later).
 void onResignTick(evutil_socket_t, short, void* arg) {
     auto* d = static_cast<Daemon*>(arg);
     static int64_t retryAt = 0;
@@ -316,7 +316,8 @@ int main(int argc, char** argv) {
         log::error("{}", error);
         return 1;
     }
-    // Settings no policy reads are valid but would be ignored: say so at load (issue 12).
+    // Settings no policy reads are valid but would be ignored: say so at load (doc/design.md "Metric
+    // sources").
     for (const auto& w : unreadSettings(snap->config)) log::warn("{}: {}", w.where, w.message);
     Daemon::logBuildNotes(*snap);
     if (snap->config.server.log == "syslog") log::useSyslog();
@@ -453,7 +454,7 @@ int main(int argc, char** argv) {
         }
     }
 
-    // DESIGN.md "Start-up": one round of health checks, bounded by their timeouts, before the listeners
+    // doc/design.md "Start-up": one round of health checks, bounded by their timeouts, before the listeners
     // answer, so no first answer is a guess.
     d.health->apply(*d.shared.holder.get());
     d.health->runInitialRound();

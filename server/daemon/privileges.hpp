@@ -1,4 +1,4 @@
-// Dropping root after the listeners are bound ([server] user, issue 11): a DNS server reads untrusted packets
+// Dropping root after the listeners are bound ([server] user): a DNS server reads untrusted packets
 // all day, so it should do so without the right to change the machine. NSD and Knot do the same (bind as
 // root, then setgroups/setgid/setuid to their own user).
 #pragma once

@@ -1,4 +1,4 @@
-// The systemd notify protocol (sd_notify(3), via libsystemd) for Type=notify units (issue 11):
+// The systemd notify protocol (sd_notify(3), via libsystemd) for Type=notify units (doc/operating.md):
 //   READY=1      once the first health round is done and the listeners answer (not merely when bound)
 //   RELOADING=1  with MONOTONIC_USEC (what systemd >= 253 asks of Type=notify-reload; 252 ignores it),
 //                then READY=1 when the reload is over — whether it succeeded or kept the old snapshot

@@ -1,5 +1,5 @@
 // DNS NOTIFY (RFC 1996) to a zone's secondaries, so they transfer a new serial within seconds instead of at
-// their next SOA refresh ([[zone]] notify, issue 11).
+// their next SOA refresh ([[zone]] notify).
 //
 // Runs on the control thread's libevent loop: one non-blocking UDP socket per (zone, target) in flight,
 // never on the query path. A NOTIFY is retried with exponential backoff (1 s, 2 s, 4 s, 8 s, then every 8 s;

@@ -1,4 +1,4 @@
-// HealthMonitor (issue 4; contract in health.hpp): the set of checks a snapshot asks for, their schedule,
+// HealthMonitor (contract in health.hpp): the set of checks a snapshot asks for, their schedule,
 // rise/fall hysteresis and FlashBack smoothing (metrics/health/), and what they write into the snapshot's
 // StateTable: service health, FlashBack l4/l7, site up.
 //

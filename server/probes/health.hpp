@@ -1,6 +1,7 @@
-// Active health checks of every site service (issue 4), run on the control thread's libevent loop:
-// non-blocking TCP connects and HTTP GETs, rise/fall hysteresis, smoothed FlashBack times. Results are
-// written into the snapshot's lock-free StateTable (health, FlashBack l4/l7), which the query path reads.
+// Active health checks of every site service (doc/design.md "Metric sources"), run on the control thread's
+// libevent loop: non-blocking TCP connects and HTTP GETs, rise/fall hysteresis, smoothed FlashBack times.
+// Results are written into the snapshot's lock-free StateTable (health, FlashBack l4/l7), which the query
+// path reads.
 //
 // Contract with the rest of the server (server/daemon/main.cpp, server/control/api.cpp):
 // - constructed once with the control event_base;
@@ -12,7 +13,7 @@
 //   finished or timed out (bounded by the largest timeout), so the first answer is not a guess;
 // - status(slot): what GET /v1/status and GET /metrics show for one service slot.
 //
-// Health quorum ([cluster] health_quorum, issue 18): the checks give this member's own verdict per slot
+// Health quorum ([cluster] health_quorum): the checks give this member's own verdict per slot
 // (published by verdicts() on GET /v1/verdicts); with setPeers() and a quorum, the health written into the
 // StateTable, and used for the site flag, is metrics/health/quorum.hpp's combination of that verdict with
 // the peers' fresh ones. A peer's verdict is fresh while its age is at most

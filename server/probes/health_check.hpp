@@ -1,7 +1,7 @@
-// One run of one health check on the control thread's event_base (issue 4): a non-blocking TCP connect with
-// a deadline, then whatever the check's kind does on the connection (server/probes/health_tcp.cpp: nothing;
-// server/probes/health_http.cpp: GET and read the response). Internal to server/probes/health*.cpp and their
-// tests.
+// One run of one health check on the control thread's event_base (doc/design.md "Metric sources"): a
+// non-blocking TCP connect with a deadline, then whatever the check's kind does on the connection
+// (server/probes/health_tcp.cpp: nothing; server/probes/health_http.cpp: GET and read the response). Internal
+// to server/probes/health*.cpp and their tests.
 #pragma once
 #include <event2/event.h>
 #include <sys/socket.h>

@@ -1,8 +1,9 @@
-// The `https` health check (issue 12): the tcp check's connect (L4 time), then TLS over that socket through
-// libevent's bufferevent_openssl with SNI and certificate verification (the system store, or `ca_file`; none
-// with `insecure`), then the http check's GET and judgement (metrics/health/http_response.hpp). L7 time:
-// request sent, after the handshake -> response complete. The certificate's notAfter goes into the result,
-// whether or not it verified, so status can show an expiry that is near or past.
+// The `https` health check (doc/design.md "Metric sources"): the tcp check's connect (L4 time), then TLS over
+// that socket through libevent's bufferevent_openssl with SNI and certificate verification (the system store,
+// or `ca_file`; none with `insecure`), then the http check's GET and judgement
+// (metrics/health/http_response.hpp). L7 time: request sent, after the handshake -> response complete. The
+// certificate's notAfter goes into the result, whether or not it verified, so status can show an expiry that
+// is near or past.
 #include <arpa/inet.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>

@@ -1,4 +1,4 @@
-// The peers' health verdicts for [cluster] health_quorum (issue 18; metrics/health/quorum.hpp has the
+// The peers' health verdicts for [cluster] health_quorum (metrics/health/quorum.hpp has the
 // rule): every other member's GET /v1/verdicts, polled on the control thread's libevent loop with libevent's
 // evhttp client, kept with the time each verdict was observed so stale ones stop counting.
 //

@@ -1,4 +1,4 @@
-// Metric sources (issue 12; DESIGN.md "Metric sources"): what the control thread pulls from the sites'
+// Metric sources (doc/design.md "Metric sources"): what the control thread pulls from the sites'
 // load balancers and exporters, or from the operator's Prometheus server, and writes into the snapshot's
 // StateTable exactly where a pushed report lands (with the time it arrived, so a source that stops
 // answering ages out after max_age: unknown, never zero).

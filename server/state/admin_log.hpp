@@ -1,4 +1,4 @@
-// Drains and enables that converge across the [cluster] members (README "Several instances as one NS set",
+// Drains and enables that converge across the [cluster] members (doc/ns-set.md,
 // "Drains converge"). gslbctl sends a drain to every member, but a member that is down, hung or cut off at
 // that moment misses it; without this it would answer with the drained site until an operator noticed. So
 // every admin change carries what orders it, each member publishes its changes (GET /v1/admin) and adopts a

@@ -1,6 +1,6 @@
-// Drains that survive a restart ([server] state_dir, issue 11; gdnsd's admin_state file is the model). The
-// admin state of sites and services (drained / enabled) lives in the StateTable; this writes its drained
-// entries to `state_dir/admin-state.json` after every change and applies them at start.
+// Drains that survive a restart ([server] state_dir, the service work; gdnsd's admin_state file is the
+// model). The admin state of sites and services (drained / enabled) lives in the StateTable; this writes its
+// drained entries to `state_dir/admin-state.json` after every change and applies them at start.
 //
 // File shape (JSON, written by us, read back by us; an operator may delete it to forget every drain):
 //   {"version": 1, "drained_sites": ["east"],

@@ -500,8 +500,8 @@ void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const
         out.count = uint16_t(r.count);
         return;
     }
-    // Nothing healthy (or every site taken out): the hostname's fallback decides (DESIGN.md "All down"). A
-    // drain holds through it: `all` gives every candidate not drainedOut, and when every one is, the answer
+    // Nothing healthy (or every site taken out): the hostname's fallback decides (doc/design.md "All down").
+    // A drain holds through it: `all` gives every candidate not drainedOut, and when every one is, the answer
     // is NODATA (or the fixed address). A cold path: the table is read again, once per service.
     uint16_t keep[metrics::kMaxServices];
     size_t kept = 0;

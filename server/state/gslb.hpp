@@ -62,7 +62,7 @@ struct ClientDecision {
 enum class Fallback : uint8_t { All, None, Address };
 
 /// The operator took this service out: it is drained, its site is drained, or its site is at preference 0.
-/// Such a service stays out of every answer, the all-down fallback's included (README "fallback"): an
+/// Such a service stays out of every answer, the all-down fallback's included (gslbd.toml(5) `fallback`): an
 /// operator who drains a site for maintenance expects no traffic there, as F5 and Citrix never answer a
 /// disabled member. Any thread (relaxed reads of the state table).
 inline bool drainedOut(const metrics::StateTable& t, uint32_t serviceSlot, uint32_t siteSlot) noexcept {
@@ -120,7 +120,7 @@ struct Gslb {
     std::shared_ptr<AnswerCounters> answers;     // per service slot (site, address), over every hostname
     // Per (hostname, service): GslbService::hostSlot (keys for carrying over: hostAnswerKeys()).
     std::shared_ptr<AnswerCounters> hostAnswers;
-    // Per hostname (index = Node::dynamic): queries answered by the all-down fallback (DESIGN.md "All
+    // Per hostname (index = Node::dynamic): queries answered by the all-down fallback (doc/design.md "All
     // down"), whatever it gave (every candidate not drained, NODATA or the fixed address), except those
     // counted in drainedFallbacks.
     std::shared_ptr<AnswerCounters> fallbacks;

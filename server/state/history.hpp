@@ -1,7 +1,8 @@
-// The answer history behind the status page's live chart (issue 17): every `interval` the control thread
-// samples the per-hostname answer counters (Gslb::hostAnswers) and keeps, per (hostname, site, address), how
-// many answers carried that address in each interval, for the last `capacity` samples (150 × 2 s = 5 min).
-// Shares per site or per service are sums of these series; the page computes them.
+// The answer history behind the status page's live chart (doc/api.md "The status page and the dashboard"):
+// every `interval` the control thread samples the per-hostname answer counters (Gslb::hostAnswers) and keeps,
+// per (hostname, site, address), how many answers carried that address in each interval, for the last
+// `capacity` samples (150 × 2 s = 5 min). Shares per site or per service are sums of these series; the page
+// computes them.
 //
 // Counters survive reloads by key (AnswerCounters::carryByKey), so a reload is no spike; a key that appears
 // starts at 0, one that disappears keeps the answers it had in the window until they leave it. Control

@@ -1,6 +1,7 @@
 // What the query path reads: config + compiled zones, immutable once published, swapped whole on reload
-// (STYLE.md 3). Workers check a generation counter (one atomic load per batch) and take the mutex only when
-// it moved, so the hot path has no lock; an old snapshot is freed when the last worker lets go of it.
+// (doc/design.md "Principles" 3). Workers check a generation counter (one atomic load per batch) and take the
+// mutex only when it moved, so the hot path has no lock; an old snapshot is freed when the last worker lets
+// go of it.
 #pragma once
 #include <atomic>
 #include <memory>

@@ -1,4 +1,4 @@
-// Where a client is (DESIGN.md "Client-aware answers"): the `[topology]` nets table (longest prefix wins)
+// Where a client is (doc/design.md "Client-aware answers"): the `[topology]` nets table (longest prefix wins)
 // and an optional MaxMind DB, turned into a Location per query: region labels, most specific first, and
 // coordinates for `nearest`. Built once per snapshot, read-only on the query path.
 #pragma once

@@ -532,6 +532,73 @@ class Configs(unittest.TestCase):
         self.assertIn('unknown key "wieght"', p.stdout)
 
 
+# What a reader of the repository cannot open: the founding notes and style notes kept outside it, the seed texts
+# by file, and issue numbers of a tracker that is not in it.
+OUTSIDE = re.compile(r"\b(DESIGN|STYLE)\.md\b|\bseeds?[ /_]?0\d\d\b|/seed[s]/|\b[Ii]ssues? #?\d+\b")
+DOC_SECTION = re.compile(r"(doc/[\w/.-]+\.md|README(?:\.md)?)(?:'s)? \"([^\"]+)\"")
+
+
+def tracked_text_files():
+    files = run_git(["ls-files"])
+    for f in files:
+        if f.startswith("tests/fuzz/corpus/") or not os.path.isfile(os.path.join(REPO, f)):
+            continue
+        try:
+            yield f, read(os.path.join(REPO, f))
+        except UnicodeDecodeError:
+            continue
+
+
+def run_git(args):
+    p = subprocess.run(["git", "-C", REPO, *args], stdout=subprocess.PIPE, text=True, timeout=60)
+    return [l for l in p.stdout.split("\n") if l]
+
+
+def headings(path):
+    return [re.sub(r"[`*]", "", h).strip().lower()
+            for h in re.findall(r"^#+ (.*)$", read(path), re.M)] + \
+           [re.sub(r"[`*]", "", h).strip().lower() for h in re.findall(r"^(?:- )?\*\*([^*]+?)[.:]?\*\*", read(path), re.M)]
+
+
+class Citations(unittest.TestCase):
+    def test_nothing_cites_what_the_repository_lacks(self):
+        """No file cites the founding design or style notes kept outside the repository, a seed file or an issue
+        number: a comment cites doc/design.md's section, an RFC section, a vendor manual by title and page, or a
+        file here."""
+        if not os.path.isdir(os.path.join(REPO, ".git")) and not run_git(["rev-parse", "--git-dir"]):
+            self.skipTest("not a git checkout")
+        bad = []
+        for f, text in tracked_text_files():
+            for m in OUTSIDE.finditer(text):
+                bad.append(f"{f}:{line_of(text, m.start())}: {text[max(0, m.start() - 30):m.end() + 30]!r}")
+        self.assertGreater(len(list(tracked_text_files())), 300)
+        self.assertEqual(bad, [], f"{len(bad)} citations of documents outside the repository")
+
+    def test_cited_sections_exist(self):
+        """A citation of a section (doc/FILE.md or README, then the section's title in double quotes) names a
+        heading, or a bold paragraph title, of that file."""
+        bad = []
+        for f, text in tracked_text_files():
+            for m in DOC_SECTION.finditer(text):
+                target, section = m.group(1), m.group(2)
+                path = os.path.join(REPO, "README.md" if target.startswith("README") else target)
+                where = f"{f}:{line_of(text, m.start())}"
+                if not os.path.exists(path):
+                    bad.append(f"{where}: {target} does not exist")
+                    continue
+                want = re.sub(r"\s*\n\s*(?:///|//|#)?\s*", " ", re.sub(r"[`*]", "", section)).strip().lower()
+                if not any(h == want or h.startswith(want) for h in headings(path)):
+                    bad.append(f"{where}: {target} has no section \"{section}\"")
+        self.assertEqual(bad, [])
+
+    def test_the_patterns_match(self):
+        for s in ("(DESIGN" + ".md \"Data model\")", "STYLE" + ".md 7", "see " + "se" + "ed 002", "issue" + " 16",
+                  "(issues" + " 12)", "/work/shared/" + "seeds/002_x.txt"):
+            self.assertTrue(OUTSIDE.search(s), s)
+        for s in ("doc/design.md \"Data model\"", "RFC 9110 §15.5.6", "tissue 3", "an issue"):
+            self.assertFalse(OUTSIDE.search(s), s)
+
+
 def walkthrough(path, heading):
     text = read(path)
     part = text.split(heading, 1)[1]

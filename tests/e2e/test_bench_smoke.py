@@ -1,4 +1,4 @@
-"""Smoke run of tools/bench (issues 6, 16): every stage runs and prints numbers, with tiny sizes and 1 s runs.
+"""Smoke run of tools/bench (doc/performance.md): every stage runs and prints numbers, with tiny sizes and 1 s runs.
 
 No timing is asserted (the machine may be busy); only that each stage produced positive numbers for gslbd,
 that every installed peer produced numbers, and that a peer that is not installed was skipped with a
@@ -73,7 +73,7 @@ class BenchSmoke(unittest.TestCase):
                 self.assertTrue(any(s.startswith(peer) for s in self.res["skipped"]), peer)
 
     def test_modes(self):
-        """Issue 16: UDP at a fixed load, TCP one query at a time and pipelined, each run labelled with what bound
+        """The performance work: UDP at a fixed load, TCP one query at a time and pipelined, each run labelled with what bound
         it (client-bound only when the server had CPU to spare)."""
         g = self.res["qps"]["gslbd"]
         for key in ("static-fixed", "static-tcp1", "static-tcp"):
@@ -135,7 +135,7 @@ class BenchSmoke(unittest.TestCase):
 
 @unittest.skipUnless(shutil.which("valgrind") and shutil.which("dnsperf"), "valgrind or dnsperf not installed")
 class BenchInstrSmoke(unittest.TestCase):
-    """The instr stage (issue 16, callgrind instructions per query) in quick mode: one short run of gslbd."""
+    """The instr stage (callgrind instructions per query) in quick mode: one short run of gslbd."""
 
     def test_instr_stage(self):
         with tempfile.TemporaryDirectory(prefix="bench-instr.") as tmp:
@@ -174,7 +174,7 @@ class InstrNames(unittest.TestCase):
 
 
 class BenchXdpAb(unittest.TestCase):
-    """The xdp stage's A/B server (issue 16): gslbd-xdp-old is --gslbd-old-bin with `[server] xdp`, measured in
+    """The xdp stage's A/B server (doc/performance.md): gslbd-xdp-old is --gslbd-old-bin with `[server] xdp`, measured in
     the same rounds as gslbd-xdp, with its ratio printed; without the binary the stage refuses at once."""
 
     def test_old_needs_its_binary(self):

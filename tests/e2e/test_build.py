@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The build's own tools (issue 16, from a new user's trial of the AF_XDP path):
+"""The build's own tools (from a new user's trial of the AF_XDP path):
 
 - `meson setup` ends with a summary that says whether the AF_XDP fast path is built (and why not), and it
   agrees with what this gslbd does with a `[server] xdp` config.

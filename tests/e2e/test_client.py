@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of client-aware answers (issue 13): EDNS Client Subnet (RFC 7871) with dig +subnet and raw
+"""End-to-end tests of client-aware answers (doc/design.md "Client-aware answers"): EDNS Client Subnet (RFC 7871) with dig +subnet and raw
 wire queries; topology (nets and a GeoIP mmdb generated here), nearest, the hashed chooser, and explain.
 """
 import os

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Several gslbd instances as one NS set (issue 18, README "Several instances as one NS set"): three members on
+"""Several gslbd instances as one NS set (doc/ns-set.md): three members on
 127.0.0.2, .3 and .4, all on the same ports, so each member's config is the same file but for the address it
 listens on (loopback answers on all of 127.0.0.0/8). gslbctl's fan-out, report forwarding, status differences,
 a dead member, drains converging on a member that was stopped or down during them."""
@@ -368,7 +368,7 @@ class Cluster(unittest.TestCase):
         time.sleep(0.3)
         self.assertEqual([a - b for a, b in zip(self.reports(), before)], [1, 1, 1])
 
-    # ---- drains converge (README "Drains converge")
+    # ---- drains converge (doc/ns-set.md "Drains converge")
     def admin_file(self, m):
         with open(m.path("state/admin-state.json")) as f:
             return json.load(f)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The NS-set lab (issue 18): several gslbd instances as one NS set, in network namespaces this test creates.
+"""The NS-set lab (doc/ns-set.md): several gslbd instances as one NS set, in network namespaces this test creates.
 
     infra (bridge br0, 192.0.2.1): NSD with a fake root "." and example.com. (which delegates gslb.example.com.
         to ns1/ns2/ns3), Unbound on 127.0.0.1:53 with that root as its only hint, gslbctl
@@ -292,7 +292,7 @@ def backend(ns, addr, dirpath):
 
 
 def member_supports_cluster():
-    """Whether this gslbd knows [cluster] (issue 18's config), by `gslbd --check` on a minimal config."""
+    """Whether this gslbd knows [cluster], by `gslbd --check` on a minimal config."""
     d = tempfile.mkdtemp(prefix="gslbd-cluster-probe-")
     try:
         with open(os.path.join(d, "zone.db"), "w") as f:
@@ -461,7 +461,7 @@ class ClusterLab(unittest.TestCase):
 
     def test_2_drain_through_gslbctl_reaches_both_members(self):
         if not self.cluster:
-            self.skipTest("gslbd has no [cluster] (issue 18's config) in this build")
+            self.skipTest("gslbd has no [cluster] in this build")
         t0 = time.monotonic()
         p = self.ctl("drain", "b", BE2)
         self.assertEqual(p.returncode, 0, p.stdout)
@@ -483,7 +483,7 @@ class ClusterLab(unittest.TestCase):
 
     def test_3_quorum_keeps_a_backend_one_member_cannot_reach(self):
         if not self.cluster:
-            self.skipTest("gslbd has no [cluster] (issue 18's config) in this build")
+            self.skipTest("gslbd has no [cluster] in this build")
         m1 = self.members["m1"]
         self.partition("m1", BE1)
         try:
@@ -521,9 +521,9 @@ class ClusterLab(unittest.TestCase):
 
     def test_3b_quorum_still_drains_a_backend_down_for_everyone(self):
         # health_quorum = 2 of 2 members: a back end that really fails is drained by both, one fall x interval
-        # plus up to one peer poll later than without the quorum (README "The trade-off").
+        # plus up to one peer poll later than without the quorum (doc/ns-set.md "The health quorum").
         if not self.cluster:
-            self.skipTest("gslbd has no [cluster] (issue 18's config) in this build")
+            self.skipTest("gslbd has no [cluster] in this build")
         self.backends[BE2].kill()
         t0 = time.monotonic()
         done = {}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of gslbd's DNS core (issue 2) with real dig / kdig and raw sockets."""
+"""End-to-end tests of gslbd's DNS core (doc/behaviour.md) with real dig / kdig and raw sockets."""
 import os
 import re
 import socket
@@ -634,7 +634,7 @@ class Tcp(unittest.TestCase):
                     self.assertEqual(c1.query(build_query("www.t.test.", "A")).rcode, "NOERROR")
                     self.assertEqual(c2.query(build_query("www.t.test.", "A")).rcode, "NOERROR")
                     # Full: the newcomer is served and the least recently active connection (c1) makes room
-                    # (issue 10; NSD and Knot do the same), so the table never holds more than the limit.
+                    # (NSD and Knot do the same), so the table never holds more than the limit.
                     self.assertEqual(c2.query(build_query("www.t.test.", "A", qid=4)).rcode, "NOERROR")
                     with TcpClient(g.port, timeout=2) as c3:
                         self.assertEqual(c3.query(build_query("www.t.test.", "A", qid=7)).rcode, "NOERROR")

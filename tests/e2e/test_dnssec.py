@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""DNSSEC (issue 15): keys in BIND's format with gslbctl, checked against ldns, BIND's and Knot's tools."""
+"""DNSSEC (doc/dnssec.md): keys in BIND's format with gslbctl, checked against ldns, BIND's and Knot's tools."""
 import json
 import os
 import re

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""DNSSEC key rollover (README "Key state and rollover"): `gslbctl dnssec rollover` writes RFC 7583's schedule
+"""DNSSEC key rollover (doc/dnssec.md "Key state and rollover"): `gslbctl dnssec rollover` writes RFC 7583's schedule
 into the key files and gslbd follows it on its own (it sees the new key files within a second and reloads at
 every key event), while a validating Unbound keeps getting AD and ldns-verify-zone accepts the AXFR at every
 step. TTLs of 2 s and --propagation 1 keep each rollover under ten seconds."""

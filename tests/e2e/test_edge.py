@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of facing the internet (issue 14): NSID, DNS Cookies, response rate limiting and per-client
+"""End-to-end tests of facing the internet (doc/operating.md "Facing the internet"): NSID, DNS Cookies, response rate limiting and per-client
 limits, with real dig / kdig and raw sockets."""
 import os
 import re

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of gslbctl (issue 5): zone-file edits, config + zone checks, services, the live control API."""
+"""End-to-end tests of gslbctl (doc/man/gslbctl.8.md): zone-file edits, config + zone checks, services, the live control API."""
 import datetime
 import json
 import os

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of gslbd's active health checks (issue 4): real HTTP back ends on their own loopback
+"""End-to-end tests of gslbd's active health checks (doc/design.md "Metric sources"): real HTTP back ends on their own loopback
 addresses (127.0.0.11, …), gslbd checking them, dig watching the answers.
 
 Every wait is a poll against a deadline computed from the check's own interval / rise / fall (+ 1 s)."""

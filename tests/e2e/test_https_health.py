@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of the https health check (issue 12): real TLS servers on loopback (python's ssl) with
+"""End-to-end tests of the https health check (doc/design.md "Metric sources"): real TLS servers on loopback (python's ssl) with
 certificates made here by openssl — one signed by a CA of the test's own, one self-signed — and gslbd checking
 them: a good certificate with ca_file is up; a self-signed one against the system store is down with a clear
 reason; insecure = true is up; a name the certificate does not hold is down; each certificate's notAfter shows

@@ -186,7 +186,7 @@ class LabRun(unittest.TestCase):
         self.assertGreater(rows[LEAST_CONN]["refused"], rows[STATIC]["refused"])
         self.assertGreater(rows[LEAST_CONN]["share_pct"][2], rows[STATIC]["share_pct"][2])
 
-    # Issue 31's default policy: once it balances by headroom, assert here that it refuses no more than static
+    # The balancing work's default policy: once it balances by headroom, assert here that it refuses no more than static
     # weights (rows[DEFAULT]["refused"] <= rows[STATIC]["refused"]) in steady and health-failure.
 
     def test_health_failure_detected(self):

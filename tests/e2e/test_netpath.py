@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of the UDP and TCP socket paths (issue 16): answers larger than the link's MTU go out as TC
+"""End-to-end tests of the UDP and TCP socket paths (doc/performance.md): answers larger than the link's MTU go out as TC
 instead of fragments, SIGTERM stops a server busy with UDP promptly, and TCP clients that pipeline, ask one
 query at a time, split their messages or read slowly all get every answer, in order.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""NOTIFY (RFC 1996, issue 11): after `gslbctl zone add` and a reload, real Knot and NSD secondaries have the
+"""NOTIFY (RFC 1996): after `gslbctl zone add` and a reload, real Knot and NSD secondaries have the
 new serial within seconds, without a refresh command and long before their SOA refresh timer (3600 s)."""
 import os
 import re

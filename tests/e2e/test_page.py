@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end test of the status page (issue 17) in a real browser: Debian's chromium, headless.
+"""End-to-end test of the status page (doc/api.md "The status page and the dashboard") in a real browser: Debian's chromium, headless.
 
 gslbd serves three sites (east and west checked against a small HTTP server here, south against a closed
 port, so it is down with a reason); queries make answers; west is drained through the API. Then:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A real ECS-aware resolver in front of gslbd (issue 13): Unbound with its subnetcache module
+"""A real ECS-aware resolver in front of gslbd (doc/design.md "Client-aware answers"): Unbound with its subnetcache module
 (module-config "subnetcache validator iterator", send-client-subnet) and a stub zone pointing at gslbd on
 loopback. Answers differ by client subnet, and Unbound caches each for the scope gslbd returned: a second
 client in the same /24 is answered from the cache, a client in another /24 is not.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of gslbd's resource limits against hostile or broken clients (issue 10): AXFR to clients
+"""End-to-end tests of gslbd's resource limits against hostile or broken clients (doc/testing.md): AXFR to clients
 that do not read, the cap on concurrent transfers, TCP slowloris and a full connection table, zero-length TCP
 messages, signals an operator may send, and control-API requests with bad bytes."""
 import os
@@ -30,7 +30,7 @@ def rss_kb(pid, key="VmRSS"):
     raise AssertionError(f"no {key} for {pid}")
 
 
-BIG_N = 100_000  # ~2.4 MB of AXFR: as much as a client that does not read would cost before issue 10, each
+BIG_N = 100_000  # ~2.4 MB of AXFR: as much as a client that does not read would cost before the untrusted-input work, each
 BIG = "big.test."
 BIG_ZONE = simple_zone(BIG, "".join(f"h{i} IN A 10.{i >> 16}.{(i >> 8) & 255}.{i & 255}\n" for i in range(BIG_N)))
 BIG_RECORDS = ({(f"h{i}.{BIG}", "A", f"10.{i >> 16}.{(i >> 8) & 255}.{i & 255}") for i in range(BIG_N)} |
@@ -83,7 +83,7 @@ class AxfrLimits(unittest.TestCase):
             grown = peak - before
             print(f"RSS before {before} kB, with {self.STUCK} stuck AXFR clients {peak} kB "
                   f"(+{grown} kB, {grown / self.STUCK:.0f} kB per client; the transfer is ~2200 kB)")
-            # Before issue 10 each stuck client held its whole transfer (~2.2 MB here: +88 MB for 40). Now ~140 kB
+            # Before the untrusted-input work each stuck client held its whole transfer (~2.2 MB here: +88 MB for 40). Now ~140 kB
             # each (~260 kB under meson, whose MALLOC_PERTURB_ touches every page malloc hands out).
             self.assertLess(grown, 24 * 1024, g.stderr())
 
@@ -130,7 +130,7 @@ def closed(sock, wait):
 
 class TcpLimits(unittest.TestCase):
     def test_slowloris_gets_a_deadline_for_the_whole_message(self):
-        # Before issue 10 each byte reset the idle timer: a client announcing 65535 octets and sending one a
+        # Before the untrusted-input work each byte reset the idle timer: a client announcing 65535 octets and sending one a
         # second held its connection for 18 hours.
         with Gslbd(zones={"t.test.": simple_zone("t.test.")},
                    server={"tcp_idle_timeout": 10, "tcp_message_timeout": 2}) as g:
@@ -201,7 +201,7 @@ class TcpLimits(unittest.TestCase):
 
 class Signals(unittest.TestCase):
     def test_only_term_and_int_stop_the_server(self):
-        # Before issue 10 SIGUSR1 and SIGUSR2 (a logrotate script's habit) killed gslbd: their default action.
+        # Before the untrusted-input work SIGUSR1 and SIGUSR2 (a logrotate script's habit) killed gslbd: their default action.
         with Gslbd(zones={"t.test.": simple_zone("t.test.")}) as g:
             stray = [signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM, signal.SIGPIPE, signal.SIGIO, signal.SIGPWR,
                      signal.SIGVTALRM, signal.SIGPROF, signal.SIGRTMIN, signal.SIGRTMIN + 5, signal.SIGRTMAX]

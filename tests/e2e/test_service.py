@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gslbd as a service (issue 11): one instance per address, dropping privileges, drains kept across
+"""gslbd as a service (doc/operating.md): one instance per address, dropping privileges, drains kept across
 restarts, the systemd notify protocol, logs."""
 import json
 import os
@@ -115,7 +115,7 @@ class Privileges(unittest.TestCase):
             g.stop()
 
     def test_check_warns_about_unset_user_only_where_gslbd_stays_root(self):
-        """gslbd --check warned about an unset user to every root check, README's `sudo gslbd --check` before
+        """gslbd --check warned about an unset user to every root check, doc/operating.md's `sudo gslbd --check` before
         `systemctl start` included, where the unit's User= drops root. Each case runs under unshare -m with a
         /run of its own: with or without /run/systemd/system (sd_booted), inside a unit (INVOCATION_ID) or
         not, root or nobody."""

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of metric sources (issue 12), all on loopback with real components: three sites, each a real
+"""End-to-end tests of metric sources (doc/design.md "Metric sources"), all on loopback with real components: three sites, each a real
 HAProxy (with its prometheus-exporter service) in front of a small HTTP backend, node_exporter for one site;
 gslbd scrapes them directly, then the same through a Prometheus server scraping the same exporters.
 

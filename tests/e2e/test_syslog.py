@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`[server] log = "syslog"` end to end (README "Operating gslbd", Logs): gslbd runs in a mount namespace of its
+"""`[server] log = "syslog"` end to end (doc/operating.md "Logs"): gslbd runs in a mount namespace of its
 own (unshare -m) where /dev/log is this test's datagram socket, so the lines syslog(3) sends are read here, as
 rsyslog or journald would read them, without touching the machine's /dev. Checked: RFC 3164 framing with
 facility daemon and each line's priority (info, warning, error), the identifier gslbd[PID], the lines of a

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""TSIG (RFC 8945, issue 11): real Knot and NSD secondaries transfer a zone whose axfr_allow requires a key,
+"""TSIG (RFC 8945): real Knot and NSD secondaries transfer a zone whose axfr_allow requires a key,
 are told of a new serial by signed NOTIFYs, and serve a record added by `gslbctl zone add` within seconds of
 the reload. An unsigned or wrongly keyed transfer is refused, and the log says from where and why. A query whose
 MAC is truncated below the key's policy gets BADTRUNC (RFC 8945 §5.2.4), signed, on the wire (no client

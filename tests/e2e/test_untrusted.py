@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Untrusted input on the wire (issue 10): the RFC answer matrix and the header-only crash.
+"""Untrusted input on the wire (doc/testing.md): the RFC answer matrix and the header-only crash.
 
 Every opcode 0-15 x QDCOUNT 0, 1, 2 x UDP and TCP x with and without EDNS gets the RFC answer: NOTIMP for the
 opcodes we do not implement (all but QUERY), FORMERR for a QUERY whose QDCOUNT is not 1, an answer otherwise;
@@ -165,7 +165,7 @@ def http_get(port, path):
 
 
 class ControlWire(unittest.TestCase):
-    """A NUL byte in the request line or a header, over a real connection (issue 10). evhttp reads header
+    """A NUL byte in the request line or a header, over a real connection (doc/testing.md). evhttp reads header
     lines as C strings: "Authorization: Bearer TOKEN\\0junk" used to arrive as a valid token and drain the site.
     The control connection's filter now refuses such a head with 400 before evhttp parses it."""
 

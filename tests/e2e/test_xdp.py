@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The AF_XDP fast path (issue 16, `[server] xdp`), in two network namespaces this test makes: gslbd in one with
+"""The AF_XDP fast path (`[server] xdp`), in two network namespaces this test makes: gslbd in one with
 XDP on its end of a veth pair, dig/kdig and raw frames from the other.
 
 - The program is attached (ip link show), and the answers come through AF_XDP (gslbd_xdp_queries_total and

@@ -172,7 +172,8 @@ struct World {
     World() {
         fuzzutil::writeFile("f.zone", zoneF());
         fuzzutil::writeFile("other.zone", kZoneOther);
-        // f.test is signed (issue 15): queries with DO get RRSIGs, NSEC proofs and online GSLB signatures.
+        // f.test is signed (doc/dnssec.md): queries with DO get RRSIGs, NSEC proofs and online GSLB
+        // signatures.
         gslb::zones::DnssecKey key;
         std::string kerr;
         std::string keys = fuzzutil::scratchDir() + "/keys";

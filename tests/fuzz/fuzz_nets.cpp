@@ -1,6 +1,7 @@
-// libFuzzer target for the client networks of issue 13: the `[topology] nets_file` is operator text read at
-// every reload, and NetTable flattens nested prefixes into sorted intervals, the kind of code where an
-// off-by-one sends a client to the wrong region or widens an ECS scope past what the answer depends on.
+// libFuzzer target for the client networks of the client-aware answers: the `[topology] nets_file` is
+// operator text read at every reload, and NetTable flattens nested prefixes into sorted intervals, the kind
+// of code where an off-by-one sends a client to the wrong region or widens an ECS scope past what the answer
+// depends on.
 //
 // The first byte picks a half:
 //   even: the rest is a nets_file; Topology::build reads it (no crash; a refusal names a line) and locates a

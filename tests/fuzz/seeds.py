@@ -53,7 +53,7 @@ def answer():
     for n in ("version.bind.", "id.server.", "hostname.bind.", "version.server."):
         save("answer", dns.message.make_query(n, "TXT", rdclass="CH").to_wire())
     save("answer", dns.message.make_query("www.f.test.", "A", rdclass="HS").to_wire())
-    # Every opcode with QDCOUNT 0, 1 and 2 (the header-only class of issue 10).
+    # Every opcode with QDCOUNT 0, 1 and 2 (the header-only class of the untrusted-input work).
     question = dns.message.make_query("www.f.test.", "A").to_wire()[12:]
     for op in range(16):
         for qd in (0, 1, 2):
@@ -202,7 +202,7 @@ site = "west"
 
 
 def config_cluster():
-    """[cluster] (issue 18): members, self, health_quorum, and the refusals of each."""
+    """[cluster] (doc/ns-set.md): members, self, health_quorum, and the refusals of each."""
     base = """[server]
 listen = ["127.0.0.1:5353"]
 

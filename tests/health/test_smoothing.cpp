@@ -16,7 +16,7 @@ TEST_CASE("flashback median: unknown until the first sample, which is taken as i
     CHECK(m.value() == 10.0);
 }
 
-TEST_CASE("flashback median: one outlier never moves the value (issue 12's trial)") {
+TEST_CASE("flashback median: one outlier never moves the value (a decision-quality trial)") {
     RollingMedian m;
     m.add(0.3);
     m.add(50);  // a hiccup: the lower median of two is the usual time

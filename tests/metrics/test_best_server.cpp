@@ -18,7 +18,9 @@ std::vector<Candidate> servers() {
 }
 }  // namespace
 
-TEST_CASE("best-server: recalibration computes throughput = total throughput / own (seed 000)") {
+TEST_CASE(
+    "best-server: recalibration computes throughput = total throughput / own (CA SiteMinder Web Agent "
+    "technote on the Best Server Algorithm)") {
     auto c = servers();
     Rng rng(1);
     ChooserState st(3);

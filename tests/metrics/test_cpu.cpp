@@ -14,7 +14,7 @@ std::vector<Candidate> cpus(std::vector<double> v) {
 }
 }  // namespace
 
-TEST_CASE("cpu: the lightest load balancer, with the factor (seed 001)") {
+TEST_CASE("cpu: the lightest load balancer, with the factor (HP SA9200 User Manual, p. 17)") {
     Params p;
     CHECK(kept(filterCpu, cpus({30, 80, 30.5}), p) == V{0});
     p.factor = 0.25;  // 30 * 1.25 = 37.5

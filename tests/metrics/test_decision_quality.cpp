@@ -1,7 +1,7 @@
-// Decision quality of the default policy over time (issue 12): a new user's trial saw 200 of 200 answers go
-// to one of three equal sites, switching every 2 s, because LAN FlashBack noise is far above 10 %. This
-// simulates health-check rounds with jittery times (and the odd scheduling hiccup) through the real
-// smoothing (metrics/health/smoothing.hpp) and the real default pipeline, and counts the answers.
+// Decision quality of the default policy over time (doc/design.md "Metric sources"): a new user's trial saw
+// 200 of 200 answers go to one of three equal sites, switching every 2 s, because LAN FlashBack noise is far
+// above 10 %. This simulates health-check rounds with jittery times (and the odd scheduling hiccup) through
+// the real smoothing (metrics/health/smoothing.hpp) and the real default pipeline, and counts the answers.
 #include <doctest/doctest.h>
 
 #include <array>

@@ -17,12 +17,14 @@ std::vector<Candidate> times(std::vector<double> l7, std::vector<double> l4) {
 }
 }  // namespace
 
-TEST_CASE("flashback: L4 only, within 10 % of the fastest (seed 002)") {
+TEST_CASE("flashback: L4 only, within 10 % of the fastest (Brocade Virtual ADX GSLB Guide, p. 10)") {
     // 100 ms fastest; 110 differs by 10 <= 10 % of 110: equal; 113 differs by 13 > 11.3: slower
     CHECK(kept(filterFlashback, times({}, {100, 110, 113, 200})) == V{0, 1});
 }
 
-TEST_CASE("flashback: below the absolute floor (5 ms) times are equal whatever the percentage (issue 12)") {
+TEST_CASE(
+    "flashback: below the absolute floor (5 ms) times are equal whatever the percentage (doc/design.md "
+    "'Metric sources')") {
     // LAN noise: 0.25 and 0.31 ms differ by 24 %, 0.9 by 260 % — all equal below 5 ms.
     CHECK(kept(filterFlashback, times({}, {0.25, 0.31, 0.9})) == V{0, 1, 2});
     CHECK(kept(filterFlashback, times({}, {20, 22, 23, 40})) == V{0, 1, 2});  // 3 ms apart: equal

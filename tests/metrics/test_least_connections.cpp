@@ -19,7 +19,7 @@ Params factor(double f) {
 }
 }  // namespace
 
-TEST_CASE("least-connections: HP's Server A 900 vs Server B 400 (seed 001)") {
+TEST_CASE("least-connections: HP's Server A 900 vs Server B 400 (HP SA9200 User Manual, p. 17)") {
     CHECK(kept(filterLeastConnections, conns({900, 400}), factor(0)) == V{1});
     CHECK(kept(filterLeastConnections, conns({900, 400}), factor(1.25)) == V{0, 1});  // 900 <= 400 * 2.25
     CHECK(kept(filterLeastConnections, conns({900, 400}), factor(1.0)) == V{1});      // 900 > 800

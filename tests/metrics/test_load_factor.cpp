@@ -8,7 +8,9 @@
 using namespace gslb::metrics;
 using namespace gslb::metrics::test;
 
-TEST_CASE("load factor: per metric min(load / capacity, 1) x weight / total weight (seed 004)") {
+TEST_CASE(
+    "load factor: per metric min(load / capacity, 1) x weight / total weight (JBoss mod_cluster User Guide, "
+    "ch. 11 Load Metrics, p. 40)") {
     const std::vector<LoadMetric> one{{0.3, 1, 1}};
     CHECK(aggregateLoad(one) == doctest::Approx(0.3));
     // weights 2:1 — busy at 0.9 of capacity with weight 2, memory at 0.3 with weight 1:
@@ -30,7 +32,7 @@ TEST_CASE("load factor: invalid input is unknown (NaN), not idle") {
     CHECK(std::isnan(loadFactor(NAN)));
 }
 
-TEST_CASE("load factor: time decay is the normalised average (DESIGN.md, MODCLUSTER-606)") {
+TEST_CASE("load factor: time decay is the normalised average (doc/design.md, MODCLUSTER-606)") {
     // newest -> oldest 0.5, 0.25, 1.0 with D = 2:
     // (0.5 + 0.25/2 + 1.0/4) / (1 + 1/2 + 1/4) = 0.875 / 1.75 = 0.5 -> factor 50
     const std::vector<double> h{0.5, 0.25, 1.0};

@@ -51,7 +51,7 @@ TEST_CASE("select: health leaving nothing is reported as AllDown, never an empty
     CHECK(r.count == 0);
 }
 
-TEST_CASE("select: preference 0 takes a site out whatever the policy (issue 12)") {
+TEST_CASE("select: preference 0 takes a site out whatever the policy (doc/design.md 'Metric sources')") {
     auto c = candidates(3);
     c[1].preference = 0;
     ChooserState st(3);

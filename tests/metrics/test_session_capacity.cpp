@@ -17,7 +17,9 @@ std::vector<Candidate> available(std::vector<double> avail, double max = 2000000
 }
 }  // namespace
 
-TEST_CASE("session-capacity: Brocade's example, 1,000,000 / 800,000 / 950,000 available at 10 % (seed 002)") {
+TEST_CASE(
+    "session-capacity: Brocade's example, 1,000,000 / 800,000 / 950,000 available at 10 % (Brocade Virtual "
+    "ADX GSLB Guide, p. 10)") {
     CHECK(kept(filterSessionCapacity, available({1000000, 800000, 950000})) == V{0, 2});
     // order of the input does not matter
     CHECK(kept(filterSessionCapacity, available({800000, 950000, 1000000})) == V{1, 2});

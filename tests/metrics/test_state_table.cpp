@@ -96,7 +96,7 @@ TEST_CASE("state table: a partial report updates its keys and their ages, and le
     t->reportSite(0, cpuOnly, 40000);
     Candidate c = fillCandidate(*t, 0, 0, 1.0, 41000, 60000);
     CHECK(c.cpu == 50);
-    CHECK(c.sessionsUsed == 200000);  // before issue 12 a cpu-only report erased these
+    CHECK(c.sessionsUsed == 200000);  // before the metric sources work a cpu-only report erased these
     CHECK(c.sessionsMax == 1000000);
     CHECK(c.loadFactor == 70);
     auto v = t->siteView(0);

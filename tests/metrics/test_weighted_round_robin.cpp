@@ -20,7 +20,9 @@ std::string run(std::vector<double> w, std::uint16_t start, int count) {
 }
 }  // namespace
 
-TEST_CASE("weighted-round-robin: 3/1 (seed 003), each cycle repeats from its start member") {
+TEST_CASE(
+    "weighted-round-robin: 3/1 (WebSphere V6 Scalability and Performance Handbook (SG24-6392), Workload "
+    "management policies), each cycle repeats from its start member") {
     CHECK(run({3, 1}, 0, 12) ==
           "ABAA"
           "ABAA"

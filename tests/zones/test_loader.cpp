@@ -202,7 +202,8 @@ TEST_CASE("a large file parsed in parts on several threads gives exactly the rec
     CHECK(err.find(fmt::format("parallel-bad.zone:{}:", lines)) != std::string::npos);
 }
 
-// Issue 10 (UBSan): two records with empty rdata made Zone::compile call memcmp with a null pointer.
+// The untrusted-input work (UBSan): two records with empty rdata made Zone::compile call memcmp with a null
+// pointer.
 TEST_CASE("two records with empty rdata are one record, with no memcmp of a null pointer") {
     std::string err;
     auto z = loadZone(writeFile("empty.zone", std::string(kSoa) + "x TYPE65534 \\# 0\nx TYPE65534 \\# 0\n"),

@@ -143,8 +143,8 @@ TEST_CASE("fuzz-ish: every truncation and single-byte flip of a query is handled
     CHECK(answered > 0);
 }
 
-// Issue 10: a header-only query with a non-zero opcode made answer() copy `questionEnd - 12` octets with
-// questionEnd 0, and Writer::bytes' `len_ + n > limit_` wrapped around: a remote heap overwrite.
+// The untrusted-input work: a header-only query with a non-zero opcode made answer() copy `questionEnd - 12`
+// octets with questionEnd 0, and Writer::bytes' `len_ + n > limit_` wrapped around: a remote heap overwrite.
 TEST_CASE("the 12-octet opcode-1, QDCOUNT-0 query gets a header-only NOTIMP, over UDP and TCP") {
     testutil::Server s;
     s.add("t.test.", "@ 300 IN SOA ns1 host 1 3600 600 86400 60\n@ NS ns1\n");

@@ -1,5 +1,5 @@
 // `gslbctl status` with a [cluster]: every member's GET /v1/status side by side, and where their views differ
-// (README "Several instances as one NS set"). Pure functions over the parsed answers, for the unit tests.
+// (doc/ns-set.md). Pure functions over the parsed answers, for the unit tests.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>

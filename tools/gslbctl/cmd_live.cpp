@@ -177,8 +177,8 @@ int send(const LiveArgs& a, const Endpoint& ep, const std::string& method, const
         return o.ok ? kOk : kFailed;
     }
     std::vector<HttpCall> calls;
-    // gslbctl reaches every member itself: the members must not forward this report again (README "Several
-    // instances as one NS set"); with --member, only that one is meant.
+    // gslbctl reaches every member itself: the members must not forward this report again (doc/ns-set.md);
+    // with --member, only that one is meant.
     for (const auto& m : ep.members)
         calls.push_back(HttpCall{m, method, path, ep.token, body, {{"X-Gslbd-Forwarded", "gslbctl"}}});
     auto results = httpRequests(calls, int(a.timeout * 1000));
@@ -258,7 +258,7 @@ int admin(const LiveArgs& a, const std::string& action, const std::string& site,
     std::string path = "/v1/sites/" + pathSegment(site);
     if (!address.empty()) path += "/services/" + pathSegment(address);
     path += "/" + action;
-    // --member makes one member differ on purpose: the members must not converge on it (README "Drains
+    // --member makes one member differ on purpose: the members must not converge on it (doc/ns-set.md "Drains
     // converge"). at_ms: the command's time, one for every member, so that a member that reads the request
     // late (it was hung past our timeout) takes it as what it was, older than what came after.
     path += fmt::format("?at_ms={}", std::chrono::duration_cast<std::chrono::milliseconds>(

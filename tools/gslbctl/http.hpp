@@ -25,8 +25,8 @@ struct HttpCall {
 };
 
 /// Sends every call at once, each on its own connection of one event loop, and waits for them all: the time
-/// taken is the slowest call's, not the sum (a cluster drain with a dead member, README "Several instances as
-/// one NS set"). `timeoutMs` bounds each call (connect and answer). Results are in the order of `calls`.
+/// taken is the slowest call's, not the sum (a cluster drain with a dead member, doc/ns-set.md). `timeoutMs`
+/// bounds each call (connect and answer). Results are in the order of `calls`.
 std::vector<HttpResult> httpRequests(const std::vector<HttpCall>& calls, int timeoutMs);
 
 /// "%"-encodes a path segment (site names, addresses).

@@ -1,5 +1,5 @@
-// gslbctl: zone files, config checks and the live control API of gslbd (DESIGN.md "CLI: gslbctl").
-// Exit codes: 0 ok, 1 problems found or the operation failed, 2 usage.
+// gslbctl: zone files, config checks and the live control API of gslbd (doc/design.md "Control API and
+// gslbctl"). Exit codes: 0 ok, 1 problems found or the operation failed, 2 usage.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 

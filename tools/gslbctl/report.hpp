@@ -1,4 +1,4 @@
-// `gslbctl report SITE key=value…`: the report body of POST /v1/sites/SITE/report (DESIGN.md "Reports").
+// `gslbctl report SITE key=value…`: the report body of POST /v1/sites/SITE/report (doc/design.md "Reports").
 #pragma once
 #include <string>
 #include <vector>

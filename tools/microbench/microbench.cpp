@@ -125,7 +125,7 @@ std::vector<std::uint8_t> makeQuery(const std::string& name, std::uint16_t qtype
 void writeZone(const std::string& dir, const std::string& origin);
 
 // Writes mb.test.zone and gslbd.toml into `dir`: hostnames g2, g16, g64 over 8 sites, 1,000 static names;
-// the same again as ms.test., signed (DNSSEC, issue 15) with a CSK written into dir/keys.
+// the same again as ms.test., signed (DNSSEC) with a CSK written into dir/keys.
 std::string writeConfig(const std::string& dir) {
     writeZone(dir, "mb.test.");
     writeZone(dir, "ms.test.");
@@ -280,8 +280,8 @@ int main(int argc, char** argv) {
         {"GSLB A, default policy", "g2.mb.test", 1, 2},
         {"GSLB A, default policy", "g16.mb.test", 1, 16},
         {"GSLB A, default policy", "g64.mb.test", 1, 64},
-        // Issue 15: the signed zone's answers with DO (RRSIGs, NSEC proofs; GSLB: the online signature from
-        // the cache) beside the same unsigned answers to an EDNS query (an OPT record in both: like for
+        // The DNSSEC work: the signed zone's answers with DO (RRSIGs, NSEC proofs; GSLB: the online signature
+        // from the cache) beside the same unsigned answers to an EDNS query (an OPT record in both: like for
         // like).
         {"static A hit, EDNS", "h777.mb.test", 1, 0, true},
         {"static A hit, signed, DO", "h777.ms.test", 1, 0, true, true},

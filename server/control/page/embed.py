@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Embeds the status page's files in the gslbd binary (issue 17: served by gslbd itself, no CDN).
+"""Embeds the status page's files in the gslbd binary (served by gslbd itself, no CDN).
 
 usage: embed.py OUTPUT.hpp FILE...   Each FILE becomes `inline constexpr std::string_view kName`, its name in
 PascalCase (index.html -> kIndexHtml, page.js -> kPageJs), as a raw string literal."""

@@ -9,9 +9,9 @@
 // that it was still cached) fed them in an order the prefetcher cannot follow, and on a busy machine they
 // were no longer cached by the time the kernel came back to them: xp_alloc was 10-11 % of the veth's NAPI
 // thread (one load, the head's first field, ~0.2 us a query), against 1.4-2.3 % in FIFO order, as for Knot,
-// whose frames go round in order (perf record -e cpu-clock on the NAPI thread, README "Measured: AF_XDP").
-// Answers and completions keep the receive order (one TX ring, completed in order), dropped queries are
-// freed in it too, so the order survives the round trip.
+// whose frames go round in order (perf record -e cpu-clock on the NAPI thread, doc/performance.md "Measured:
+// AF_XDP"). Answers and completions keep the receive order (one TX ring, completed in order), dropped queries
+// are freed in it too, so the order survives the round trip.
 #pragma once
 #include <cstdint>
 #include <vector>

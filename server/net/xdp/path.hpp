@@ -1,4 +1,4 @@
-// The AF_XDP fast path for UDP queries (issue 16; `[server] xdp`, README "AF_XDP fast path"): an XDP program
+// The AF_XDP fast path for UDP queries (`[server] xdp`, doc/xdp.md): an XDP program
 // on each configured interface redirects UDP frames for gslbd's listen addresses into one AF_XDP socket per
 // receive queue; the UDP workers read them from shared memory (UMEM), answer them with the socket path's own
 // Worker::answerDatagrams, and send the answers from the same frames. Everything else (TCP, ICMP, other
@@ -93,7 +93,7 @@ class Path {
     };
     Drops drops() const;
 
-    /// One `[server] xdp` interface, for /v1/status and the SIGUSR1 line (README "AF_XDP fast path"), in the
+    /// One `[server] xdp` interface, for /v1/status and the SIGUSR1 line (doc/xdp.md), in the
     /// config's order. Control thread (recheck() writes what it reads); the counts are relaxed atomics.
     struct IfaceStatus {
         std::string name;

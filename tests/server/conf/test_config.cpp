@@ -1,4 +1,4 @@
-// loadConfig: every refusal names the file, the line and the key's path (DESIGN.md "The config file").
+// loadConfig: every refusal names the file, the line and the key's path (doc/design.md "The config file").
 #include <doctest/doctest.h>
 
 #include "server/conf/config.hpp"

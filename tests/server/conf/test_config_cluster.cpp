@@ -1,5 +1,5 @@
-// [cluster] (DESIGN.md "Several instances as one NS set"): members, how a member finds itself, health_quorum;
-// each refusal names the file, the line and the key as the rest of loadConfig does.
+// [cluster] (doc/design.md "Several instances as one NS set"): members, how a member finds itself,
+// health_quorum; each refusal names the file, the line and the key as the rest of loadConfig does.
 #include <doctest/doctest.h>
 
 #include "server/conf/digest.hpp"

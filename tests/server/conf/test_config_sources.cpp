@@ -1,5 +1,5 @@
-// [source.NAME], a site's `sources` and mappings, a service's `connections` (issue 12): what loads, and
-// each refusal with its file, line and key.
+// [source.NAME], a site's `sources` and mappings, a service's `connections` (doc/design.md "Metric sources"):
+// what loads, and each refusal with its file, line and key.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 

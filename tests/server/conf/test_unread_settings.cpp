@@ -1,4 +1,5 @@
-// unreadSettings (issue 12): valid settings that no policy reads are named, with file and line.
+// unreadSettings (doc/design.md "Metric sources"): valid settings that no policy reads are named, with file
+// and line.
 #include <doctest/doctest.h>
 
 #include "server/conf/config.hpp"

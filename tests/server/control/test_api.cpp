@@ -563,7 +563,7 @@ TEST_CASE("a NUL byte in the path or a header is refused, and nothing changes") 
 }
 
 TEST_CASE("the request head scanner: the end of the head, a NUL before it, fed in any pieces") {
-    // What the control connection's filter runs before evhttp sees a byte (issue 10: evhttp reads header
+    // What the control connection's filter runs before evhttp sees a byte (evhttp reads header
     // lines as C strings, so "Bearer TOKEN\0junk" would reach handle() as "Bearer TOKEN").
     auto scanAll = [](const std::string& bytes, size_t piece) {
         RequestHeadScanner s;

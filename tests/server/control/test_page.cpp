@@ -330,7 +330,7 @@ TEST_CASE("/metrics: answers per hostname by service and by site, fallbacks, the
     CHECK(m["gslbd_hostname_fallbacks_total{hostname=\"dual.t.test.\",fallback=\"drained\"}"] == "1");
     CHECK(m["gslbd_hostname_fallbacks_total{hostname=\"www.t.test.\",fallback=\"drained\"}"] == "0");
     CHECK(m["gslbd_hostname_fallbacks_total{hostname=\"www.t.test.\",fallback=\"all\"}"] == "0");
-    // The same counts per hostname in /v1/status (issue 11: fallbacks in /metrics and in status).
+    // The same counts per hostname in /v1/status (fallbacks in /metrics and in status).
     auto st = nlohmann::json::parse(a.get("/v1/status").body);
     std::map<std::string, uint64_t> taken;
     for (const auto& hj : st["hostnames"]) taken[hj["name"]] = hj["fallbacks_taken"].get<uint64_t>();

@@ -95,8 +95,8 @@ TEST_CASE("check: an unset [server] user is a warning only where gslbd would sta
     // Not root: a gslbd started the same way is not root either.
     for (bool unit : {false, true})
         for (bool host : {false, true}) CHECK(unsetUserWarning(false, unit, host).empty());
-    // Root by hand on a systemd host: README's `sudo gslbd --check` before `systemctl start`, whose unit
-    // sets User= (the warning was always there, and false).
+    // Root by hand on a systemd host: doc/operating.md's `sudo gslbd --check` before `systemctl start`, whose
+    // unit sets User= (the warning was always there, and false).
     CHECK(unsetUserWarning(true, false, true).empty());
     // Root inside a unit: that unit has no User= and keeps gslbd root.
     for (bool host : {false, true})

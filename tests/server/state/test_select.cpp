@@ -33,7 +33,8 @@ const std::vector<std::pair<std::string, std::string>> kHosts = {
     {"fbnone", "policy = [\"health\", \"random\"]\nfallback = \"none\"\n"},
     {"fbaddr", "policy = [\"health\", \"random\"]\nfallback = \"192.0.2.99\"\n"},
     {"stale", "policy = [\"health\", \"least-connections\", \"random\"]\nmax_age = 60\n"},
-    {"*.wild", "policy = [\"health\", \"random\"]\nttl = 11\n"},  // README: a wildcard owner as a hostname
+    {"*.wild",
+     "policy = [\"health\", \"random\"]\nttl = 11\n"},  // gslbd.toml(5): a wildcard owner as a hostname
 };
 
 std::string zoneText() {

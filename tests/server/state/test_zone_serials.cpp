@@ -1,5 +1,6 @@
-// The served SOA serial of [[zone]] serial_policy (issue 15): a re-sign (a rebuild) serves a greater serial,
-// the previous snapshot's and state_dir's zone-serials.json are both honoured, "keep" is refused with dnssec.
+// The served SOA serial of [[zone]] serial_policy (doc/dnssec.md): a re-sign (a rebuild) serves a greater
+// serial, the previous snapshot's and state_dir's zone-serials.json are both honoured, "keep" is refused with
+// dnssec.
 #include <doctest/doctest.h>
 
 #include <fstream>
