@@ -230,6 +230,11 @@ Worker::~Worker() {
     for (auto* l : tcp_) evconnlistener_free(l);
     for (auto* l : tls_) evconnlistener_free(l);
     while (oldest_) closeConn(oldest_);  // the loop has stopped: nothing else refers to them
+    // A TLS connection's bufferevent is freed when its last reference goes, and a deferred callback the
+    // loop had not run when it stopped holds one: event_base_free cancels such callbacks without running
+    // them, so the bufferevent and its SSL would never be freed (LeakSanitizer saw it at SIGTERM under a
+    // TLS flood). One pass that does not block runs them and the finalizers they schedule.
+    if (base_) event_base_loop(base_, EVLOOP_NONBLOCK);
     shared_.tcp[id_].wake = nullptr;
     if (wake_) event_free(wake_);
     if (base_) event_base_free(base_);
