@@ -3,7 +3,8 @@
 module: queries, ALPN "dot", TLS 1.2 and 1.3, AXFR over TLS (plain, TSIG-signed, with a client certificate),
 axfr_allow's `tls` and `client_cert`, a certificate reloaded on SIGHUP under an open connection, and a run of
 TLS abuse (handshake floods, handshakes that never finish, garbage before and after the handshake, a client
-that stops reading) after which UDP, TCP and TLS still answer. Certificates are made here with openssl."""
+that stops reading) after which UDP, TCP and TLS still answer. Certificates are made here with openssl.
+Run against the sanitizer build too (.ci/run): GSLBD=build-asan/server/gslbd python3 tests/e2e/test_tls.py Tls TlsAbuse"""
 import os
 import re
 import shutil
@@ -30,6 +31,8 @@ mail        IN A    192.0.2.3
 """
 SECRET = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
 KEYFILE = f'key "xfr" {{\n\talgorithm hmac-sha256;\n\tsecret "{SECRET}";\n}};\n'
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:", "double free",
+                   "corruption")
 XOT = "xot.test."  # a second zone: transfers over TLS with a client certificate only
 # 5,000 more records (about 150 KB: several messages of a transfer, written as the client reads them).
 XOT_ZONE = ZONE.replace(ORIGIN, XOT) + "".join(f"h{i} IN A 10.{i // 250}.{i % 250}.1\n" for i in range(5000))
@@ -117,10 +120,19 @@ class WithGslbd(unittest.TestCase):
             raise
         cls.ctx = client_context(cls.pki)
 
+    def tearDown(self):
+        # Against the sanitizer build too (.ci/run): a report fails the test that caused it.
+        err = self.g.stderr()
+        for mark in SANITIZER_MARKS:
+            self.assertNotIn(mark, err, err[-4000:])
+
     @classmethod
     def tearDownClass(cls):
-        cls.g.__exit__(None, None, None)
-        shutil.rmtree(cls.pki, ignore_errors=True)
+        try:
+            cls.g.stop()  # exit 0 on SIGTERM: with ASan, no leak report either
+        finally:
+            cls.g.__exit__(None, None, None)
+            shutil.rmtree(cls.pki, ignore_errors=True)
 
 
 @unittest.skipUnless(shutil.which("kdig") and shutil.which("openssl"), "needs kdig and openssl")
