@@ -1,7 +1,10 @@
 // GET /metrics: Prometheus text exposition format 0.0.4. Counters summed over the workers' own counters.
 #include <fmt/format.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include <cmath>
+#include <ctime>
 #include <map>
 
 #include "server/control/api.hpp"
@@ -11,6 +14,15 @@
 namespace gslb::server {
 
 namespace {
+
+// notAfter of the context's own (leaf) certificate, seconds since the epoch (UTC); 0 when unknown.
+int64_t certificateNotAfter(const SSL_CTX* ctx) {
+    X509* cert = ctx ? SSL_CTX_get0_certificate(ctx) : nullptr;
+    const ASN1_TIME* t = cert ? X509_get0_notAfter(cert) : nullptr;
+    std::tm tm{};
+    if (!t || ASN1_TIME_to_tm(t, &tm) != 1) return 0;
+    return int64_t(timegm(&tm));
+}
 
 // Label values escape backslash, double quote and newline (exposition format).
 std::string esc(const std::string& v) {
@@ -149,6 +161,15 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
                  double(qt[i]));
     o.head("gslbd_tcp_connections", "gauge", "Open TCP connections.");
     o.sample("gslbd_tcp_connections", "", double(shared_.tcpConnections.load(std::memory_order_relaxed)));
+    if (s.tls) {
+        // An operator alerts on the served certificate's expiry as on any other (a reload with a renewed
+        // tls_certificate moves it).
+        o.head("gslbd_tls_certificate_expiry_timestamp_seconds", "gauge",
+               "notAfter of the DNS-over-TLS certificate being served (tls_certificate), seconds since the "
+               "epoch.");
+        o.sample("gslbd_tls_certificate_expiry_timestamp_seconds", "",
+                 double(certificateNotAfter(s.tls.get())));
+    }
     o.head("gslbd_zone_serial", "gauge", "SOA serial of each served zone.");
     for (const auto& z : s.db.zones())
         o.sample("gslbd_zone_serial", fmt::format("zone=\"{}\"", esc(z->name())), z->serial());

@@ -5,6 +5,7 @@ axfr_allow's `tls` and `client_cert`, a certificate reloaded on SIGHUP under an 
 TLS abuse (handshake floods, handshakes that never finish, garbage before and after the handshake, a client
 that stops reading) after which UDP, TCP and TLS still answer. Certificates are made here with openssl.
 Run against the sanitizer build too (.ci/run): GSLBD=build-asan/server/gslbd python3 tests/e2e/test_tls.py Tls TlsAbuse"""
+import calendar
 import os
 import re
 import shutil
@@ -15,6 +16,7 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (Gslbd, TcpClient, build_query, decode_msg, free_port, kdig, run_tests,  # noqa: E402
@@ -49,15 +51,16 @@ def make_pki(d):
     for ca in ("ca", "otherca"):
         openssl("req", "-x509", *ec, "-keyout", f"{ca}.key", "-out", f"{ca}.pem", "-days", "2",
                 "-subj", f"/CN=gslbd test {ca}", cwd=d)
-    for name, ca, ext in (("server", "ca", "subjectAltName=DNS:dot.test,IP:127.0.0.1"),
-                          ("server2", "ca", "subjectAltName=DNS:dot.test,IP:127.0.0.1"),
-                          ("client", "ca", "extendedKeyUsage=clientAuth"),
-                          ("rogue", "otherca", "extendedKeyUsage=clientAuth")):
+    # server2 (the reload's) runs a day longer: its notAfter tells /metrics' value from server's.
+    for name, ca, ext, days in (("server", "ca", "subjectAltName=DNS:dot.test,IP:127.0.0.1", "2"),
+                                ("server2", "ca", "subjectAltName=DNS:dot.test,IP:127.0.0.1", "3"),
+                                ("client", "ca", "extendedKeyUsage=clientAuth", "2"),
+                                ("rogue", "otherca", "extendedKeyUsage=clientAuth", "2")):
         openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}", cwd=d)
         with open(os.path.join(d, f"{name}.ext"), "w") as f:
             f.write(ext + "\n")
         openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key",
-                "-CAcreateserial", "-days", "2", "-extfile", f"{name}.ext", "-out", f"{name}.pem", cwd=d)
+                "-CAcreateserial", "-days", days, "-extfile", f"{name}.ext", "-out", f"{name}.pem", cwd=d)
 
 
 def config(port, tls_port, extra_server=""):
@@ -247,6 +250,12 @@ class Tls(WithGslbd):
         self.assertIn("handshake not done within tcp_message_timeout", self.g.stderr())
 
 
+def not_after(d, name):
+    p = subprocess.run(["openssl", "x509", "-in", os.path.join(d, f"{name}.pem"), "-noout", "-enddate"],
+                       stdout=subprocess.PIPE, text=True, check=True)
+    return int(calendar.timegm(time.strptime(p.stdout.strip().split("=", 1)[1], "%b %d %H:%M:%S %Y %Z")))
+
+
 def cert_der(d, name):
     p = subprocess.run(["openssl", "x509", "-in", os.path.join(d, f"{name}.pem"), "-outform", "DER"],
                        stdout=subprocess.PIPE, check=True)
@@ -260,7 +269,16 @@ class TlsReload(unittest.TestCase):
         try:
             make_pki(pki)
             g, tls_port = start(pki, idle=30)
+            cport = free_port()
+            g.files["control.token"] = "e2e-tls-token-7d1c0e2a\n"
+            g.raw_config += f'\n[control]\nlisten = "127.0.0.1:{cport}"\ntoken_file = "control.token"\n'
+
+            def expiry():  # the served certificate's notAfter, as /metrics has it
+                with urllib.request.urlopen(f"http://127.0.0.1:{cport}/metrics", timeout=5) as r:
+                    m = re.search(r"^gslbd_tls_certificate_expiry_timestamp_seconds (\S+)$", r.read().decode(), re.M)
+                return int(float(m.group(1)))
             with g:
+                self.assertEqual(expiry(), not_after(pki, "server"))
                 ctx = client_context(pki)
                 old = TlsClient(tls_port, ctx)
                 self.assertEqual(old.sock.getpeercert(binary_form=True), cert_der(pki, "server"))
@@ -275,6 +293,7 @@ class TlsReload(unittest.TestCase):
                 with TlsClient(tls_port, ctx) as new:
                     self.assertEqual(new.sock.getpeercert(binary_form=True), cert_der(pki, "server2"))
                     self.assertEqual(new.query(build_query(f"www.{ORIGIN}", "A")).rcode, "NOERROR")
+                self.assertEqual(expiry(), not_after(pki, "server2"))
                 r = kdig(tls_port, f"www.{ORIGIN}", "A", "+tls", f"+tls-ca={pki}/ca.pem", "+tls-hostname=dot.test")
                 self.assertEqual([rr.rdata for rr in r.answer], ["192.0.2.2"], r.text)
                 # A key that does not match the certificate: the reload fails, named, and TLS serves on with
