@@ -96,9 +96,9 @@ def client_context(d, alpn=("dot",), cert=None, maximum=None):
     return ctx
 
 
-def start(pki, extra_server="", idle=3):
+def start(pki, extra_server="", idle=3, zone=ZONE):
     """gslbd with the zones, the key and the certificates of `pki`: (daemon, its TLS port)."""
-    files = {"tls.zone": ZONE, "xot.zone": XOT_ZONE, "xfr.key": KEYFILE}
+    files = {"tls.zone": zone, "xot.zone": XOT_ZONE, "xfr.key": KEYFILE}
     for f in ("ca.pem", "server.pem", "server.key"):
         files[f] = open(os.path.join(pki, f)).read()
     g = Gslbd(files=files, wait_zone=ORIGIN)
@@ -268,7 +268,9 @@ class TlsReload(unittest.TestCase):
         pki = tempfile.mkdtemp(prefix="e2e-tls-pki-")
         try:
             make_pki(pki)
-            g, tls_port = start(pki, idle=30)
+            # tls.test. with 20,000 more records (about 0.5 MB): a transfer still under way at the reload.
+            g, tls_port = start(pki, idle=30, zone=ZONE + "".join(f"t{i} IN A 10.{i // 250}.{i % 250}.2\n"
+                                                                   for i in range(20000)))
             cport = free_port()
             g.files["control.token"] = "e2e-tls-token-7d1c0e2a\n"
             g.raw_config += f'\n[control]\nlisten = "127.0.0.1:{cport}"\ntoken_file = "control.token"\n'
@@ -283,11 +285,31 @@ class TlsReload(unittest.TestCase):
                 old = TlsClient(tls_port, ctx)
                 self.assertEqual(old.sock.getpeercert(binary_form=True), cert_der(pki, "server"))
                 self.assertEqual(old.query(build_query(f"www.{ORIGIN}", "A")).rcode, "NOERROR")
+                # A transfer over TLS (XoT) whose client has read its first message only, on a connection of
+                # its own with a small receive window: most of the zone is still to come at the reload.
+                raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                raw.settimeout(5)
+                raw.connect(("127.0.0.1", tls_port))
+                xfr = TlsClient.__new__(TlsClient)
+                xfr.sock = ctx.wrap_socket(raw, server_hostname="dot.test")
+                xfr.send_msg(build_query(ORIGIN, "AXFR"))
+                first = decode_msg(xfr.recv_msg())
+                self.assertEqual(first.rcode, "NOERROR")
                 # A new certificate and key, written over the files; SIGHUP.
                 g.write("server.pem", open(os.path.join(pki, "server2.pem")).read())
                 g.write("server.key", open(os.path.join(pki, "server2.key")).read())
                 g.reload()
                 wait_for(lambda: "reloaded" in g.stderr(), 5, "reload")
+                # The transfer goes on to its last record, and its connection answers a query after it.
+                records, msgs = len(first.answer), 1
+                while records < 20006:
+                    m = decode_msg(xfr.recv_msg())
+                    records, msgs = records + len(m.answer), msgs + 1
+                self.assertEqual((records, first.answer[0][3], m.answer[-1][3]), (20006, "SOA", "SOA"))
+                self.assertGreater(msgs, 5)  # messages of up to 64 KiB
+                self.assertEqual(xfr.query(build_query(f"t19999.{ORIGIN}", "A")).answer[0][4], "10.79.249.2")
+                xfr.close()
                 # The connection in flight goes on (its own context), the new one gets the new certificate.
                 self.assertEqual(old.query(build_query(f"mail.{ORIGIN}", "A")).answer[0][4], "192.0.2.3")
                 with TlsClient(tls_port, ctx) as new:
