@@ -385,9 +385,11 @@ int main(int argc, char** argv) {
         // take stays on the sockets just opened.
         d.xdpPath = std::make_unique<xdp::Path>();
         if (!sc.xdp.empty()) {
-            std::vector<Worker*> ws;
-            for (auto& w : d.workers) ws.push_back(w.get());
-            d.xdpPath->open(sc, ws);
+            // Each queue is answered on a worker's loop thread, by that loop's responder.
+            std::vector<xdp::Host> hosts;
+            for (auto& w : d.workers)
+                hosts.push_back({&w->responder(), [w = w.get()](xdp::Queue* q) { w->addXdp(q); }});
+            d.xdpPath->open(sc, hosts);
             d.shared.xdpSockets.store(d.xdpPath->sockets());
             d.shared.xdpPath.store(d.xdpPath.get());
         }

@@ -4,6 +4,11 @@
 // socket, so a wake-up is one recvmmsg and one sendmmsg, with no epoll_wait beside them and no epoll entry
 // on the socket's wait queue for every answer sent to wake. Nothing is shared with other threads on the
 // query path but the snapshot holder's generation counter, the RRL table and the TCP connection count.
+//
+// Every message is answered by a Responder (server/responder/responder.hpp), one per answering thread; the
+// worker keeps what is the transport's: sockets and threads (worker.cpp), UDP batches and the reply's source
+// address (udp.cpp), TCP's accept, least-recently-active eviction, framing, back-pressure, timeouts and the
+// output of zone transfers (tcp.cpp), and the TLS layer of DNS over TLS (tls.cpp).
 #pragma once
 #include <event2/bufferevent.h>
 #include <event2/event.h>
@@ -18,27 +23,11 @@
 #include <thread>
 #include <vector>
 
+#include "server/responder/responder.hpp"
 #include "server/responder/shared.hpp"
-#include "server/state/gslb.hpp"
 #include "server/state/snapshot.hpp"
-#include "zones/answer.hpp"
-#include "zones/tsig.hpp"
 
 namespace gslb::server {
-
-namespace xdp {
-class Path;
-}
-
-/// One UDP query for Worker::answerDatagrams, from a socket or an AF_XDP frame (server/net/xdp/).
-struct Datagram {
-    std::span<const uint8_t> query;
-    const sockaddr_storage* peer = nullptr;  // the client (sockaddr_in / sockaddr_in6)
-    // 65535 octets for the answer; nullptr: answerDatagrams puts it in the worker's own buffer, packed after
-    // the batch's previous answers, and sets `out`
-    uint8_t* out = nullptr;
-    zones::AnswerResult res;  // after the call: res.len octets of `out` to send, 0: nothing
-};
 
 namespace xdp {
 class Queue;
@@ -66,42 +55,21 @@ class Worker {
     /// flood ends after the batch it is answering; an idle one is woken by shutdown() of its socket.
     void stop();
 
-    /// The per-datagram work of UDP, shared by the sockets and the AF_XDP queues: answers dg[0, n) (n at most
-    /// kUdpBatch) with the same code whatever carried them - EDNS, ECS, cookies, RRL (its slip included),
-    /// TSIG - and counts them in this worker's stats (transport udp). A datagram not to be answered gets
-    /// res.len 0. `snap` is snapshot()'s.
-    void answerDatagrams(const Snapshot& snap, Datagram* dg, int n) { answerDatagrams(lane_, snap, dg, n); }
-    static constexpr int kUdpBatch = 32;
-    /// The snapshot this worker's loop answers from, refreshed when a reload published a newer one.
-    const Snapshot& snapshot() { return snapshot(lane_); }
+    /// The responder of the worker's loop thread (TCP, TLS and the AF_XDP queues it serves).
+    Responder& responder() { return responder_; }
     /// Serves an AF_XDP queue on this worker's loop (call before start()); the worker never owns it.
     void addXdp(xdp::Queue* q);
     int id() const { return id_; }
-    Shared& shared() { return shared_; }
+    /// The loop's lowest priority (of three; libevent's default is the middle one): a TLS connection's
+    /// events until its handshake is done, at most a few of them per pass of the loop (worker.cpp).
+    static constexpr int kHandshakePriority = 2;
 
   private:
-    struct UdpSocket;
+    struct UdpSocket;  // server/net/udp.hpp
     struct UdpBatch;
-    struct TcpConn;
-    // What answering needs on one thread: the loop's (TCP, AF_XDP) and each UDP thread's own, so that no
-    // two threads write the same counters, chooser state or buffers.
-    struct Lane {
-        Lane(size_t row, uint64_t seed);
-        ~Lane();
-        size_t row;  // answerRow(): its Shared::stats row and its GSLB answer-counter row
-        Selector selector;
-        // recvmmsg/sendmmsg headers, buffers and per-datagram results, set up once (see UdpBatch).
-        std::unique_ptr<UdpBatch> batch;
-        std::shared_ptr<const Snapshot> snap;
-        uint64_t gen = 0;
-        uint32_t slipCount = 0;  // limited responses since the last slip (RateLimiter::account)
-        int64_t logSecond = 0;   // logRefusal's rate limit: the second it counts, and lines in it
-        int logged = 0;
-    };
-    const Snapshot& snapshot(Lane& lane);
-    void answerDatagrams(Lane& lane, const Snapshot& snap, Datagram* dg, int n);
+    struct TcpConn;               // server/net/tcp.hpp
     void serveUdp(UdpSocket& u);  // a UDP socket's thread
-    void resendTruncated(Lane& lane, int fd, mmsghdr& m, zones::AnswerResult& res);
+    void resendTruncated(Responder& r, int fd, mmsghdr& m, zones::AnswerResult& res);
     static void onAccept(evconnlistener* l, evutil_socket_t fd, sockaddr* sa, int len, void* arg);
     // A stream listener on `a` (SO_REUSEPORT: every worker has its own), added to `into`; `what` names it
     // in the error.
@@ -140,21 +108,8 @@ class Worker {
     void publishOldest();
     bool makeRoom();  // closes (or has another worker close) the least recently active connection
     static void onWake(evutil_socket_t, short, void* arg);
-    void startAxfr(TcpConn* c, const zones::Zone& zone, std::span<const uint8_t> query,
-                   const zones::TsigSession& tsig);
-    // A signed query (RFC 8945 §5.2): true when its TSIG verified (`s` then signs the response). Otherwise
-    // `out` holds the error response (NOTAUTH with the TSIG error, or FORMERR), `len` and `rcode` say it,
-    // and the reason is logged.
-    bool verifyTsig(Lane& lane, const Snapshot& snap, std::span<const uint8_t> query, size_t tsigAt,
-                    std::span<uint8_t> out, zones::TsigSession& s, size_t& len, uint8_t& rcode,
-                    const sockaddr* peer);
-    // Signs the response out[0, len) of a verified exchange; one that has no room left for the TSIG RR
-    // becomes a truncated (TC) reply with the question only, signed. Returns the length (0: drop).
-    size_t signAnswer(const zones::AnswerOptions& opt, std::span<const uint8_t> query, std::span<uint8_t> out,
-                      size_t len, uint8_t rcode, zones::TsigSession& s);
-    // A refused or failed transfer or TSIG, at most a few lines a second per worker (each is a packet from
-    // outside: a flood of them must not flood the log).
-    void logRefusal(Lane& lane, const std::string& message);
+    // Sends an admitted transfer's messages as c drains them; c reads nothing more until it ends.
+    void startAxfr(TcpConn* c, std::unique_ptr<Transfer> transfer);
     void pumpAxfr(TcpConn* c);
     void endAxfr(TcpConn* c);
     static void onXdp(evutil_socket_t fd, short what, void* arg);
@@ -166,8 +121,11 @@ class Worker {
     std::vector<evconnlistener*> tcp_;
     std::vector<evconnlistener*> tls_;  // [server] tls_listen
     std::vector<event*> xdp_;           // one per AF_XDP queue it serves (arg: the xdp::Queue)
-    Lane lane_;                         // the loop's
+    Responder responder_;               // the loop's
     std::atomic<bool> stopping_{false};
+    static constexpr size_t kTcpMsgMax = 65535;  // an answer over TCP (RFC 1035 §4.2.2: a two-octet length)
+    // Staged answers of one read: flushed before a next answer could not fit whole (prefix included).
+    static constexpr size_t kTcpOut = 4 * (kTcpMsgMax + 2);
     // TCP answers of one read, each with its length prefix, sent in one send() (see flush).
     std::vector<uint8_t> tcpOut_;
     size_t staged_ = 0;

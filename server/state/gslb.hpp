@@ -173,7 +173,7 @@ class Selector : public zones::DynamicHook {
         : worker_(worker), mode_(mode), rng_(seed) {}
     /// Points the selector at a new snapshot, keeping chooser state for hostnames (by name) whose service set
     /// and chooser are the same; linear in hostnames. Precondition: the Gslb bound before (if any) is still
-    /// alive — rebind compares with it (Worker::snapshot keeps the old snapshot until it returns).
+    /// alive — rebind compares with it (Responder::snapshot keeps the old snapshot until it returns).
     void rebind(const Gslb* gslb);
     void select(int32_t dynamic, uint16_t qtype, const zones::Zone& zone, const zones::RRset* set,
                 const zones::Client& client, zones::DynAnswer& out) noexcept override;

@@ -64,6 +64,21 @@ class OneInstance(unittest.TestCase):
                 self.refused(g.port, ["[::1]:{port}"])
             g.stop()
 
+    def test_wildcard_answers_from_the_address_asked(self):
+        # On 0.0.0.0 a reply leaves from the address its query came to (IP_PKTINFO, server/net/udp.cpp): a
+        # query to 127.0.0.2 answered from 127.0.0.1, the kernel's own choice, is dropped by the client.
+        g = Gslbd(zones={ORIGIN: ZONE}, server={"listen": ["0.0.0.0:0"]}, ipv6=False)
+        g.server_opts["listen"] = [f"0.0.0.0:{g.port}"]
+        with g, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.settimeout(5)
+            s.bind(("127.0.0.1", 0))
+            for dst in ("127.0.0.2", "127.0.0.1", "127.0.0.3"):
+                s.sendto(build_query("www." + ORIGIN), (dst, g.port))
+                data, src = s.recvfrom(4096)
+                self.assertEqual(src, (dst, g.port), f"the query to {dst} was answered from {src[0]}")
+                self.assertEqual(data[:2], b"\x12\x34")
+            g.stop()
+
     def test_restart_after_tcp_reuses_port(self):
         # Connections the server closed (idle timeout) sit in TIME_WAIT on its port: a restart must not
         # count them as another instance.

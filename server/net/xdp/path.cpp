@@ -23,7 +23,7 @@
 #include "server/base/events.hpp"
 #include "server/base/log.hpp"
 #include "server/responder/stats.hpp"
-#include "server/net/worker.hpp"
+#include "server/responder/responder.hpp"
 #include "server/net/xdp/frame.hpp"
 #include "server/net/xdp/frames.hpp"
 #include "server/net/xdp/tx_ring.hpp"
@@ -44,7 +44,7 @@ constexpr uint32_t kRing = 2048;  // fill, completion, rx and tx ring sizes (pow
 // They go round in FIFO order (FrameFifo, server/net/xdp/frames.hpp: why the order matters to the kernel's
 // receive).
 constexpr uint32_t kFill = 512;
-constexpr int kBatch = Worker::kUdpBatch;
+constexpr int kBatch = Responder::kBatch;
 constexpr int kRounds = 8;  // batches per wake-up, then back to the loop (as the UDP sockets do)
 
 // libbpf's last warning, to say why a load or attach failed in our one log line rather than on stderr.
@@ -97,8 +97,8 @@ std::string busyHint(const std::string& ifname) {
 
 class Queue {
   public:
-    Worker* worker = nullptr;
-    std::string where;  // "IFACE queue N", for the log
+    Responder* responder = nullptr;  // answers this queue, on its host's thread
+    std::string where;               // "IFACE queue N", for the log
     uint32_t ifindex = 0;
     size_t mtu = 1500;
     void* area = nullptr;
@@ -230,11 +230,11 @@ class Queue {
     };
 
     void serve() {
-        Worker& w = *worker;
+        Responder& r = *responder;
         Tx ring{*this};
         int64_t txDeadline = 0;  // the wake-up's bound on waiting for the TX ring (tx_ring.hpp)
-        const Snapshot& snap = w.snapshot();
-        WorkerStats& st = w.shared().stats[w.id()];
+        const Snapshot& snap = r.snapshot();
+        WorkerStats& st = r.stats();
         reclaim();
         for (int round = 0; round < kRounds; ++round) {
             uint32_t idx = 0;
@@ -259,7 +259,7 @@ class Queue {
                 ++m;
             }
             xsk_ring_cons__release(&rx, n);
-            w.answerDatagrams(snap, dg, m);
+            r.answerDatagrams(snap, dg, m);
             int sending = 0;
             for (int i = 0; i < m; ++i) {
                 auto& res = dg[i].res;
@@ -468,8 +468,8 @@ void Path::recheck() {
     }
 }
 
-void Path::open(const ServerConf& sc, const std::vector<Worker*>& workers) {
-    if (sc.xdp.empty() || workers.empty()) return;
+void Path::open(const ServerConf& sc, const std::vector<Host>& hosts) {
+    if (sc.xdp.empty() || hosts.empty()) return;
     listen_ = sc.listen;
     ifaces_.reserve(sc.xdp.size());
     libbpf_set_print(libbpfPrint);
@@ -559,8 +559,9 @@ void Path::open(const ServerConf& sc, const std::vector<Worker*>& workers) {
         }
         bool zc = true;
         for (auto& q : f->queues) {
-            q->worker = workers[next++ % workers.size()];
-            q->worker->addXdp(q.get());
+            const Host& h = hosts[next++ % hosts.size()];
+            q->responder = h.responder;
+            h.attach(q.get());
             zc = zc && q->zeroCopy;
         }
         f->ifindex = ifindex;

@@ -1,15 +1,16 @@
 // The AF_XDP fast path for UDP queries (`[server] xdp`, doc/xdp.md): an XDP program
 // on each configured interface redirects UDP frames for gslbd's listen addresses into one AF_XDP socket per
 // receive queue; the UDP workers read them from shared memory (UMEM), answer them with the socket path's own
-// Worker::answerDatagrams, and send the answers from the same frames. Everything else (TCP, ICMP, other
-// addresses, fragments) goes on to the kernel, and the UDP sockets stay open: what the fast path cannot take
-// (an interface that is missing, a driver without XDP, no CAP_NET_ADMIN/CAP_BPF/CAP_NET_RAW, a gslbd built
-// without libxdp) is logged once and served by the sockets. The program is attached through a bpf_link: the
-// kernel takes it off when gslbd exits, crashes included.
+// Responder::answerDatagrams (server/responder/responder.hpp), and send the answers from the same frames.
+// Everything else (TCP, ICMP, other addresses, fragments) goes on to the kernel, and the UDP sockets stay
+// open: what the fast path cannot take (an interface that is missing, a driver without XDP, no
+// CAP_NET_ADMIN/CAP_BPF/CAP_NET_RAW, a gslbd built without libxdp) is logged once and served by the sockets.
+// The program is attached through a bpf_link: the kernel takes it off when gslbd exits, crashes included.
 #pragma once
 #include <sys/socket.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,7 +18,7 @@
 #include "server/conf/config.hpp"
 
 namespace gslb::server {
-class Worker;
+class Responder;
 }
 
 namespace gslb::server::xdp {
@@ -65,6 +66,14 @@ std::string listenProblem(const std::string& ifname, const std::vector<ListenAdd
                           const std::vector<sockaddr_storage>& addrs);
 
 class Queue;
+/// What serves a queue: the responder that answers its datagrams, and how to watch the queue's descriptor
+/// on the loop of the thread that owns that responder (server/daemon/main.cpp gives a worker's loop:
+/// Worker::responder and Worker::addXdp). The queue is answered on that thread only.
+struct Host {
+    Responder* responder = nullptr;
+    std::function<void(Queue*)>
+        attach;  // called once per queue, before the loop starts; serve(q) when readable
+};
 /// The AF_XDP socket's descriptor, for the worker's event loop.
 int queueFd(Queue* q);
 /// Answers what waits in q's receive ring (a few batches), on the thread of the worker that serves q.
@@ -78,9 +87,9 @@ class Path {
     Path& operator=(const Path&) = delete;
 
     /// For each interface of sc.xdp: attaches the program for sc.listen's addresses, opens a socket per
-    /// receive queue and gives the queues to `workers` in turn (Worker::addXdp; before they start). What
+    /// receive queue and gives the queues to `hosts` in turn (Host::attach; before they start). What
     /// fails is logged once, with why, and that interface is left to the sockets; never a start-up error.
-    void open(const ServerConf& sc, const std::vector<Worker*>& workers);
+    void open(const ServerConf& sc, const std::vector<Host>& hosts);
     /// AF_XDP sockets serving (gslbd_xdp_sockets).
     int sockets() const;
     /// Frames the kernel dropped before gslbd could read them, summed over the sockets (XDP_STATISTICS,

@@ -15,7 +15,7 @@ int queueFd(Queue*) {
 void serve(Queue*) {}
 Path::Path() = default;
 Path::~Path() = default;
-void Path::open(const ServerConf&, const std::vector<Worker*>&) {}
+void Path::open(const ServerConf&, const std::vector<Host>&) {}
 int Path::sockets() const {
     return 0;
 }

@@ -1,0 +1,221 @@
+// The responder (server/responder/responder.hpp): one message in, the response out, whatever the transport;
+// zone-transfer admission (the ACL, the per-client and total caps) and the slots a transfer gives back.
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+
+#include <cstring>
+#include <vector>
+
+#include "server/responder/responder.hpp"
+#include "server/responder/transfer.hpp"
+#include "tests/server/helpers.hpp"
+#include "zones/ldns.hpp"  // not <ldns/ldns.h>: see there
+#include "zones/answer.hpp"
+
+using namespace gslb::server;
+namespace zones = gslb::zones;
+
+namespace {
+
+sockaddr_in ipv4(const char* addr, uint16_t port) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    inet_pton(AF_INET, addr, &a.sin_addr);
+    return a;
+}
+
+// [server] with `server` lines, and the t.test. zone.
+std::string xfrConfig(const std::string& server) {
+    return "[server]\nlisten = [\"127.0.0.1:10053\"]\n" + server +
+           "\n[[zone]]\nname = \"t.test.\"\nfile = \"t.zone\"\n";
+}
+
+struct Bench {
+    Shared shared;
+    Responder responder{shared, 0, 7};
+    explicit Bench(const std::string& config) { shared.holder.publish(st::snapshot(config)); }
+    explicit Bench(std::shared_ptr<Snapshot> snap) { shared.holder.publish(std::move(snap)); }
+};
+
+// The secret of [key.xfr] ("secret"), as ldns wants it.
+constexpr const char* kSecret = "c2VjcmV0";
+
+// The base config with [key.xfr] (hmac-sha256, kSecret) beside it.
+std::shared_ptr<Snapshot> keyedSnapshot() {
+    st::Written w = st::writeConfig(st::baseConfig("[key.xfr]\nsecret_file = \"xfr.key\"\n"));
+    st::writeFile(w.dir, "xfr.key", std::string(kSecret) + "\n");
+    std::string error;
+    auto s = buildSnapshot(w.config, nullptr, error);
+    INFO("buildSnapshot: " << error);
+    REQUIRE(s != nullptr);
+    return s;
+}
+
+// A query for `qname` A signed by ldns with `keyName` (RFC 8945 §4), its MAC in `mac`.
+std::vector<uint8_t> signedQuery(const char* qname, const char* keyName, ldns_rdf** mac) {
+    ldns_pkt* p = ldns_pkt_query_new(ldns_dname_new_frm_str(qname), LDNS_RR_TYPE_A, LDNS_RR_CLASS_IN, 0);
+    ldns_pkt_set_id(p, 0x4242);
+    REQUIRE(ldns_pkt_tsig_sign(p, keyName, kSecret, 300, "hmac-sha256.", nullptr) == LDNS_STATUS_OK);
+    uint8_t* wire = nullptr;
+    size_t n = 0;
+    REQUIRE(ldns_pkt2wire(&wire, p, &n) == LDNS_STATUS_OK);
+    std::vector<uint8_t> out(wire, wire + n);
+    free(wire);
+    *mac = ldns_rdf_clone(ldns_rr_rdf(ldns_pkt_tsig(p), 3));
+    ldns_pkt_free(p);
+    return out;
+}
+
+// ldns' verdict on a response signed for the request whose MAC is `mac` (RFC 8945 §5.3).
+bool ldnsVerifies(const uint8_t* wire, size_t n, ldns_rdf* mac) {
+    ldns_pkt* p = nullptr;
+    if (ldns_wire2pkt(&p, wire, n) != LDNS_STATUS_OK) return false;
+    bool ok = ldns_pkt_tsig_verify_next(p, wire, n, "xfr.", kSecret, mac, 0);
+    ldns_pkt_free(p);
+    return ok;
+}
+
+// The TSIG error of a response's TSIG RR (RFC 8945 §4.2), -1 when it has none.
+int tsigError(const uint8_t* wire, size_t n) {
+    ldns_pkt* p = nullptr;
+    if (ldns_wire2pkt(&p, wire, n) != LDNS_STATUS_OK) return -1;
+    int e = ldns_pkt_tsig(p) ? int(ldns_rdf2native_int16(ldns_rr_rdf(ldns_pkt_tsig(p), 5))) : -1;
+    ldns_pkt_free(p);
+    return e;
+}
+
+}  // namespace
+
+TEST_CASE("responder: a TCP or TLS message gets zones::answer()'s octets, counted by transport") {
+    Bench b(st::baseConfig(""));
+    const Snapshot& snap = b.responder.snapshot();
+    auto q = st::makeQuery("www.t.test.", 1);
+    sockaddr_in a = ipv4("192.0.2.9", 40000);
+    const Client client{reinterpret_cast<const sockaddr*>(&a),
+                        ClientCounter::keyOf(reinterpret_cast<sockaddr*>(&a))};
+    std::vector<uint8_t> want(65535);
+    auto res = zones::answer(snap.db, snap.answer, q, true, want, nullptr,
+                             zones::ClientInfo{client.addr, uint32_t(time(nullptr))});
+    REQUIRE(res.len > 12);
+    for (Transport t : {Transport::Tcp, Transport::Tls}) {
+        std::vector<uint8_t> out(65535);
+        Reply r = b.responder.answer(snap, q, out, client, t);
+        REQUIRE(r.kind == Reply::Kind::Send);
+        REQUIRE(r.len == res.len);
+        CHECK(std::memcmp(out.data(), want.data(), r.len) == 0);
+    }
+    CHECK(b.shared.stats[0].tcp.load() == 1);
+    CHECK(b.shared.stats[0].tls.load() == 1);
+    CHECK(b.shared.stats[0].udp.load() == 0);
+}
+
+TEST_CASE("responder: a datagram through answer() is the batch of one: same octets as UDP, counted as udp") {
+    Bench b(st::baseConfig(""));
+    const Snapshot& snap = b.responder.snapshot();
+    auto q = st::makeQuery("www.t.test.", 1);
+    sockaddr_storage peer{};
+    sockaddr_in a = ipv4("192.0.2.9", 40000);
+    std::memcpy(&peer, &a, sizeof a);
+    Datagram dg{q, &peer, nullptr, {}};
+    b.responder.answerDatagrams(snap, &dg, 1);
+    REQUIRE(dg.res.len > 12);
+    std::vector<uint8_t> batched(dg.out, dg.out + dg.res.len);
+    std::vector<uint8_t> out(Responder::kAnswerRoom);
+    Reply r =
+        b.responder.answer(snap, q, out, Client{reinterpret_cast<const sockaddr*>(&a), {}}, Transport::Udp);
+    REQUIRE(r.kind == Reply::Kind::Send);
+    REQUIRE(r.len == batched.size());
+    CHECK(std::memcmp(out.data(), batched.data(), r.len) == 0);
+    CHECK(b.shared.stats[0].udp.load() == 2);
+}
+
+TEST_CASE(
+    "responder: AXFR admission: REFUSED by the ACL, SERVFAIL over a cap, a transfer gives its slots back") {
+    Bench b(xfrConfig(
+        "axfr_allow = [\"127.0.0.0/8\"]\naxfr_max_concurrent = 1\naxfr_max_concurrent_per_client = 1\n"));
+    const Snapshot& snap = b.responder.snapshot();
+    auto q = st::makeQuery("t.test.", 252);
+    sockaddr_in lo = ipv4("127.0.0.1", 40000), other = ipv4("192.0.2.9", 40000);
+    const Client allowed{reinterpret_cast<const sockaddr*>(&lo),
+                         ClientCounter::keyOf(reinterpret_cast<sockaddr*>(&lo))};
+    const Client refused{reinterpret_cast<const sockaddr*>(&other),
+                         ClientCounter::keyOf(reinterpret_cast<sockaddr*>(&other))};
+    std::vector<uint8_t> out(65535);
+
+    Reply r = b.responder.answer(snap, q, out, refused, Transport::Tcp);
+    REQUIRE(r.kind == Reply::Kind::Send);
+    CHECK((out[3] & 0x0F) == 5);  // REFUSED
+    CHECK(b.shared.axfrActive.load() == 0);
+
+    Reply t = b.responder.answer(snap, q, out, allowed, Transport::Tcp);
+    REQUIRE(t.kind == Reply::Kind::Transfer);
+    REQUIRE(t.transfer);
+    CHECK(b.shared.axfrActive.load() == 1);
+    CHECK(b.shared.axfrPerClient.held(allowed.key) == 1);
+
+    // The same client again: over its own cap (SERVFAIL), and nothing more is held.
+    Reply again = b.responder.answer(snap, q, out, allowed, Transport::Tcp);
+    REQUIRE(again.kind == Reply::Kind::Send);
+    CHECK((out[3] & 0x0F) == 2);
+    CHECK(b.shared.stats[0].axfrRefusedPerClient.load() == 1);
+    CHECK(b.shared.axfrActive.load() == 1);
+    // Another client: over axfr_max_concurrent (SERVFAIL), its unit given back.
+    sockaddr_in lo2 = ipv4("127.0.0.2", 40000);
+    const Client second{reinterpret_cast<const sockaddr*>(&lo2),
+                        ClientCounter::keyOf(reinterpret_cast<sockaddr*>(&lo2))};
+    Reply busy = b.responder.answer(snap, q, out, second, Transport::Tcp);
+    REQUIRE(busy.kind == Reply::Kind::Send);
+    CHECK((out[3] & 0x0F) == 2);
+    CHECK(b.shared.axfrActive.load() == 1);
+    CHECK(b.shared.axfrPerClient.held(second.key) == 0);
+
+    // The messages: the first one opens with the SOA, the last closes with it; then done.
+    std::vector<uint8_t> msg(Transfer::kMessageMax);
+    size_t n = t.transfer->next(msg);
+    CHECK(n > 12);
+    while (!t.transfer->done()) REQUIRE(t.transfer->next(msg) > 0);
+    CHECK(t.transfer->next(msg) == 0);
+    CHECK(t.transfer->messages() >= 1);
+    t.transfer.reset();
+    CHECK(b.shared.axfrActive.load() == 0);
+    CHECK(b.shared.axfrPerClient.held(allowed.key) == 0);
+
+    // Over UDP an AXFR is no transfer (NOTIMP, RFC 5936 §4.2).
+    std::vector<uint8_t> udp(Responder::kAnswerRoom);
+    Reply u = b.responder.answer(snap, q, udp, allowed, Transport::Udp);
+    CHECK(u.kind != Reply::Kind::Transfer);
+}
+
+TEST_CASE(
+    "responder: TSIG over every transport: a signed query's response is signed, an unknown key NOTAUTH") {
+    Bench b(keyedSnapshot());
+    const Snapshot& snap = b.responder.snapshot();
+    sockaddr_in a = ipv4("192.0.2.9", 40000);
+    const Client client{reinterpret_cast<const sockaddr*>(&a),
+                        ClientCounter::keyOf(reinterpret_cast<sockaddr*>(&a))};
+    for (Transport t : {Transport::Udp, Transport::Tcp, Transport::Tls}) {
+        CAPTURE(int(t));
+        ldns_rdf* mac = nullptr;
+        auto q = signedQuery("www.t.test.", "xfr.", &mac);
+        std::vector<uint8_t> out(Responder::kAnswerRoom);
+        Reply r = b.responder.answer(snap, q, out, client, t);
+        REQUIRE(r.kind == Reply::Kind::Send);
+        CHECK((out[3] & 0x0F) == 0);
+        CHECK(tsigError(out.data(), r.len) == zones::kTsigNoError);
+        CHECK(ldnsVerifies(out.data(), r.len, mac));
+        ldns_rdf_deep_free(mac);
+
+        // A key the server does not hold: NOTAUTH with BADKEY in an unsigned TSIG RR (RFC 8945 §5.2.1).
+        auto bad = signedQuery("www.t.test.", "nokey.", &mac);
+        r = b.responder.answer(snap, bad, out, client, t);
+        REQUIRE(r.kind == Reply::Kind::Send);
+        CHECK((out[3] & 0x0F) == zones::kRcodeNotAuth);
+        CHECK(tsigError(out.data(), r.len) == zones::kTsigBadKey);
+        ldns_rdf_deep_free(mac);
+    }
+    // Counted under the rcode sent: NOERROR and NOTAUTH once per transport.
+    CHECK(b.shared.stats[0].udp.load() == 2);
+    CHECK(b.shared.stats[0].tcp.load() == 2);
+    CHECK(b.shared.stats[0].tls.load() == 2);
+}
