@@ -3,42 +3,13 @@
 #include <algorithm>
 
 #include "zones/rrtype.hpp"
+#include "zones/read_name.hpp"
 
 namespace gslb::zones {
 namespace {
 
 inline uint16_t rd16(const uint8_t* p) {
     return uint16_t((p[0] << 8) | p[1]);
-}
-
-// Skips a possibly compressed name starting at `pos`. Every pointer must point strictly before the name part
-// that holds it, so a chain of pointers always moves backwards and ends: no loops, bounded work. Returns the
-// offset after the name in the record (at most pkt.size()), or 0 on a malformed name. Bounds are checked as
-// "what is needed > what is left", which cannot wrap.
-size_t skipName(std::span<const uint8_t> pkt, size_t pos) {
-    size_t end = 0;      // where the name ends in the record (set at the first pointer)
-    size_t total = 0;    // decompressed length
-    size_t limit = pos;  // pointers must go below this
-    size_t hops = 0;
-    for (;;) {
-        if (pos >= pkt.size()) return 0;
-        uint8_t l = pkt[pos];
-        if ((l & 0xC0) == 0xC0) {
-            if (pkt.size() - pos < 2) return 0;
-            size_t target = size_t(((l & 0x3F) << 8) | pkt[pos + 1]);
-            if (!end) end = pos + 2;
-            if (target >= limit || ++hops > kMaxLabels) return 0;
-            limit = target;
-            pos = target;
-            continue;
-        }
-        if (l & 0xC0) return 0;  // 0x40 / 0x80: extended label types, obsolete (RFC 6891 §5)
-        if (size_t(l) + 1 > kMaxNameLen - total) return 0;
-        total += size_t(l) + 1;
-        if (l == 0) return end ? end : pos + 1;
-        if (size_t(l) >= pkt.size() - pos) return 0;  // the label runs past the end
-        pos += size_t(l) + 1;
-    }
 }
 
 // The one question of a query (RFC 1035 §4.1.2) at offset 12: QNAME uncompressed (nothing precedes it that
@@ -86,7 +57,7 @@ bool parseRecords(std::span<const uint8_t> pkt, size_t pos, uint32_t an, uint32_
     const uint32_t total = an + ns + ar;
     for (uint32_t i = 0; i < total; ++i) {
         size_t start = pos;
-        pos = skipName(pkt, pos);
+        pos = readName(pkt, pos);
         if (!pos || pkt.size() - pos < 10) return false;
         uint16_t type = rd16(pkt.data() + pos);
         uint16_t cls = rd16(pkt.data() + pos + 2);
@@ -176,7 +147,7 @@ ParseStatus parseQuery(std::span<const uint8_t> pkt, Query& q) noexcept {
         pos = parseQuestion(pkt, q);
     } else {
         for (uint32_t i = 0; i < qd && pos; ++i) {
-            pos = skipName(pkt, pos);
+            pos = readName(pkt, pos);
             pos = pos && pkt.size() - pos >= 4 ? pos + 4 : 0;
         }
     }

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "zones/read_name.hpp"
+
 namespace gslb::zones {
 namespace {
 
@@ -46,35 +48,6 @@ const AlgInfo kAlgs[] = {
 
 const AlgInfo& info(TsigAlgorithm a) {
     return kAlgs[size_t(a)];
-}
-
-// Reads a possibly compressed name at `pos` into `out` (lower-case, uncompressed). Pointers must go strictly
-// backwards (no loops, bounded work). Returns the offset after the name in the record, 0 when malformed.
-size_t readName(std::span<const uint8_t> pkt, size_t pos, uint8_t* out, uint8_t& outLen) {
-    size_t end = 0, n = 0, limit = pos;
-    for (;;) {
-        if (pos >= pkt.size()) return 0;
-        uint8_t l = pkt[pos];
-        if ((l & 0xC0) == 0xC0) {
-            if (pkt.size() - pos < 2) return 0;
-            size_t target = size_t(((l & 0x3F) << 8) | pkt[pos + 1]);
-            if (!end) end = pos + 2;
-            if (target >= limit) return 0;
-            limit = pos = target;
-            continue;
-        }
-        if (l & 0xC0) return 0;
-        if (size_t(l) + 1 > kMaxNameLen - n) return 0;
-        if (size_t(l) >= pkt.size() - pos) return 0;  // the label (or the root octet) runs past the end
-        out[n] = l;
-        for (size_t i = 1; i <= l; ++i) out[n + i] = lowerByte(pkt[pos + i]);
-        n += size_t(l) + 1;
-        if (l == 0) {
-            outLen = uint8_t(n);
-            return end ? end : pos + 1;
-        }
-        pos += size_t(l) + 1;
-    }
 }
 
 // HMAC over pieces (OpenSSL 3's EVP_MAC). Any failure makes final() return 0: callers treat that as a
@@ -322,7 +295,7 @@ bool parseSecretText(std::string_view text, std::vector<uint8_t>& out, std::stri
 bool parseTsig(std::span<const uint8_t> msg, size_t at, TsigRecord& r) noexcept {
     r = TsigRecord{};
     r.start = at;
-    size_t pos = readName(msg, at, r.keyName, r.keyNameLen);
+    size_t pos = readName(msg, at, r.keyName, &r.keyNameLen);
     if (!pos || msg.size() - pos < 10) return false;
     const uint8_t* f = msg.data() + pos;
     if (rd16(f) != kTypeTSIG || rd16(f + 2) != kClassAny || rd16(f + 4) != 0 || rd16(f + 6) != 0)
@@ -331,7 +304,7 @@ bool parseTsig(std::span<const uint8_t> msg, size_t at, TsigRecord& r) noexcept 
     pos += 10;
     if (rdlen != msg.size() - pos) return false;  // the TSIG RR ends the message (§5.1)
     const size_t end = msg.size();
-    pos = readName(msg, pos, r.algorithm, r.algorithmLen);
+    pos = readName(msg, pos, r.algorithm, &r.algorithmLen);
     if (!pos || end - pos < 10) return false;
     const uint8_t* p = msg.data() + pos;
     r.timeSigned = 0;
@@ -357,18 +330,16 @@ TsigFind findTsig(std::span<const uint8_t> msg, TsigRecord& out) noexcept {
     if (msg.size() < kHeader) return TsigFind::Malformed;
     uint32_t qd = rd16(msg.data() + 4), an = rd16(msg.data() + 6), ns = rd16(msg.data() + 8),
              ar = rd16(msg.data() + 10);
-    uint8_t scratch[kMaxNameLen];
-    uint8_t sl = 0;
     size_t pos = kHeader;
     for (uint32_t i = 0; i < qd; ++i) {
-        pos = readName(msg, pos, scratch, sl);
+        pos = readName(msg, pos);
         if (!pos || msg.size() - pos < 4) return TsigFind::Malformed;
         pos += 4;
     }
     const uint32_t total = an + ns + ar;
     for (uint32_t i = 0; i < total; ++i) {
         size_t start = pos;
-        pos = readName(msg, pos, scratch, sl);
+        pos = readName(msg, pos);
         if (!pos || msg.size() - pos < 10) return TsigFind::Malformed;
         uint16_t type = rd16(msg.data() + pos);
         size_t rdlen = rd16(msg.data() + pos + 8);
