@@ -6,6 +6,7 @@
 #pragma once
 #include <event2/event.h>
 #include <event2/http.h>
+#include <openssl/types.h>
 
 #include <cstddef>
 #include <functional>
@@ -26,13 +27,19 @@ struct HttpAnswer {
     evhttp_request_error error = EVREQ_HTTP_TIMEOUT;
 };
 
+/// Why a request got no answer, for a log line or a status field ("no answer in time", "cannot connect", …).
+const char* answerError(const HttpAnswer& a);
+
 class HttpClient {
   public:
     using Done = std::function<void(const HttpAnswer&)>;
     using Headers = std::vector<std::pair<std::string, std::string>>;
 
     /// To `host` (a numeric address; IPv6 without brackets) and `port`. Nothing connects until a request.
-    HttpClient(event_base* base, std::string host, int port);
+    /// With `tls` (not owned; must outlive the client): HTTPS through libevent's bufferevent_openssl, the
+    /// server's certificate verified by `tls`'s settings and against `host` (an IP address SAN), one
+    /// connection per request (evhttp cannot reconnect an SSL bufferevent).
+    HttpClient(event_base* base, std::string host, int port, SSL_CTX* tls = nullptr);
     ~HttpClient();  // cancels what is in flight: no callback follows
     HttpClient(const HttpClient&) = delete;
     HttpClient& operator=(const HttpClient&) = delete;
@@ -47,6 +54,11 @@ class HttpClient {
     /// would not start it, and `done` is never called.
     bool send(evhttp_cmd_type method, const std::string& uri, const Headers& headers, const std::string& body,
               Done done);
+    /// As send(), for a streamed answer (etcd's watch): `chunk` gets each piece of the body as it arrives
+    /// (the answer's body stays empty), then `done` once when the stream ends or fails.
+    using Chunk = std::function<void(const char* data, size_t len)>;
+    bool sendStream(evhttp_cmd_type method, const std::string& uri, const Headers& headers,
+                    const std::string& body, Chunk chunk, Done done);
     /// Cancels every request in flight; their callbacks are not called.
     void cancel();
     size_t inFlight() const { return calls_.size(); }
@@ -55,9 +67,17 @@ class HttpClient {
     struct Call;
     static void onError(evhttp_request_error e, void* arg);
     static void onResponse(evhttp_request* req, void* arg);
+    static void onChunk(evhttp_request* req, void* arg);
+    evhttp_connection* tlsConnection();
+    bool start(evhttp_cmd_type method, const std::string& uri, const Headers& headers,
+               const std::string& body, Chunk chunk, Done done);
 
+    event_base* base_;
     std::string host_;
     int port_;
+    SSL_CTX* tls_ = nullptr;
+    timeval timeout_{};
+    size_t maxBody_ = 0;
     evhttp_connection* conn_ = nullptr;
     std::vector<std::unique_ptr<Call>> calls_;  // in flight
 };

@@ -25,7 +25,8 @@ struct AdminSync::Impl {
 
     void apply(const ClusterConf& c) {
         std::map<std::string, bool> keep;
-        if (c.enabled && c.selfIndex >= 0)
+        // With etcd the drains travel there (etcd_sync.hpp): no peer is polled.
+        if (c.enabled && c.selfIndex >= 0 && c.etcd.empty())
             for (size_t i = 0; i < c.members.size(); ++i) {
                 if (int(i) == c.selfIndex) continue;
                 const ClusterMember& m = c.members[i];

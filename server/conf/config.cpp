@@ -4,6 +4,7 @@
 #include <ifaddrs.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -286,7 +287,45 @@ void readCluster(const toml::table& ct, const std::string& path, const ControlCo
                 c.fail(&e, "members", fmt::format("{} is listed twice", m.url));
         out.members.push_back(std::move(m));
     }
+    // etcd: gslbctl needs to know it is there (then one member takes a change for all).
+    if (const toml::node* en = c.raw("etcd")) {
+        const toml::array* ea = en->as_array();
+        if (!ea || ea->empty())
+            c.fail(en, "etcd",
+                   "must be a non-empty array of \"http://ADDRESS:PORT\" strings (etcd's client URLs)");
+        for (const auto& e : *ea) {
+            if (!e.is_string()) c.fail(&e, "etcd", "must be an array of \"http://ADDRESS:PORT\" strings");
+            EtcdEndpoint ep;
+            std::string why;
+            if (!parseEtcdUrl(*e.value<std::string>(), ep, why)) c.fail(&e, "etcd", why);
+            for (const auto& other : out.etcd)
+                if (other == ep.url) c.fail(&e, "etcd", fmt::format("{} is listed twice", ep.url));
+            out.etcd.push_back(ep.url);
+        }
+    }
     if (!full) return;
+    out.etcdPrefix = c.getString("etcd_prefix", "/gslbd/");
+    {
+        const std::string& p = out.etcdPrefix;
+        bool printable = std::all_of(p.begin(), p.end(), [](char ch) { return ch > 0x20 && ch < 0x7f; });
+        if (p.size() < 2 || p.size() > 128 || p.front() != '/' || p.back() != '/' || !printable)
+            c.fail(
+                c.raw("etcd_prefix"), "etcd_prefix",
+                fmt::format("\"{}\" must start and end with \"/\" and be 2..128 printable ASCII characters "
+                            "without spaces (default \"/gslbd/\")",
+                            p));
+    }
+    for (auto [key, field] : {std::pair{"etcd_ca", &out.etcdCa}, std::pair{"etcd_cert", &out.etcdCert},
+                              std::pair{"etcd_key", &out.etcdKey}}) {
+        std::string v = c.getString(key, "");
+        if (!v.empty()) *field = resolvePath(c.file(), v);
+    }
+    if (out.etcdCert.empty() != out.etcdKey.empty())
+        c.fail(c.raw(out.etcdCert.empty() ? "etcd_key" : "etcd_cert"),
+               out.etcdCert.empty() ? "etcd_key" : "etcd_cert",
+               "etcd_cert and etcd_key go together (the client certificate and its key)");
+    if (out.etcd.empty() && (!out.etcdCa.empty() || !out.etcdCert.empty() || c.has("etcd_prefix")))
+        c.fail(nullptr, "", "etcd_prefix, etcd_ca, etcd_cert and etcd_key need `etcd` (the endpoints)");
     out.healthQuorum = int(c.getInt("health_quorum", 0, 1, int64_t(out.members.size())));
     std::string self = c.getString("self", "");
     c.finish();
@@ -342,6 +381,56 @@ void readCluster(const toml::table& ct, const std::string& path, const ControlCo
 }
 
 }  // namespace
+
+bool parseEtcdUrl(const std::string& text, EtcdEndpoint& out, std::string& why) {
+    out = EtcdEndpoint{};
+    std::string rest;
+    if (text.rfind("http://", 0) == 0) {
+        rest = text.substr(7);
+    } else if (text.rfind("https://", 0) == 0) {
+        rest = text.substr(8);
+        out.tls = true;
+    } else {
+        why = fmt::format("\"{}\" must be http://ADDRESS:PORT or https://ADDRESS:PORT", text);
+        return false;
+    }
+    if (!rest.empty() && rest.back() == '/') rest.pop_back();
+    std::string host, port;
+    if (!rest.empty() && rest[0] == '[') {
+        auto close = rest.find(']');
+        if (close == std::string::npos || close + 1 >= rest.size() || rest[close + 1] != ':') {
+            why = fmt::format("\"{}\": an IPv6 address goes in brackets, then :PORT", text);
+            return false;
+        }
+        host = rest.substr(1, close - 1);
+        port = rest.substr(close + 2);
+    } else {
+        auto colon = rest.rfind(':');
+        if (colon == std::string::npos) {
+            why = fmt::format("\"{}\" has no :PORT (etcd's client port is usually 2379)", text);
+            return false;
+        }
+        host = rest.substr(0, colon);
+        port = rest.substr(colon + 1);
+    }
+    unsigned char buf[16];
+    bool v6 = inet_pton(AF_INET6, host.c_str(), buf) == 1;
+    if (!v6 && inet_pton(AF_INET, host.c_str(), buf) != 1) {
+        why = fmt::format("\"{}\": {} is not an IP address (the control loop never waits on a name lookup)",
+                          text, host);
+        return false;
+    }
+    int p = 0;
+    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+    if (port.empty() || ec != std::errc() || end != port.data() + port.size() || p < 1 || p > 65535) {
+        why = fmt::format("\"{}\": the port must be 1..65535", text);
+        return false;
+    }
+    out.host = host;
+    out.port = p;
+    out.url = (out.tls ? "https://" : "http://") + rest;
+    return true;
+}
 
 bool parseMemberUrl(const std::string& text, ClusterMember& out, std::string& why) {
     const std::string scheme = "http://";

@@ -134,6 +134,16 @@ struct ClusterConf {
     /// health_quorum: a service counts as down when at least this many members see it down (1..members);
     /// 0: not set (each member decides on its own view).
     int healthQuorum = 0;
+    /// etcd = ["http://ADDRESS:PORT", …] (doc/ns-set.md "Shared state in etcd"): the etcd cluster that holds
+    /// what the members share (drains, reports, verdicts, probe ownership, each member's digest and serials);
+    /// tried in order. Empty: no etcd, the members are independent.
+    std::vector<std::string> etcd;
+    /// etcd_prefix: every key gslbd reads or writes starts with it, so several NS sets share one etcd.
+    /// Starts and ends with "/", at most 128 octets of printable ASCII.
+    std::string etcdPrefix = "/gslbd/";
+    /// etcd_ca, etcd_cert, etcd_key: TLS for https:// endpoints (absolute paths, resolved from the config's
+    /// directory); cert and key together or neither; ca empty: the system store.
+    std::string etcdCa, etcdCert, etcdKey;
     int line = 0;
 };
 
@@ -343,6 +353,18 @@ bool loadControlConfig(const std::string& path, ControlConf& out, std::string& e
 
 /// Parses a [cluster] member URL, "http://ADDRESS:PORT" (a trailing "/" allowed, no path); false with `why`.
 bool parseMemberUrl(const std::string& text, ClusterMember& out, std::string& why);
+
+/// One `[cluster] etcd` URL: "http://ADDRESS:PORT" or "https://ADDRESS:PORT" (an address literal: the control
+/// loop never waits on a name lookup).
+struct EtcdEndpoint {
+    std::string url;   // as written, without a trailing "/"
+    std::string host;  // numeric, IPv6 without brackets
+    int port = 0;
+    bool tls = false;
+};
+
+/// Parses an endpoint URL; false with `why`.
+bool parseEtcdUrl(const std::string& text, EtcdEndpoint& out, std::string& why);
 
 /// Reads only the name and file of each [[zone]] of `path` (files resolved against its directory), for
 /// gslbctl's zone commands given -c: like loadControlConfig, nothing else of the config is checked.

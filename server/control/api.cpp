@@ -484,8 +484,12 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
     if (parts.size() == 4) {
         if (parts[3] == "report") {
             ApiResponse r = report(*snap, site, body);
-            // Only what this member accepted: the peers run the same config and would refuse it too.
-            if (r.status == 200 && forwarded.empty()) forwardReport(*snap, path, body);
+            // Only what this member accepted: the peers run the same config and would refuse it too. With
+            // etcd, written there once and read by every member; without it, forwarded to each peer.
+            if (r.status == 200 && etcdOn())
+                etcd_->publish(cluster::SharedReport{site, etcd_->self(), body});
+            else if (r.status == 200 && forwarded.empty())
+                forwardReport(*snap, path, body);
             return r;
         }
         if (parts[3] == "drain" || parts[3] == "enable")

@@ -50,6 +50,7 @@
 #include "metrics/load_factor.hpp"
 #include "server/state/admin_log.hpp"
 #include "server/cluster/admin_sync.hpp"
+#include "server/cluster/etcd_sync.hpp"
 #include "server/cluster/forwarder.hpp"
 #include "server/state/history.hpp"
 #include "server/probes/health.hpp"
@@ -106,6 +107,16 @@ class ControlApi {
     /// "starting", none of them waits the start out in the listen queue and none reaches a half-started
     /// daemon (a reload in the middle of the health round).
     void setStarting(bool starting) { starting_ = starting; }
+    /// [cluster] etcd (cluster/etcd_sync.hpp; not owned, may be null): drains, enables and reports this API
+    /// takes are written there for every member, and no report is forwarded to a peer.
+    void setEtcd(cluster::EtcdSync* etcd) { etcd_ = etcd; }
+    /// A drain or enable read from etcd: applied to the table, logged and recorded when it changed a state,
+    /// kept in the admin log (so state_dir mirrors it). Unknown sites and services are skipped (a member
+    /// running another config). True when a state changed.
+    bool applySharedAdmin(const Snapshot& s, const cluster::SharedAdmin& a);
+    /// A report another member took, read from etcd: validated and applied as a POST would be; a refusal is
+    /// logged (never applied).
+    void applySharedReport(const Snapshot& s, const cluster::SharedReport& r);
     /// Called on the control thread after a drain or enable changed the admin state (to persist it).
     void setAdminChanged(std::function<void()> fn) { adminChanged_ = std::move(fn); }
     /// Re-reads the token file (after a reload). False and `error` when it cannot be read; the old token
@@ -180,6 +191,9 @@ class ControlApi {
     evhttp* http_ = nullptr;
     int fd_ = -1;  // bound, not yet served
     std::function<void()> adminChanged_;
+    cluster::EtcdSync* etcd_ = nullptr;
+    bool etcdOn() const { return etcd_ && etcd_->configured(); }
+    nlohmann::json etcdJson() const;  // /v1/status "cluster"."etcd" (api_status.cpp)
     cluster::AdminLog ownAdminLog_;
     cluster::AdminLog* adminLog_ = &ownAdminLog_;
     bool starting_ = false;  // setStarting()

@@ -79,6 +79,9 @@ ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const 
     const cluster::AdminKey key{site, address};
     const int64_t now = unixMs();
     bool take = true;
+    // With etcd, etcd's revision orders the changes (the watch applies them in that order on every member):
+    // the command's own time is not needed.
+    if (etcdOn()) atMs.reset();
     if (atMs) {
         // The command's own time (gslbctl's, the same on every member): a request read late - it waited in
         // the socket of a member that was hung - must not undo what the operator did after it, which this
@@ -103,6 +106,7 @@ ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const 
         // order after an enable another member may have taken meanwhile.
         adminLog_->record(key, enable, now, selfUrl(s), local);
     }
+    if (etcdOn() && !local) etcd_->publish(cluster::SharedAdmin{site, address, enable, selfUrl(s)});
     const char* verb = enable ? "enabled" : "drained";
     const char* by = local ? "by the control API, on this member only" : "by the control API";
     if (take) {
@@ -174,6 +178,38 @@ size_t ControlApi::adoptChanges(const Snapshot& s, const std::vector<cluster::Re
     // Persist even when only the order changed: a restart must not bring back the older change's time.
     if (!taken.empty() && adminChanged_) adminChanged_();
     return changed;
+}
+
+bool ControlApi::applySharedAdmin(const Snapshot& s, const cluster::SharedAdmin& a) {
+    metrics::StateTable& t = *s.gslb.table;
+    const cluster::AdminKey key{a.site, a.address};
+    auto slot = slotOf(t, key);
+    if (!slot) return false;  // another config's site or service: nothing here to drain
+    bool was = a.address.empty() ? t.siteEnabled(*slot) : t.serviceEnabled(*slot);
+    const cluster::AdminChange* mine = adminLog_->find(key);
+    // The admin log mirrors the shared state into state_dir (a restart while etcd is away keeps it).
+    const bool logChanged = !mine || mine->enabled != a.enabled || mine->local;
+    if (logChanged) adminLog_->record(key, a.enabled, unixMs(), a.origin, false);
+    if (was == a.enabled) {
+        if (logChanged && adminChanged_) adminChanged_();
+        return false;
+    }
+    if (a.address.empty())
+        t.setSiteEnabled(*slot, a.enabled);
+    else
+        t.setServiceEnabled(*slot, a.enabled);
+    std::string why =
+        fmt::format("{} through etcd (taken by {})", a.enabled ? "enabled" : "drained", a.origin);
+    log::info("{} {}", a.address.empty() ? "site " + a.site : "service " + subjectOf(key), why);
+    recordEvent(log::Level::Info, "admin", subjectOf(key), why);
+    if (adminChanged_) adminChanged_();
+    return true;
+}
+
+void ControlApi::applySharedReport(const Snapshot& s, const cluster::SharedReport& r) {
+    ApiResponse res = report(s, r.site, r.body);
+    if (res.status != 200)
+        log::warn("etcd: the report of site {} taken by {} is refused here: {}", r.site, r.origin, res.body);
 }
 
 }  // namespace gslb::server

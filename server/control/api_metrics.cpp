@@ -413,6 +413,30 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
         for (const auto& p : sync)
             o.sample("gslbd_cluster_admin_changes_applied_total", pl(p), double(p.changesApplied));
     }
+    // [cluster] etcd (cluster/etcd_sync.hpp): only while it is configured.
+    if (etcdOn()) {
+        const cluster::EtcdStatus e = etcd_->status();
+        o.head(
+            "gslbd_etcd_up", "gauge",
+            "1 while this member reads and writes the shared state in etcd; 0 while it is cut off (it serves "
+            "the last state it read and its own checks).");
+        o.sample("gslbd_etcd_up", "", e.state == "live" ? 1 : 0);
+        o.head("gslbd_etcd_revision", "gauge", "The last etcd revision this member read.");
+        o.sample("gslbd_etcd_revision", "", double(e.revision));
+        o.head("gslbd_etcd_cuts_total", "counter", "Times this member lost etcd (every endpoint failed).");
+        o.sample("gslbd_etcd_cuts_total", "", double(e.cuts));
+        o.head("gslbd_etcd_applied_total", "counter",
+               "Drains, enables and reports read from etcd that changed something on this member.");
+        o.sample("gslbd_etcd_applied_total", "", double(e.applied));
+        o.head(
+            "gslbd_etcd_refused_total", "counter",
+            "Keys read from etcd and refused (bad or hostile data: wrong types, huge values, unknown keys).");
+        o.sample("gslbd_etcd_refused_total", "", double(e.refused));
+        o.head("gslbd_etcd_writes_total", "counter", "Writes etcd took from this member.");
+        o.sample("gslbd_etcd_writes_total", "", double(e.written));
+        o.head("gslbd_etcd_writes_queued", "gauge", "Writes waiting for etcd (taken while it was away).");
+        o.sample("gslbd_etcd_writes_queued", "", double(e.queued));
+    }
     o.head("gslbd_reloads_total", "counter",
            "Reloads of the config and zones, by trigger (sighup, api) and result (ok, failed: the previous "
            "configuration kept serving).");

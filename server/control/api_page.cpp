@@ -331,6 +331,13 @@ std::string renderPage(const json& st, const std::vector<Event>& events, int64_t
         tile(drained ? "warn" : "good", fmt::format("{}", drained), "drained", "tile-drained") +
         tile("", fmtNum(totalAnswers), "GSLB answers (total)", "tile-qps") +
         tile(warnings ? "warn" : "good", fmt::format("{}", warnings), "warnings, last hour", "tile-events");
+    // [cluster] etcd: live, or cut off (the member serves the last shared state and its own checks).
+    if (st.contains("cluster") && st["cluster"].is_object() && st["cluster"].contains("etcd") &&
+        st["cluster"]["etcd"].is_object()) {
+        const std::string state = str(st["cluster"]["etcd"], "state");
+        tiles +=
+            tile(state == "live" ? "good" : "bad", htmlEscape(state), "etcd (shared state)", "tile-etcd");
+    }
 
     std::string html(page::kIndexHtml);
     std::string title;

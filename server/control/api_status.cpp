@@ -289,9 +289,29 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                         {"self", c.selfIndex >= 0 ? json(c.members[size_t(c.selfIndex)].url) : json(nullptr)},
                         {"health_quorum", c.healthQuorum ? json(c.healthQuorum) : json(nullptr)},
                         {"forwards", fwd},
-                        {"admin_sync", sync}};
+                        {"admin_sync", sync},
+                        {"etcd", etcdJson()}};
     }
     return ApiResponse{200, jsonText(j, 2) + "\n"};
+}
+
+nlohmann::json ControlApi::etcdJson() const {
+    using nlohmann::json;
+    // [cluster] etcd (cluster/etcd_sync.hpp): null without it.
+    if (!etcdOn()) return nullptr;
+    const cluster::EtcdStatus e = etcd_->status();
+    return json{{"state", e.state},
+                {"endpoint", e.endpoint},
+                {"prefix", e.prefix},
+                {"revision", e.revision},
+                {"since", e.sinceUnixMs ? json(isoTime(e.sinceUnixMs)) : json(nullptr)},
+                {"last_error", e.lastError.empty() ? json(nullptr) : json(e.lastError)},
+                {"lease_ttl_s", e.ttlSec},
+                {"applied", e.applied},
+                {"refused", e.refused},
+                {"written", e.written},
+                {"queued", e.queued},
+                {"cuts", e.cuts}};
 }
 
 }  // namespace gslb::server

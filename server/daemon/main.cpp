@@ -9,6 +9,8 @@
 
 #include <strings.h>
 
+#include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <ctime>
 #include <memory>
@@ -19,6 +21,7 @@
 #include "server/daemon/check.hpp"
 #include "server/cluster/admin_sync.hpp"
 #include "server/base/events.hpp"
+#include "server/cluster/etcd_sync.hpp"
 #include "server/probes/health.hpp"
 #include "server/probes/peers.hpp"
 #include "server/probes/sources.hpp"
@@ -41,6 +44,9 @@ using namespace gslb::server;
 
 namespace {
 
+// s: the longest a start waits for etcd's shared state before the first DNS answer.
+constexpr double kEtcdInitialWaitSec = 2.0;
+
 struct Daemon {
     std::string configPath;
     Shared shared;
@@ -55,6 +61,7 @@ struct Daemon {
     std::string stateDir;                    // [server] state_dir at start; empty: drains are not kept
     cluster::AdminLog adminLog;              // what orders each drain among the [cluster] members
     std::unique_ptr<cluster::AdminSync> adminSync;  // reads the peers' drains (needs the API: after it)
+    std::unique_ptr<cluster::EtcdSync> etcd;  // [cluster] etcd: the shared state (needs the API: after it)
     std::unique_ptr<xfr::Notifier> notifier;
 
     static const zones::Zone* findZone(const Snapshot& s, const std::string& name) {
@@ -88,8 +95,39 @@ struct Daemon {
         return false;
     }
 
+    // This member's entry in etcd (cluster/etcd_wire.hpp PREFIX member/SELF): what `gslbctl status` compares
+    // across the members without asking each.
+    cluster::SharedMember memberEntry() {
+        auto s = shared.holder.get();
+        cluster::SharedMember m;
+        m.configDigest = s->configDigest;
+        for (const auto& z : s->db.zones()) m.serials[z->name()] = z->serial();
+        const metrics::StateTable& t = *s->gslb.table;
+        for (uint32_t i = 0; i < t.siteCount(); ++i)
+            if (!t.siteEnabled(i)) m.drained.push_back("site " + t.siteName(i));
+        for (uint32_t i = 0; i < t.serviceCount(); ++i) {
+            const auto& k = t.serviceKey(i);
+            if (!t.serviceEnabled(i)) m.drained.push_back(fmt::format("service {} {}", k.site, k.address));
+            const metrics::Health h = t.health(i);
+            m.health[k.site + "/" + k.address] = h == metrics::Health::Up     ? "up"
+                                                 : h == metrics::Health::Down ? "down"
+                                                                              : "unknown";
+        }
+        return m;
+    }
+
+    // The etcd lease's TTL (s): how long a dead member's verdicts and probe ownership outlive it. Twice the
+    // longest check interval + timeout (one missed check is no death), at least 2 s (etcd's own minimum is
+    // about 1.5 s), at most 60 s.
+    static int64_t leaseTtl(const Snapshot& s) {
+        double longest = 0;
+        for (const auto& [name, cc] : s.config.checks) longest = std::max(longest, cc.interval + cc.timeout);
+        return std::clamp<int64_t>(int64_t(std::ceil(2 * longest)), 2, 60);
+    }
+
     // After every admin change and reload: the drains on disk are the drains in the table.
     void saveAdminState() {
+        if (etcd) etcd->memberChanged();
         if (stateDir.empty()) return;
         std::string error;
         if (!service::saveAdminState(*shared.holder.get()->gslb.table, stateDir, error, &adminLog))
@@ -149,6 +187,7 @@ struct Daemon {
         });
         saveAdminState();
         if (adminSync) adminSync->apply(shared.holder.get()->config.cluster);
+        if (etcd) etcd->apply(*shared.holder.get(), leaseTtl(*shared.holder.get()));
         notifyChanged(old.get(), *shared.holder.get());
         if (sources) sources->apply(*shared.holder.get());
         message = fmt::format("reloaded {}: {} zone(s), {}", configPath, zones, records);
@@ -405,6 +444,16 @@ int main(int argc, char** argv) {
                 return d.api->adoptChanges(*d.shared.holder.get(), changes, peer);
             });
         d.api->setAdminSyncStatus([&d] { return d.adminSync->status(); });
+        cluster::EtcdSync::Hooks hooks;
+        hooks.admin = [&d](const cluster::SharedAdmin& a) {
+            return d.api->applySharedAdmin(*d.shared.holder.get(), a);
+        };
+        hooks.report = [&d](const cluster::SharedReport& r) {
+            d.api->applySharedReport(*d.shared.holder.get(), r);
+        };
+        hooks.member = [&d] { return d.memberEntry(); };
+        d.etcd = std::make_unique<cluster::EtcdSync>(d.base, std::move(hooks));
+        d.api->setEtcd(d.etcd.get());
         d.api->setSourceStatus([&d] { return d.sources->status(); });
         d.api->setQuorum([&d] { return d.health->verdicts(); }, [&d] { return d.health->quorumStatus(); });
         if (!d.api->bind(sc_control, error)) {
@@ -468,6 +517,12 @@ int main(int argc, char** argv) {
         d.adminSync->apply(d.shared.holder.get()->config.cluster);
         d.adminSync->runInitialRound();
     }
+    // [cluster] etcd: the whole shared state before the first answer, bounded: a member started while etcd is
+    // away answers with the drains state_dir mirrors (cluster/etcd_sync.hpp).
+    if (d.etcd) {
+        d.etcd->apply(*d.shared.holder.get(), Daemon::leaseTtl(*d.shared.holder.get()));
+        d.etcd->runInitial(kEtcdInitialWaitSec);
+    }
     // Scrapes start now and land as they come: a metric is unknown until then, which every stage handles.
     d.sources->apply(*d.shared.holder.get());
 
@@ -520,6 +575,7 @@ int main(int argc, char** argv) {
     d.shared.xdpPath.store(nullptr);
     d.xdpPath.reset();    // closes the AF_XDP sockets, takes the programs off the interfaces
     d.adminSync.reset();  // its callback reaches the API
+    d.etcd.reset();       // so do its hooks
     d.api.reset();
     d.notifier.reset();
     d.peers.reset();  // its round callback reaches the health monitor

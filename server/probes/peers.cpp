@@ -71,7 +71,7 @@ struct PeerMonitor::Impl {
 
     void apply(const Snapshot& s) {
         const ClusterConf& c = s.config.cluster;
-        const bool on = c.enabled && c.healthQuorum > 0 && c.selfIndex >= 0;
+        const bool on = c.enabled && c.healthQuorum > 0 && c.selfIndex >= 0 && c.etcd.empty();
         double shortest = 0;
         for (const auto& [name, cc] : s.config.checks)
             if (cc.type == "tcp" || cc.type == "http" || cc.type == "https")

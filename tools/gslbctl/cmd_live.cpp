@@ -23,6 +23,9 @@ struct Endpoint {
     // [cluster] members to reach (drain, enable, report, reload, status): empty without a [cluster], or with
     // --server; then `url` alone, as before.
     std::vector<std::string> members;
+    // [cluster] etcd is set: a drain, enable or report taken by one member reaches every member through etcd
+    // (doc/ns-set.md "Shared state in etcd"), so it goes to the first member that takes it.
+    bool etcd = false;
 };
 
 std::string trim(const std::string& s) {
@@ -60,6 +63,7 @@ bool endpoint(const LiveArgs& a, bool needToken, bool fanOut, Endpoint& ep) {
                        "file at its next reload)\n",
                        syntax);
         if (ep.url.empty() && fanOut && cfg.cluster.enabled) {
+            ep.etcd = !cfg.cluster.etcd.empty();
             for (const auto& m : cfg.cluster.members) ep.members.push_back(m.url);
             if (!a.member.empty()) {
                 server::ClusterMember want;
@@ -195,6 +199,25 @@ int send(const LiveArgs& a, const Endpoint& ep, const std::string& method, const
     return kOk;
 }
 
+// With [cluster] etcd: the members in order until one takes the request (etcd carries it to the others);
+// each failure is printed, as with every member. Exit 1 when none took it. --member: that one only.
+template <typename F>
+int sendToOne(const LiveArgs& a, const Endpoint& ep, const std::string& method, const std::string& path,
+              const std::string& body, F&& onOk) {
+    if (!ep.etcd || !a.member.empty() || ep.members.size() < 2) return send(a, ep, method, path, body, onOk);
+    for (const auto& m : ep.members) {
+        auto results = httpRequests({HttpCall{m, method, path, ep.token, body, {}}}, int(a.timeout * 1000));
+        Outcome o = judge(ep, m, results[0], onOk);
+        if (o.ok) o.out += "(through etcd: every member applies it)\n";
+        printMember(m, o);
+        // A refusal by a member that answered (a bad site, a bad token) is the same on every member.
+        if (o.ok || (results[0].reached && results[0].status >= 400 && results[0].status < 500))
+            return o.ok ? kOk : kFailed;
+    }
+    fmt::print(stderr, "no member of {} took it\n", ep.members.size());
+    return kFailed;
+}
+
 }  // namespace
 
 int status(const LiveArgs& a) {
@@ -265,7 +288,7 @@ int admin(const LiveArgs& a, const std::string& action, const std::string& site,
                                          std::chrono::system_clock::now().time_since_epoch())
                                          .count());
     if (!a.member.empty()) path += "&scope=member";
-    return send(a, ep, "POST", path, "{}", [&](const nlohmann::json& j, Outcome& o) {
+    return sendToOne(a, ep, "POST", path, "{}", [&](const nlohmann::json& j, Outcome& o) {
         o.out = fmt::format("{}: {}{}\n", action == "drain" ? "drained" : "enabled", site,
                             address.empty() ? " (every service of the site)" : " " + address);
         // A drain holds through the fallback: a name whose every candidate is now drained answers NODATA
@@ -299,20 +322,21 @@ int report(const LiveArgs& a, const std::string& site, const std::vector<std::st
     }
     Endpoint ep;
     if (!endpoint(a, true, true, ep)) return kFailed;
-    return send(a, ep, "POST", "/v1/sites/" + pathSegment(site) + "/report", body,
-                [&](const nlohmann::json& j, Outcome& o) {
-                    o.out = fmt::format("reported for {}: {}\n", site, body);
-                    // Keys no policy at the site reads (server/control/api_report.cpp): stored, but say so.
-                    if (j.contains("ignored") && j["ignored"].is_array() && !j["ignored"].empty()) {
-                        std::string keys;
-                        for (const auto& k : j["ignored"])
-                            if (k.is_string()) keys += (keys.empty() ? "" : ", ") + k.get<std::string>();
-                        o.out += fmt::format(
-                            "ignored: {} (no hostname with a service at {} has a stage that reads it; see "
-                            "gslbd's log)\n",
-                            keys, site);
-                    }
-                });
+    return sendToOne(
+        a, ep, "POST", "/v1/sites/" + pathSegment(site) + "/report", body,
+        [&](const nlohmann::json& j, Outcome& o) {
+            o.out = fmt::format("reported for {}: {}\n", site, body);
+            // Keys no policy at the site reads (server/control/api_report.cpp): stored, but say so.
+            if (j.contains("ignored") && j["ignored"].is_array() && !j["ignored"].empty()) {
+                std::string keys;
+                for (const auto& k : j["ignored"])
+                    if (k.is_string()) keys += (keys.empty() ? "" : ", ") + k.get<std::string>();
+                o.out += fmt::format(
+                    "ignored: {} (no hostname with a service at {} has a stage that reads it; see "
+                    "gslbd's log)\n",
+                    keys, site);
+            }
+        });
 }
 
 int reload(const LiveArgs& a) {

@@ -13,6 +13,12 @@
   function esc(v) {
     return String(v).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
   }
+  // [cluster] etcd: live, or cut off (serving the last shared state and its own checks); none without etcd.
+  function etcdTile(st, tile) {
+    const e = st.cluster && st.cluster.etcd;
+    if (!e || typeof e !== "object") return "";
+    return tile(e.state === "live" ? "good" : "bad", esc(e.state), "etcd (shared state)", "tile-etcd");
+  }
   function token() { return sessionStorage.getItem(TOKEN_KEY) || ""; }
   function fmtNum(v, digits) {
     if (v === null || v === undefined) return '<span class="muted">–</span>';
@@ -98,7 +104,8 @@
       tile(down ? "bad" : "good", down, "services down", "tile-down") +
       tile(drained ? "warn" : "good", drained, "drained", "tile-drained") +
       tile("", qps === null ? "–" : fmtNum(qps, qps < 10 ? 1 : 0), "GSLB answers / s", "tile-qps") +
-      tile(recent ? "warn" : "good", recent, "warnings, last hour", "tile-events");
+      tile(recent ? "warn" : "good", recent, "warnings, last hour", "tile-events") +
+      etcdTile(st, tile);
   }
 
   function adminButtons(kind, site, address, enabled) {

@@ -197,3 +197,59 @@ TEST_CASE("canonicalTomlDigest: layout and key order do not count, types and val
     CHECK(d("[server]\nlisten = [\"127.0.0.2:53\"]\nworkers = 2\n") ==
           d("[server]\nlisten = [\"127.0.0.3:53\"]\nworkers = 2\n"));
 }
+
+TEST_CASE("[cluster] etcd: endpoints, prefix, TLS files; what is refused") {
+    const std::string base = st::baseConfig(control("127.0.0.2:9053") + "[cluster]\n" + kTwo);
+    Config none = st::loadedConfig(base);
+    CHECK(none.cluster.etcd.empty());
+    CHECK(none.cluster.etcdPrefix == "/gslbd/");
+
+    Config cfg = st::loadedConfig(
+        base +
+        "etcd = [\"http://192.0.2.1:2379/\", \"https://[2001:db8::1]:2379\"]\netcd_prefix = \"/ns-a/\"\n"
+        "etcd_ca = \"/etc/gslbd/etcd-ca.pem\"\netcd_cert = \"c.pem\"\netcd_key = \"k.pem\"\n");
+    REQUIRE(cfg.cluster.etcd.size() == 2);
+    CHECK(cfg.cluster.etcd[0] == "http://192.0.2.1:2379");  // the trailing "/" dropped
+    CHECK(cfg.cluster.etcd[1] == "https://[2001:db8::1]:2379");
+    CHECK(cfg.cluster.etcdPrefix == "/ns-a/");
+    CHECK(cfg.cluster.etcdCa == "/etc/gslbd/etcd-ca.pem");
+    CHECK(cfg.cluster.etcdCert.size() > 5);
+    CHECK(cfg.cluster.etcdCert.front() == '/');  // resolved from the config's directory
+    CHECK(cfg.cluster.etcdCert.substr(cfg.cluster.etcdCert.size() - 6) == "/c.pem");
+
+    struct Case {
+        std::string add, needle, message;
+    };
+    const Case cases[] = {
+        {"etcd = []\n", "etcd =",
+         "[cluster] etcd: must be a non-empty array of \"http://ADDRESS:PORT\" strings (etcd's client URLs)"},
+        {"etcd = [2379]\n", "etcd =", "[cluster] etcd: must be an array of \"http://ADDRESS:PORT\" strings"},
+        {"etcd = [\"etcd.example:2379\"]\n", "etcd =",
+         "[cluster] etcd: \"etcd.example:2379\" must be http://ADDRESS:PORT or https://ADDRESS:PORT"},
+        {"etcd = [\"http://etcd.example:2379\"]\n", "etcd =",
+         "[cluster] etcd: \"http://etcd.example:2379\": etcd.example is not an IP address (the control loop "
+         "never waits on a name lookup)"},
+        {"etcd = [\"http://192.0.2.1\"]\n",
+         "etcd =", "[cluster] etcd: \"http://192.0.2.1\" has no :PORT (etcd's client port is usually 2379)"},
+        {"etcd = [\"http://192.0.2.1:0\"]\n",
+         "etcd =", "[cluster] etcd: \"http://192.0.2.1:0\": the port must be 1..65535"},
+        {"etcd = [\"http://192.0.2.1:2379\", \"http://192.0.2.1:2379/\"]\n",
+         "etcd =", "[cluster] etcd: http://192.0.2.1:2379 is listed twice"},
+        {"etcd = [\"http://192.0.2.1:2379\"]\netcd_prefix = \"gslbd\"\n", "etcd_prefix",
+         "[cluster] etcd_prefix: \"gslbd\" must start and end with \"/\" and be 2..128 printable ASCII "
+         "characters "
+         "without spaces (default \"/gslbd/\")"},
+        {"etcd = [\"http://192.0.2.1:2379\"]\netcd_prefix = \"/a b/\"\n", "etcd_prefix",
+         "[cluster] etcd_prefix: \"/a b/\" must start and end with \"/\" and be 2..128 printable ASCII "
+         "characters "
+         "without spaces (default \"/gslbd/\")"},
+        {"etcd = [\"http://192.0.2.1:2379\"]\netcd_cert = \"c.pem\"\n", "etcd_cert",
+         "[cluster] etcd_cert: etcd_cert and etcd_key go together (the client certificate and its key)"},
+        {"etcd_prefix = \"/x/\"\n", "[cluster]",
+         "[cluster]: etcd_prefix, etcd_ca, etcd_cert and etcd_key need `etcd` (the endpoints)"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.add);
+        st::refusedAt(base + c.add, c.needle, c.message);
+    }
+}

@@ -1,0 +1,498 @@
+#!/usr/bin/env python3
+"""The NS set on etcd (doc/ns-set.md "Shared state in etcd"): a real 3-node etcd cluster (Debian's etcd-server binary,
+run here on free loopback ports with its own data directories, never the system service) and three gslbd members
+on 127.0.0.2, .3 and .4 sharing drains, reports, verdicts and probe ownership through it. Member 3 reaches etcd
+through TCP proxies the test stops and starts again (a member cut off from etcd while the others are not).
+
+One etcd cluster and one set of members for the class (starting them is most of the time); the tests run in
+name order, the last one stops etcd altogether. Figures are printed as MEASURED lines."""
+import base64
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+import test_cluster  # noqa: E402
+from harness import (REPO, DaemonError, Gslbd, build_query, decode_msg, free_port, gslbctl_path,  # noqa: E402
+                     run_tests, udp_query)
+
+ETCD = shutil.which("etcd") or "/usr/bin/etcd"
+GSLBCTL = gslbctl_path()
+TOKEN = test_cluster.TOKEN
+ADDRS = ["127.0.0.2", "127.0.0.3", "127.0.0.4"]
+ZONE = test_cluster.ZONE
+PREFIX = "/gslbd-e2e/"
+EAST, WEST = "192.0.2.10", "198.51.100.10"
+ZONE_TEXT = test_cluster.ZONE_TEXT
+# etcd's own election settings for the lab: a 50 ms heartbeat and a 500 ms election timeout (etcd's defaults are
+# 100 ms and 1 s; its tuning guide allows this on a low-latency network such as loopback).
+HEARTBEAT_MS, ELECTION_MS = 50, 500
+
+
+def b64(s):
+    return base64.b64encode(s.encode()).decode()
+
+
+def etcd_call(url, path, body, timeout=2.0):
+    req = urllib.request.Request(url + path, data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return json.loads(r.read().decode())
+
+
+class EtcdNode:
+    """One etcd member: its own data directory and free loopback ports."""
+
+    def __init__(self, name, tmp, client_port, peer_port):
+        self.name, self.client_port, self.peer_port = name, client_port, peer_port
+        self.dir = os.path.join(tmp, name)
+        self.url = f"http://127.0.0.1:{client_port}"
+        self.peer_url = f"http://127.0.0.1:{peer_port}"
+        self.proc = None
+        self.log = os.path.join(tmp, name + ".log")
+
+    def start(self, initial_cluster, state):
+        os.makedirs(self.dir, exist_ok=True)
+        argv = [ETCD, "--name", self.name, "--data-dir", self.dir,
+                "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
+                "--listen-peer-urls", self.peer_url, "--initial-advertise-peer-urls", self.peer_url,
+                "--initial-cluster", initial_cluster, "--initial-cluster-state", state,
+                "--initial-cluster-token", "gslbd-e2e", "--heartbeat-interval", str(HEARTBEAT_MS),
+                "--election-timeout", str(ELECTION_MS), "--log-level", "warn", "--logger", "zap"]
+        self.logf = open(self.log, "ab")
+        self.proc = harness.spawn(argv, stdin=subprocess.DEVNULL, stdout=self.logf, stderr=self.logf)
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self):
+        if self.alive():
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(5)
+        if self.proc is not None:
+            self.logf.close()
+        self.proc = None
+
+    def status(self):
+        return etcd_call(self.url, "/v3/maintenance/status", {}, timeout=1.0)
+
+
+class Proxy:
+    """A TCP proxy from a loopback port to one etcd node, in a thread; stop() closes the listener and every
+    connection (a member cut off from etcd), start() listens on the same port again."""
+
+    def __init__(self, target_port):
+        self.target = ("127.0.0.1", target_port)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.lsock = None
+        self.thread = None
+        self.stopping = False
+        self.conns = []
+
+    def start(self):
+        self.lsock = socket.socket()
+        self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.lsock.bind(("127.0.0.1", self.port))
+        self.lsock.listen(64)
+        self.stopping = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        pairs = {}
+        lsock = self.lsock
+        while not self.stopping:
+            r, _, _ = select.select([lsock] + list(pairs), [], [], 0.05)
+            for s in r:
+                if s is lsock:
+                    try:
+                        c, _ = lsock.accept()
+                    except OSError:
+                        continue
+                    try:
+                        u = socket.create_connection(self.target, timeout=1)
+                    except OSError:
+                        c.close()  # the etcd node is down: so is this path to it
+                        continue
+                    pairs[c], pairs[u] = u, c
+                    continue
+                try:
+                    data = s.recv(65536)
+                except OSError:
+                    data = b""
+                other = pairs.get(s)
+                if not data or other is None:
+                    for x in (s, other):
+                        if x is not None:
+                            pairs.pop(x, None)
+                            x.close()
+                    continue
+                try:
+                    other.sendall(data)
+                except OSError:
+                    pass
+        for s in list(pairs):
+            s.close()
+        lsock.close()
+
+    def stop(self):
+        self.stopping = True
+        if self.thread:
+            self.thread.join(2)
+        self.thread = None
+
+
+def config(addr, dns_port, control_port, etcd_urls, check_port, interval):
+    """test_cluster.py's member config (only `addr` differs) with the etcd endpoints and this lab's prefix."""
+    etcd = ", ".join(f'"{u}"' for u in etcd_urls)
+    return test_cluster.config(addr, dns_port, control_port, ADDRS).replace(
+        "[cluster]\n", f'[cluster]\netcd = [{etcd}]\netcd_prefix = "{PREFIX}"\n', 1)
+
+
+class Member(Gslbd):
+    def __init__(self, addr, dns_port, control_port, etcd_urls, check_port, interval):
+        super().__init__(raw_config=config(addr, dns_port, control_port, etcd_urls, check_port, interval),
+                         expect_start=False, files={"zone.db": ZONE_TEXT, "token": TOKEN + "\n"})
+        self.addr, self.port, self.cport = addr, dns_port, control_port
+        self.url = f"http://{addr}:{control_port}"
+
+    def launch(self):
+        self.write_config()
+        self._spawn([os.environ.get("GSLBD") or os.path.join(REPO, "build", "server", "gslbd"),
+                     "--config", self.config_path])
+
+    def api(self, path, body=None, timeout=2.0):
+        return test_cluster.api(self.addr, self.cport, path, body, timeout=timeout)
+
+    def status(self):
+        return self.api("/v1/status")
+
+    def etcd(self):
+        return self.status()["cluster"]["etcd"]
+
+    def metric(self, name):
+        for line in self.api("/metrics").splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[-1])
+        return None
+
+    def answers(self, timeout=0.5):
+        r = udp_query(self.port, build_query("www." + ZONE, "A"), addr=self.addr, timeout=timeout)
+        if r is None:
+            raise OSError(f"no answer from {self.addr} within {timeout} s")
+        return {rr[4] for rr in decode_msg(r).answer}
+
+    def wait_up(self, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise DaemonError(f"gslbd {self.addr} exited {self.proc.returncode}:\n{self.stderr()}")
+            try:
+                self.answers(timeout=0.3)
+                self.status()
+                return
+            except (OSError, urllib.error.URLError):
+                time.sleep(0.05)
+        raise DaemonError(f"gslbd {self.addr} not up within {timeout} s:\n{self.stderr()}")
+
+
+def wait_for(pred, seconds, what):
+    return harness.wait_for(pred, seconds, what, step=0.005)
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p * (len(xs) - 1))))]
+
+
+def loopback_aliases_work():
+    try:
+        for a in ADDRS:
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind((a, 0))
+            s.close()
+        return True
+    except OSError:
+        return False
+
+
+class TcpBackend:
+    """A TCP listener that counts the connections (health checks) it accepts, per source address."""
+
+    def __init__(self, port):
+        self.port = port
+        self.count = {}
+        self.lock = threading.Lock()
+        self.sock = None
+        self.stopping = False
+
+    def start(self):
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", self.port))
+        self.sock.listen(128)
+        self.sock.settimeout(0.05)
+        self.stopping = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stopping:
+            try:
+                c, peer = self.sock.accept()
+            except (socket.timeout, OSError):
+                continue
+            with self.lock:
+                self.count[peer[0]] = self.count.get(peer[0], 0) + 1
+            c.close()
+        self.sock.close()
+
+    def stop(self):
+        self.stopping = True
+        self.thread.join(2)
+
+    def snapshot(self):
+        with self.lock:
+            return dict(self.count)
+
+
+@unittest.skipUnless(os.path.exists(ETCD), "etcd (Debian's etcd-server) is not installed")
+@unittest.skipUnless(loopback_aliases_work(), "cannot bind 127.0.0.2-4")
+class EtcdLab(unittest.TestCase):
+    INTERVAL = 1.0  # s: the check interval (probe ownership is measured against it)
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="e2e-etcd-")
+        ports = set()
+
+        def port():
+            while True:
+                p = free_port()
+                if p not in ports:
+                    ports.add(p)
+                    return p
+        cls.nodes = [EtcdNode(f"e{i}", cls.tmp, port(), port()) for i in range(3)]
+        cls.initial = ",".join(f"{n.name}={n.peer_url}" for n in cls.nodes)
+        cls.members = []
+        cls.proxies = []
+        cls.backend = None
+        try:
+            for n in cls.nodes:
+                n.start(cls.initial, "new")
+            wait_for(lambda: cls.leader() is not None, 20, "the etcd cluster elects a leader")
+            # Before any member starts: a drain of site east is already in etcd (a member joining reads the
+            # whole state before its first answer).
+            etcd_call(cls.nodes[0].url, "/v3/kv/put",
+                      {"key": b64(PREFIX + "admin/site/east"),
+                       "value": b64(json.dumps({"enabled": False, "origin": "e2e"}))})
+            cls.proxies = [Proxy(n.client_port) for n in cls.nodes]
+            for p in cls.proxies:
+                p.start()
+            cls.check_port = port()
+            cls.backend = TcpBackend(cls.check_port)
+            cls.backend.start()
+            # The members share every other port (each its own loopback address).
+            from test_cluster import shared_port
+            cls.dns_port = shared_port()
+            cls.cport = shared_port(avoid={cls.dns_port})
+            direct = [n.url for n in cls.nodes]
+            via_proxy = [p.url for p in cls.proxies]
+            cls.members = [Member(a, cls.dns_port, cls.cport, via_proxy if i == 2 else direct, cls.check_port,
+                                  cls.INTERVAL) for i, a in enumerate(ADDRS)]
+            cls.first = {}
+            for m in cls.members:
+                m.launch()
+                t0 = time.monotonic()
+                m.wait_up()
+                cls.first[m.addr] = (time.monotonic() - t0, m.answers())
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        for m in cls.members:
+            m.close()
+        for p in cls.proxies:
+            p.stop()
+        if cls.backend:
+            cls.backend.stop()
+        for n in cls.nodes:
+            n.kill()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    @classmethod
+    def leader(cls):
+        for n in cls.nodes:
+            if not n.alive():
+                continue
+            try:
+                st = n.status()
+            except (OSError, urllib.error.URLError, ValueError):
+                continue
+            if st.get("leader") and st.get("leader") == st.get("header", {}).get("member_id"):
+                return n
+        return None
+
+    def all_answer(self, want, members=None, limit=5.0):
+        t0 = time.monotonic()
+        left = list(members or self.members)
+        while left:
+            left = [m for m in left if m.answers() != want]
+            if time.monotonic() - t0 > limit:
+                self.fail(f"{[m.addr for m in left]} do not answer {want} within {limit} s: "
+                          f"{[m.answers() for m in left]}\n{left[0].stderr()[-3000:]}")
+            time.sleep(0.002)
+        return time.monotonic() - t0
+
+    def drain(self, member, site, enable=False):
+        return member.api(f"/v1/sites/{site}/{'enable' if enable else 'drain'}", body={})
+
+    # ---- joining, drains
+
+    def test_1_a_joining_member_reads_the_state_before_its_first_answer(self):
+        for m in self.members:
+            took, first = self.first[m.addr]
+            self.assertEqual(first, {WEST}, f"{m.addr}'s first answer has the drained site: {first}")
+            self.assertEqual(m.etcd()["state"], "live", m.stderr())
+        print("MEASURED: start to first answer with etcd's state read: " +
+              ", ".join(f"{a} {t * 1000:.0f} ms" for a, (t, _) in self.first.items()))
+        self.drain(self.members[1], "east", enable=True)
+        self.all_answer({EAST, WEST})
+
+    def test_2_a_drain_through_any_member_reaches_every_member(self):
+        times = []
+        for i in range(100):
+            via = self.members[i % 3]
+            drain = i % 2 == 0
+            t0 = time.monotonic()
+            self.drain(via, "east", enable=not drain)
+            self.all_answer({WEST} if drain else {EAST, WEST})
+            times.append(time.monotonic() - t0)
+        print(f"MEASURED: drain/enable through one member (round robin) -> all 3 members answer it: n=100 "
+              f"p50 {pct(times, .5) * 1000:.0f} ms p99 {pct(times, .99) * 1000:.0f} ms max {max(times) * 1000:.0f} ms")
+        self.assertLess(pct(times, .5), 0.5)
+        for m in self.members:
+            self.assertEqual(m.metric("gslbd_cluster_admin_sync_total"), None, "no /v1/admin polling")
+
+    def test_3_a_report_is_written_once_and_read_by_all(self):
+        self.members[0].api("/v1/sites/west/report", body={"cpu": 37})
+        for m in self.members:
+            wait_for(lambda: [s for s in m.status()["sites"] if s["name"] == "west"][0].get("cpu") == 37, 3,
+                     f"{m.addr} has west's cpu")
+        # No member forwarded it to another.
+        for m in self.members:
+            fwd = m.status()["cluster"]["forwards"]
+            self.assertTrue(all(v["ok"] == 0 and v["failed"] == 0 for v in fwd.values()), fwd)
+
+    def test_4_hostile_data_is_refused_and_never_applied(self):
+        m = self.members[0]
+        before = m.metric("gslbd_etcd_refused_total")
+        bad = [
+            ("admin/site/west", '{"enabled": "no", "origin": "x"}'),      # wrong type
+            ("admin/site/west", '{"enabled": false, "origin": "x", "extra": 1}'),  # unknown field
+            ("admin/site/west", '{"enabled": false, "origin": "' + "x" * 300000 + '"}'),  # huge value
+            ("admin/planet/west", '{"enabled": false, "origin": "x"}'),   # unknown key
+            ("nonsense", "[]"),                                            # unknown kind
+            ("report/west", '{"origin": "x", "body": "cpu=99"}'),          # body not an object
+        ]
+        for key, value in bad:
+            etcd_call(self.nodes[0].url, "/v3/kv/put", {"key": b64(PREFIX + key), "value": b64(value)})
+        # Another NS set's prefix: not this member's business at all.
+        etcd_call(self.nodes[0].url, "/v3/kv/put", {"key": b64("/other/admin/site/west"),
+                                                     "value": b64('{"enabled": false, "origin": "x"}')})
+        wait_for(lambda: m.metric("gslbd_etcd_refused_total") >= before + len(bad), 3, "every bad key refused")
+        time.sleep(0.2)
+        for mm in self.members:
+            self.assertEqual(mm.answers(), {EAST, WEST}, mm.addr)
+            self.assertTrue([s for s in mm.status()["sites"] if s["name"] == "west"][0]["enabled"])
+        self.assertIn("etcd: refused " + PREFIX + "admin/site/west", m.stderr())
+        self.assertIn("not applied", m.stderr())
+        etcd_call(self.nodes[0].url, "/v3/kv/deleterange", {"key": b64(PREFIX + "nonsense")})
+
+    # ---- etcd failures
+
+    def test_5_the_etcd_leader_killed_drains_still_work(self):
+        leader = self.leader()
+        self.assertIsNotNone(leader)
+        t0 = time.monotonic()
+        leader.kill()
+        # Through a member that may well have used the dead node: the drain is taken at once and written when
+        # etcd has a leader again.
+        self.drain(self.members[0], "east")
+        took = self.all_answer({WEST}, limit=10)
+        new = None
+        while new is None and time.monotonic() - t0 < 10:
+            new = self.leader()
+        print(f"MEASURED: etcd leader {leader.name} killed, a drain through {self.members[0].addr} at once: "
+              f"every member answers it {took * 1000:.0f} ms later (etcd election timeout {ELECTION_MS} ms)")
+        self.assertLess(took, ELECTION_MS / 1000 * 4 + 2)
+        self.drain(self.members[1], "east", enable=True)
+        self.all_answer({EAST, WEST})
+        leader.start(self.initial, "existing")
+
+        def back():
+            try:
+                return leader.alive() and leader.status() is not None
+            except (OSError, urllib.error.URLError, ValueError):
+                return False
+        wait_for(back, 10, "the old leader is back")
+
+    def test_6_a_member_cut_off_serves_the_last_state_and_converges(self):
+        m3 = self.members[2]
+        for p in self.proxies:
+            p.stop()
+        wait_for(lambda: m3.etcd()["state"] == "cut", 5, "m3 says it is cut off")
+        self.assertEqual(m3.metric("gslbd_etcd_up"), 0)
+        self.assertIn("etcd: unreachable", m3.stderr())
+        self.drain(self.members[0], "west")
+        self.all_answer({EAST}, self.members[:2])
+        time.sleep(0.5)
+        self.assertEqual(m3.answers(), {EAST, WEST}, "m3 keeps the last state it read")
+        for p in self.proxies:
+            p.start()
+        t0 = time.monotonic()
+        took = self.all_answer({EAST}, [m3], limit=5)
+        print(f"MEASURED: member cut off from etcd, then the cut healed: it answers the drain made meanwhile "
+              f"{took * 1000:.0f} ms later")
+        self.assertLess(took, 1.0 + 0.5)
+        wait_for(lambda: m3.etcd()["state"] == "live", 2, "m3 live again")
+        self.drain(self.members[2], "west", enable=True)
+        self.all_answer({EAST, WEST})
+
+    def test_9_etcd_entirely_gone_nothing_changes_nothing_is_lost(self):
+        for n in self.nodes:
+            n.kill()
+        for m in self.members:
+            wait_for(lambda: m.etcd()["state"] == "cut", 5, f"{m.addr} says it is cut off")
+        for m in self.members:
+            for _ in range(20):
+                self.assertEqual(m.answers(), {EAST, WEST}, m.addr)
+        # A drain taken while etcd is gone holds on that member and reaches the others when etcd is back.
+        self.drain(self.members[1], "east")
+        self.all_answer({WEST}, [self.members[1]])
+        self.assertEqual(self.members[0].answers(), {EAST, WEST})
+        for n in self.nodes:
+            n.start(self.initial, "existing")
+        t0 = time.monotonic()
+        took = self.all_answer({WEST}, limit=15)
+        print(f"MEASURED: etcd stopped entirely: answers unchanged; a drain taken meanwhile reached every member "
+              f"{took * 1000:.0f} ms after etcd was started again")
+
+
+if __name__ == "__main__":
+    run_tests()
