@@ -42,11 +42,17 @@ elif kind == "gslbd-user":
     d = Gslbd(zones=zone, server={"user": "nobody"})
     d.write_config(); os.chmod(d.dir, 0o755); d.start(); pids.append(d.proc.pid)
 elif kind == "nsd":
+    def session(p):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[3]
+        except OSError:  # the process ended between listdir and open (any process of the machine may)
+            return None
     d = Nsd(zone); d.start()
     deadline = time.time() + 5  # its xfrd and server processes, forked by NSD itself
     while time.time() < deadline:
         kids = [int(p) for p in os.listdir("/proc") if p.isdigit() and p != str(d.proc.pid)
-                and open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[3] == str(d.proc.pid)]
+                and session(p) == str(d.proc.pid)]
         if len(kids) >= 2:
             break
         time.sleep(0.05)
