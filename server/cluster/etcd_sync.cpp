@@ -120,6 +120,7 @@ struct EtcdSync::Impl {
             return;
         }
         stop();
+        leasedItems.clear();  // another prefix or member: what was written under the old one is not ours
         endpoints = eps;
         prefix = c.etcdPrefix;
         self = me;

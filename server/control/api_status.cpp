@@ -226,7 +226,10 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                 {"own_view_since", q.sinceUnixMs ? json(isoTime(q.sinceUnixMs)) : json(nullptr)},
                 {"poll_interval_s", q.pollIntervalSec},
                 {"poll_timeout_s", q.pollTimeoutSec},
-                {"peers", peers}};
+                {"peers", peers},
+                {"source", q.source},
+                {"voting_members", q.source == "etcd" ? json(q.votingMembers) : json(nullptr)},
+                {"verdict_ttl_s", q.source == "etcd" ? json(q.verdictTtlSec) : json(nullptr)}};
         }
     }
     // [server] xdp (doc/xdp.md): each interface, serving, fallen back to the sockets at start

@@ -452,7 +452,10 @@ int main(int argc, char** argv) {
             d.api->applySharedReport(*d.shared.holder.get(), r);
         };
         hooks.member = [&d] { return d.memberEntry(); };
+        // The members' verdicts changed (or etcd came or went): health_quorum decides again.
+        hooks.changed = [&d] { d.health->refreshQuorum(); };
         d.etcd = std::make_unique<cluster::EtcdSync>(d.base, std::move(hooks));
+        d.health->setEtcd(d.etcd.get());
         d.api->setEtcd(d.etcd.get());
         d.api->setSourceStatus([&d] { return d.sources->status(); });
         d.api->setQuorum([&d] { return d.health->verdicts(); }, [&d] { return d.health->quorumStatus(); });
@@ -575,7 +578,9 @@ int main(int argc, char** argv) {
     d.shared.xdpPath.store(nullptr);
     d.xdpPath.reset();    // closes the AF_XDP sockets, takes the programs off the interfaces
     d.adminSync.reset();  // its callback reaches the API
-    d.etcd.reset();       // so do its hooks
+    // etcd's hooks reach the API and the health monitor, which writes its verdicts to etcd.
+    if (d.health) d.health->setEtcd(nullptr);
+    d.etcd.reset();
     d.api.reset();
     d.notifier.reset();
     d.peers.reset();  // its round callback reaches the health monitor

@@ -22,6 +22,7 @@
 #include "server/base/events.hpp"
 #include "server/probes/health_check.hpp"
 #include "server/base/log.hpp"
+#include "server/cluster/etcd_sync.hpp"
 #include "server/state/snapshot.hpp"
 
 namespace gslb::server {
@@ -41,6 +42,17 @@ std::string slotKeyOf(const std::string& site, const std::string& address) {
 
 const char* healthName(Health h) {
     return h == Health::Up ? "up" : h == Health::Down ? "down" : "unknown";
+}
+
+// A FlashBack time as written to etcd (ms, -1: none).
+double msOrNone(double v) {
+    return std::isnan(v) || v < 0 ? -1 : v;
+}
+
+// Close enough not to write again: both none, or within a quarter of the larger (and 0.05 ms).
+bool nearTime(double a, double b) {
+    if (a < 0 || b < 0) return a < 0 && b < 0;
+    return std::fabs(a - b) <= 0.25 * std::max(a, b) + 0.05;
 }
 
 }  // namespace
@@ -92,6 +104,19 @@ struct HealthMonitor::Impl {
     std::map<std::string, bool> siteDown;                   // by site name
     size_t pending = 0;                                     // initial round: runs not finished yet
     const PeerMonitor* peers = nullptr;
+    cluster::EtcdSync* etcd = nullptr;
+    int confQuorum = 0;      // [cluster] health_quorum of the snapshot applied (0: none)
+    size_t confMembers = 0;  // [cluster] members
+    // The other members' live verdicts in etcd, by slot key (rebuilt from etcd's cache at every change).
+    std::map<std::string, std::vector<mh::PeerVerdict>> shared;
+    std::set<std::string> sharedMembers;
+    // What this member last wrote to etcd per slot key, and for which etcd identity (self, prefix).
+    struct Written {
+        Health health;
+        double l4, l7;
+    };
+    std::map<std::string, Written> written;
+    std::string writtenFor;
     bool ownView = false;  // member level: some slot falls back on the own verdict
     size_t ownViewSlots = 0;
     int64_t ownViewSinceUnixMs = 0;
@@ -208,6 +233,7 @@ struct HealthMonitor::Impl {
         s.l7 = mh::slowest(l7s);
         if (s.entries.empty()) return;
         const Entry* e0 = s.entries.front();
+        writeVerdict(key, s);
         const Health before = s.effective;
         combine(s, e0->site, e0->address);
         if (!table) return;
@@ -218,20 +244,65 @@ struct HealthMonitor::Impl {
         if (h || s.effective != before) updateSite(e0->site);
     }
 
+    bool viaEtcd() const { return etcd && etcd->configured(); }
+    int quorum() const { return viaEtcd() ? confQuorum : peers ? peers->quorum() : 0; }
+
+    // This member's verdict on one slot, into etcd (under its lease): when it changed, or a FlashBack time
+    // moved by more than a quarter; removed while Unknown.
+    void writeVerdict(const std::string& key, const Slot& s) {
+        if (!viaEtcd()) return;
+        const Entry* e0 = s.entries.front();
+        cluster::SharedVerdict v{e0->site,       e0->address,   etcd->self(), s.health == Health::Up,
+                                 msOrNone(s.l4), msOrNone(s.l7)};
+        auto it = written.find(key);
+        if (s.health == Health::Unknown) {
+            if (it != written.end()) {
+                etcd->remove(v);
+                written.erase(it);
+            }
+            return;
+        }
+        if (it != written.end() && it->second.health == s.health && nearTime(it->second.l4, v.l4Ms) &&
+            nearTime(it->second.l7, v.l7Ms))
+            return;
+        written[key] = Written{s.health, v.l4Ms, v.l7Ms};
+        etcd->publish(v);
+    }
+
+    // The other members' verdicts as etcd holds them now (each under its member's lease: all live).
+    void readShared() {
+        shared.clear();
+        sharedMembers.clear();
+        if (!viaEtcd()) return;
+        for (const auto& [k, item] : etcd->cache())
+            if (const auto* v = std::get_if<cluster::SharedVerdict>(&item)) {
+                if (v->member == etcd->self()) continue;
+                shared[slotKeyOf(v->site, v->address)].push_back({v->up ? Health::Up : Health::Down, 0});
+                sharedMembers.insert(v->member);
+            }
+    }
+
     // The slot's effective health: its own verdict, or with a quorum the combination with the peers'.
     void combine(Slot& s, const std::string& site, const std::string& address) {
-        const int quorum = peers ? peers->quorum() : 0;
+        const int quorum = this->quorum();
         if (quorum <= 0) {
             s.effective = s.health;
             s.votes = {};
             s.overruled = false;
             return;
         }
-        double longest = 0;
-        for (const Entry* e : s.entries) longest = std::max(longest, e->interval + e->timeout);
-        s.maxAgeMs = int64_t(2000 * (longest + peers->pollIntervalSec() + peers->pollTimeoutSec()));
         std::vector<mh::PeerVerdict> pv;
-        peers->verdicts(site, address, monotonicMs(), pv);
+        if (viaEtcd()) {
+            // etcd deletes a verdict when its member's lease expires: every one it holds is fresh.
+            s.maxAgeMs = etcd->status().ttlSec * 1000;
+            auto it = shared.find(slotKeyOf(site, address));
+            if (it != shared.end()) pv = it->second;
+        } else {
+            double longest = 0;
+            for (const Entry* e : s.entries) longest = std::max(longest, e->interval + e->timeout);
+            s.maxAgeMs = int64_t(2000 * (longest + peers->pollIntervalSec() + peers->pollTimeoutSec()));
+            peers->verdicts(site, address, monotonicMs(), pv);
+        }
         s.votes = mh::combineQuorum(s.health, pv, quorum, s.maxAgeMs);
         // An Unknown outcome is "no news": the slot keeps what it had (as combineChecks' nullopt).
         if (s.votes.health != Health::Unknown || s.health == Health::Unknown) s.effective = s.votes.health;
@@ -253,10 +324,31 @@ struct HealthMonitor::Impl {
         }
     }
 
+    // Verdicts written for slots no longer checked go; all of them when etcd's identity changed (another
+    // prefix or member URL: EtcdSync starts over, and every verdict is written again).
+    void forgetWritten() {
+        const std::string now = viaEtcd() ? etcd->self() + '\n' + etcd->status().prefix : "";
+        if (now != writtenFor) {
+            written.clear();
+            writtenFor = now;
+        }
+        for (auto it = written.begin(); it != written.end();) {
+            if (slots.count(it->first)) {
+                ++it;
+                continue;
+            }
+            const size_t nul = it->first.find('\0');
+            cluster::SharedVerdict v{it->first.substr(0, nul), it->first.substr(nul + 1), etcd->self()};
+            etcd->remove(v);
+            it = written.erase(it);
+        }
+    }
+
     void refreshQuorum() {
+        readShared();
         for (auto& [key, s] : slots) updateSlot(key);
         size_t own = 0;
-        const int quorum = peers ? peers->quorum() : 0;
+        const int quorum = this->quorum();
         if (quorum > 0)
             for (const auto& [key, s] : slots)
                 if (s.votes.ownView) ++own;
@@ -271,21 +363,26 @@ struct HealthMonitor::Impl {
         ownView = now;
         ownViewSinceUnixMs = wallMs();
         size_t ok = 0, total = 0;
-        if (peers)
+        if (viaEtcd()) {
+            ok = sharedMembers.size();
+            total = confMembers > 0 ? confMembers - 1 : 0;
+        } else if (peers) {
             for (const auto& p : peers->status()) {
                 ++total;
                 ok += p.state == "ok";
             }
+        }
+        const char* answer = viaEtcd() ? "have live verdicts in etcd" : "answer";
         if (now) {
             std::string why = fmt::format(
-                "{} service(s) decided on this member's own view: {} of {} peer(s) answer, quorum {} not "
+                "{} service(s) decided on this member's own view: {} of {} peer(s) {}, quorum {} not "
                 "reached",
-                own, ok, total, quorum);
+                own, ok, total, answer, quorum);
             log::warn("health quorum: {}", why);
             recordEvent(log::Level::Warn, "cluster", "health quorum", why);
         } else {
-            std::string why = fmt::format(
-                "quorum {} reached again for every service ({} of {} peer(s) answer)", quorum, ok, total);
+            std::string why = fmt::format("quorum {} reached again for every service ({} of {} peer(s) {})",
+                                          quorum, ok, total, answer);
             log::info("health quorum: {}", why);
             recordEvent(log::Level::Info, "cluster", "health quorum", why);
         }
@@ -437,6 +534,8 @@ struct HealthMonitor::Impl {
             entries.emplace(id, std::move(e));
         }
 
+        confQuorum = snap.config.cluster.enabled ? snap.config.cluster.healthQuorum : 0;
+        confMembers = snap.config.cluster.enabled ? snap.config.cluster.members.size() : 0;
         // Slots: rebuilt from the checks; their state is kept by (site, address).
         table = snap.gslb.table;
         std::map<std::string, Slot> next;
@@ -453,6 +552,7 @@ struct HealthMonitor::Impl {
             s.entries.push_back(e.get());
         }
         slots = std::move(next);
+        forgetWritten();
         if (!table) return;
         // Every slot is rewritten into the new table: unchecked slots are Unknown without FlashBack times
         // (they may have been checked under the previous configuration).
@@ -521,7 +621,7 @@ struct HealthMonitor::Impl {
         st.checked = true;
         st.state = healthName(s.effective);
         st.ownState = healthName(s.health);
-        st.quorum = peers && peers->quorum() > 0;
+        st.quorum = quorum() > 0;
         st.votes = s.votes;
         st.quorumMaxAgeMs = s.maxAgeMs;
         st.lastChangeUnixMs = s.lastChangeUnixMs;
@@ -603,6 +703,17 @@ struct HealthMonitor::Impl {
 
     QuorumStatus quorumStatus() const {
         QuorumStatus q;
+        if (viaEtcd()) {
+            q.source = "etcd";
+            q.quorum = confQuorum;
+            q.members = confMembers;
+            q.ownView = ownView && q.quorum > 0;
+            q.ownViewServices = q.quorum > 0 ? ownViewSlots : 0;
+            q.sinceUnixMs = ownViewSinceUnixMs;
+            q.votingMembers = sharedMembers.size() + 1;
+            q.verdictTtlSec = etcd->status().ttlSec;
+            return q;
+        }
         if (!peers) return q;
         q.quorum = peers->quorum();
         q.members = peers->members();
@@ -633,6 +744,9 @@ CheckStatus HealthMonitor::status(uint32_t serviceSlot) const {
 }
 void HealthMonitor::setPeers(const PeerMonitor* peers) {
     impl_->peers = peers;
+}
+void HealthMonitor::setEtcd(cluster::EtcdSync* etcd) {
+    impl_->etcd = etcd;
 }
 void HealthMonitor::refreshQuorum() {
     impl_->refreshQuorum();

@@ -21,6 +21,14 @@
 // late check is not enough to fall back on the own view. refreshQuorum() re-combines every slot (the
 // PeerMonitor calls it after each poll); the switch to and from the own view is logged once and recorded as
 // an event.
+//
+// With [cluster] etcd (setEtcd(), doc/ns-set.md "Shared state in etcd") the verdicts travel through etcd
+// instead: each member writes its own verdict per slot (PREFIX verdict/SITE/ADDRESS/MEMBER, with its
+// FlashBack times) under its lease, whose TTL is the verdict's freshness (a member that dies or loses etcd
+// loses its votes when the lease expires, without anyone polling it), and health_quorum counts the other
+// members' live verdicts as etcd holds them. A verdict is written when it changes, or when a FlashBack time
+// moves by more than a quarter (a steady back end costs etcd no write per check). Cut off from etcd, a member
+// has no other verdicts: it decides on its own view (and says so, as when the peers do not answer).
 #pragma once
 #include <event2/event.h>
 
@@ -36,6 +44,9 @@
 namespace gslb::server {
 
 struct Snapshot;
+namespace cluster {
+class EtcdSync;
+}
 
 /// Upper bounds (seconds) of the check-duration histogram of GET /metrics (gslbd_check_duration_seconds):
 /// from a loopback connect (~0.1 ms) to the longest timeout worth having; +Inf is implied.
@@ -91,9 +102,12 @@ struct QuorumStatus {
     size_t members = 0;    // [cluster] members, this one included
     bool ownView = false;  // at least one checked service is decided on this member's view alone
     size_t ownViewServices = 0;
-    int64_t sinceUnixMs = 0;  // when ownView last changed (0: never)
-    double pollIntervalSec = 0, pollTimeoutSec = 0;
-    std::vector<PeerStatus> peers;
+    int64_t sinceUnixMs = 0;                         // when ownView last changed (0: never)
+    double pollIntervalSec = 0, pollTimeoutSec = 0;  // "peers" only
+    std::vector<PeerStatus> peers;                   // "peers" only
+    std::string source = "peers";                    // peers (GET /v1/verdicts polls) | etcd
+    size_t votingMembers = 0;   // etcd: members with a live verdict in etcd, this one included
+    int64_t verdictTtlSec = 0;  // etcd: the lease TTL that bounds a verdict's life
 };
 
 class HealthMonitor {
@@ -109,7 +123,11 @@ class HealthMonitor {
 
     /// The peers' verdicts (may be null: none). Not owned; must outlive this monitor's use of it.
     void setPeers(const PeerMonitor* peers);
-    /// Re-combines every slot with the peers' verdicts as they are now (after each peer poll).
+    /// [cluster] etcd: own verdicts written there, the others' read from there (may be null; not owned; must
+    /// outlive this monitor's use of it). Used while etcd->configured(); else the peers as before.
+    void setEtcd(cluster::EtcdSync* etcd);
+    /// Re-combines every slot with the peers' verdicts as they are now (after each peer poll, and after each
+    /// change of etcd's verdicts).
     void refreshQuorum();
     std::vector<OwnVerdict> verdicts() const;
     QuorumStatus quorumStatus() const;

@@ -494,5 +494,97 @@ class EtcdLab(unittest.TestCase):
               f"{took * 1000:.0f} ms after etcd was started again")
 
 
+def quorum_config(addr, dns_port, control_port, etcd_urls, check_port):
+    """The lab's member config with a TCP check of both services on 127.0.0.1:check_port (every 0.5 s, one
+    result decides) and health_quorum = 2."""
+    text = config(addr, dns_port, control_port, etcd_urls, check_port, 0.5)
+    text = text.replace("[cluster]\n", "[cluster]\nhealth_quorum = 2\n", 1)
+    for site in ("east", "west"):
+        text = text.replace(f'site = "{site}"\n', f'site = "{site}"\ncheck = "c"\ncheck_address = "127.0.0.1"\n')
+    return text + f"""
+[check.c]
+type = "tcp"
+port = {check_port}
+interval = 0.5
+timeout = 0.3
+rise = 1
+fall = 1
+"""
+
+
+@unittest.skipUnless(os.path.exists(ETCD), "etcd (Debian's etcd-server) is not installed")
+@unittest.skipUnless(loopback_aliases_work(), "cannot bind 127.0.0.2-4")
+class EtcdQuorumLab(unittest.TestCase):
+    """health_quorum = 2 over verdicts kept in etcd under each member's lease: member 1 checks a closed port
+    (its own verdict: down), members 2 and 3 an open one. One etcd node is enough here (its failures are
+    EtcdLab's)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="e2e-etcd-q-")
+        cls.members, cls.proxies, cls.backend = [], [], None
+        cls.node = EtcdNode("q0", cls.tmp, free_port(), free_port())
+        cls.nodes = [cls.node]
+        try:
+            cls.node.start(f"q0={cls.node.peer_url}", "new")
+            wait_for(lambda: EtcdLab.leader.__func__(cls) is not None, 20, "etcd answers")
+            open_port, closed_port = free_port(), free_port()
+            cls.backend = TcpBackend(open_port)
+            cls.backend.start()
+            from test_cluster import shared_port
+            dns_port = shared_port()
+            cport = shared_port(avoid={dns_port})
+            for i, a in enumerate(ADDRS):
+                m = Member(a, dns_port, cport, [cls.node.url], 0, 0.5)
+                m.raw_config = quorum_config(a, dns_port, cport, [cls.node.url],
+                                             closed_port if i == 0 else open_port)
+                cls.members.append(m)
+            for m in cls.members:
+                m.launch()
+            for m in cls.members:
+                m.wait_up()
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        EtcdLab.tearDownClass.__func__(cls)  # the members, the back end, etcd, the directory
+
+    @staticmethod
+    def quorum(m):
+        return m.status()["health_quorum"] or {}
+
+    def test_1_live_verdicts_in_etcd_decide_and_a_dead_member_loses_its_vote(self):
+        m1, m2, m3 = self.members
+        for m in self.members:
+            wait_for(lambda: self.quorum(m).get("voting_members") == 3, 10,
+                     f"{m.addr} counts three members' live verdicts in etcd")
+            self.assertEqual(self.quorum(m)["source"], "etcd")
+        # Member 1's own checks fail; one down vote of three is below the quorum of 2: it keeps both.
+        svc = lambda m: [s for s in m.status()["services"] if s["site"] == "east"][0]["check"]
+        wait_for(lambda: svc(m1)["own_state"] == "down", 5, "m1's own check says down")
+        self.assertEqual(svc(m1)["state"], "up", svc(m1))
+        self.assertEqual(m1.answers(), {EAST, WEST})
+        # No member polls another's verdicts.
+        for m in self.members:
+            self.assertEqual(self.quorum(m)["peers"], [])
+        ttl = self.quorum(m1)["verdict_ttl_s"]
+        # Member 3 killed (no goodbye: SIGKILL): its lease expires, and its votes with it.
+        t0 = time.monotonic()
+        os.killpg(m3.proc.pid, signal.SIGKILL)
+        wait_for(lambda: self.quorum(m1).get("voting_members") == 2, ttl + 5, "m3's verdicts expire")
+        gone = time.monotonic() - t0
+        print(f"MEASURED: a member killed: its verdicts leave the others' quorum {gone:.2f} s later "
+              f"(lease TTL {ttl} s)")
+        self.assertLessEqual(gone, ttl + 2)
+        # Two voters reach the quorum of 2; one of them down: still up.
+        self.assertEqual(m1.answers(), {EAST, WEST})
+        # Member 2 killed too: m1 alone cannot reach the quorum and decides on its own view, and says so.
+        os.killpg(m2.proc.pid, signal.SIGKILL)
+        wait_for(lambda: self.quorum(m1).get("own_view"), ttl + 5, "m1 falls back on its own view")
+        self.assertIn("have live verdicts in etcd", m1.stderr())
+
+
 if __name__ == "__main__":
     run_tests()
