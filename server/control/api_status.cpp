@@ -303,6 +303,17 @@ nlohmann::json ControlApi::etcdJson() const {
     // [cluster] etcd (cluster/etcd_sync.hpp): null without it.
     if (!etcdOn()) return nullptr;
     const cluster::EtcdStatus e = etcd_->status();
+    // Every member's entry (PREFIX member/URL, under its lease: a member that is gone has none), so
+    // `gslbctl status` compares the NS set from this one answer (tools/gslbctl/cluster_status.hpp).
+    json members = json::array();
+    for (const auto& [key, item] : etcd_->cache())
+        if (const auto* m = std::get_if<cluster::SharedMember>(&item))
+            members.push_back({{"member", m->member},
+                               {"config_digest", m->configDigest},
+                               {"etcd", m->etcdState},
+                               {"serials", m->serials},
+                               {"drained", m->drained},
+                               {"health", m->health}});
     return json{{"state", e.state},
                 {"endpoint", e.endpoint},
                 {"prefix", e.prefix},
@@ -314,7 +325,8 @@ nlohmann::json ControlApi::etcdJson() const {
                 {"refused", e.refused},
                 {"written", e.written},
                 {"queued", e.queued},
-                {"cuts", e.cuts}};
+                {"cuts", e.cuts},
+                {"members", members}};
 }
 
 }  // namespace gslb::server

@@ -424,6 +424,35 @@ class EtcdLab(unittest.TestCase):
         self.assertIn("not applied", m.stderr())
         etcd_call(self.nodes[0].url, "/v3/kv/deleterange", {"key": b64(PREFIX + "nonsense")})
 
+    def test_4b_gslbctl_status_compares_the_members_from_etcd_alone(self):
+        def status():
+            p = subprocess.run([GSLBCTL, "status", "-c", self.members[0].config_path, "--json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=20)
+            self.assertTrue(p.stdout.startswith("{"), p.stdout + p.stderr)
+            return json.loads(p.stdout)
+        out = status()
+        self.assertEqual(out["source"], "etcd")
+        self.assertEqual(out["through"], self.members[0].url)
+        self.assertEqual([m["url"] for m in out["members"] if m["reached"]], [m.url for m in self.members])
+        # Member 3's config differs for real (it reaches etcd through the proxies): that alone, once every
+        # entry was rewritten after the last drains (each within a lease renewal, <= 1 s).
+        wait_for(lambda: len(status()["differences"]) == 1, 3, "the entries in etcd settle")
+        base = status()["differences"]
+        self.assertEqual(len(base), 1, base)
+        self.assertTrue(base[0].startswith("config digest: "), base)
+        self.assertIn(f" on {self.members[0].url}, {self.members[1].url}; ", base[0])
+        self.assertTrue(base[0].endswith(f" on {self.members[2].url}"), base)
+        # A drain of member 2 alone (?scope=member): its entry in etcd says so, and so does the comparison.
+        m2 = self.members[1]
+        m2.api("/v1/sites/east/drain?scope=member", body={})
+        want = f"site east: enabled on {self.members[0].url}, {self.members[2].url}; drained on {m2.url}"
+        t0 = time.monotonic()
+        wait_for(lambda: want in status()["differences"], 5, "gslbctl status shows m2's drain from etcd")
+        print(f"MEASURED: a member-only drain shows in gslbctl status (from etcd) {time.monotonic() - t0:.2f} s "
+              f"later")
+        m2.api("/v1/sites/east/enable?scope=member", body={})
+        wait_for(lambda: status()["differences"] == base, 5, "the members agree again")
+
     # ---- etcd failures
 
     def test_5_the_etcd_leader_killed_drains_still_work(self):

@@ -80,3 +80,39 @@ TEST_CASE("cluster status: fresh ages far apart, an absent site, an unreachable 
         text.find("DIFFERENCES\n  C: unreachable: no answer within 2 s\n  (the 2 members reached agree)\n") !=
         std::string::npos);
 }
+
+TEST_CASE("cluster status from etcd: each member's entry, shaped as a status and compared") {
+    // cluster.etcd.members of one member's /v1/status: B has an older serial and drained east; C is listed
+    // but has no entry (its lease expired); D has an entry but is not listed.
+    J st = J::parse(R"({"cluster": {"etcd": {"state": "live", "members": [
+      {"member": "A", "config_digest": "0123456789abcdef", "etcd": "live",
+       "serials": {"gslb.example.com.": 2026120102}, "drained": [],
+       "health": {"east/192.0.2.10": "up", "west/198.51.100.10": "up"}},
+      {"member": "B", "config_digest": "0123456789abcdef", "etcd": "live",
+       "serials": {"gslb.example.com.": 2026120101}, "drained": ["site east", "service west 198.51.100.10"],
+       "health": {"east/192.0.2.10": "up", "west/198.51.100.10": "down"}},
+      {"member": "D", "config_digest": "ffffffffffffffff", "etcd": "live",
+       "serials": {"gslb.example.com.": 2026120102}, "drained": [],
+       "health": {"east/192.0.2.10": "up", "west/198.51.100.10": "up"}}]}}})");
+    std::vector<MemberStatus> ms = membersFromEtcd(st, {"A", "B", "C"});
+    REQUIRE(ms.size() == 4);
+    CHECK(ms[0].reached);
+    CHECK(ms[0].status["zones"][0]["serial"] == 2026120102);
+    CHECK(ms[1].status["sites"][0] == J::parse(R"({"name": "east", "enabled": false})"));
+    CHECK(!ms[2].reached);
+    CHECK(ms[2].error == "no entry in etcd (stopped, or cut off from etcd for longer than its lease)");
+    CHECK(ms[3].url == "D (not in [cluster] members)");
+    std::vector<std::string> want = {
+        "C: unreachable: no entry in etcd (stopped, or cut off from etcd for longer than its lease)",
+        "config digest: 0123456789ab on A, B; ffffffffffff on D (not in [cluster] members)",
+        "zone gslb.example.com. serial: 2026120102 on A, D (not in [cluster] members); 2026120101 on B",
+        "site east: enabled on A, D (not in [cluster] members); drained on B",
+        "service west 198.51.100.10: enabled on A, D (not in [cluster] members); drained on B",
+        "service west 198.51.100.10 health: up on A, D (not in [cluster] members); down on B",
+    };
+    CHECK(clusterDifferences(ms) == want);
+    // Not live or no entries: nobody is reached (the caller asks each member instead).
+    std::vector<MemberStatus> none = membersFromEtcd(J::object(), {"A"});
+    REQUIRE(none.size() == 1);
+    CHECK(!none[0].reached);
+}

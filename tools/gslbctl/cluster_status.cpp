@@ -136,6 +136,81 @@ std::vector<std::string> clusterDifferences(const std::vector<MemberStatus>& mem
     return out;
 }
 
+std::vector<MemberStatus> membersFromEtcd(const J& status, const std::vector<std::string>& listed) {
+    const J* entries = nullptr;
+    if (status.is_object() && status.contains("cluster") && status["cluster"].is_object() &&
+        status["cluster"].contains("etcd") && status["cluster"]["etcd"].is_object())
+        entries = &status["cluster"]["etcd"];
+    const J& arr = entries ? arrayOf(*entries, "members") : arrayOf(J(), "members");
+    // The names any entry gives: "SITE/ADDRESS" health keys, "site S" and "service S A" drains.
+    std::set<std::string> sites;
+    std::set<std::pair<std::string, std::string>> services;
+    for (const auto& e : arr) {
+        if (e.contains("health") && e["health"].is_object())
+            for (const auto& [k, v] : e["health"].items()) {
+                auto slash = k.find('/');
+                if (slash == std::string::npos) continue;
+                sites.insert(k.substr(0, slash));
+                services.insert({k.substr(0, slash), k.substr(slash + 1)});
+            }
+        for (const auto& d : arrayOf(e, "drained")) {
+            if (!d.is_string()) continue;
+            const std::string s = d.get<std::string>();
+            if (s.rfind("site ", 0) == 0) sites.insert(s.substr(5));
+            if (s.rfind("service ", 0) == 0) {
+                auto sp = s.find(' ', 8);
+                if (sp != std::string::npos) services.insert({s.substr(8, sp - 8), s.substr(sp + 1)});
+            }
+        }
+    }
+    auto shaped = [&](const J& e) {
+        std::set<std::string> drained;
+        for (const auto& d : arrayOf(e, "drained"))
+            if (d.is_string()) drained.insert(d.get<std::string>());
+        J s = {{"config_digest", str(e, "config_digest")},
+               {"zones", J::array()},
+               {"sites", J::array()},
+               {"services", J::array()}};
+        if (e.contains("serials") && e["serials"].is_object())
+            for (const auto& [zone, serial] : e["serials"].items())
+                s["zones"].push_back({{"name", zone}, {"serial", serial}});
+        for (const auto& site : sites)
+            s["sites"].push_back({{"name", site}, {"enabled", !drained.count("site " + site)}});
+        for (const auto& [site, addr] : services) {
+            const std::string key = site + "/" + addr;
+            J health = "absent";
+            if (e.contains("health") && e["health"].is_object() && e["health"].contains(key))
+                health = e["health"][key];
+            s["services"].push_back({{"site", site},
+                                     {"address", addr},
+                                     {"enabled", !drained.count("service " + site + " " + addr)},
+                                     {"health", health}});
+        }
+        return s;
+    };
+    std::vector<MemberStatus> out;
+    std::set<std::string> seen;
+    for (const auto& url : listed) {
+        MemberStatus m;
+        m.url = url;
+        if (const J* e = find(arr, "member", url)) {
+            m.reached = true;
+            m.status = shaped(*e);
+        } else {
+            m.error = "no entry in etcd (stopped, or cut off from etcd for longer than its lease)";
+        }
+        seen.insert(url);
+        out.push_back(std::move(m));
+    }
+    for (const auto& e : arr)
+        if (!seen.count(str(e, "member")) && !str(e, "member").empty()) {
+            seen.insert(str(e, "member"));
+            out.push_back(
+                MemberStatus{str(e, "member") + " (not in [cluster] members)", true, "", shaped(e)});
+        }
+    return out;
+}
+
 std::string renderClusterSummary(const std::vector<MemberStatus>& members) {
     std::string out = "MEMBERS\n";
     size_t w = 3;

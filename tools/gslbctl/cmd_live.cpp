@@ -218,6 +218,17 @@ int sendToOne(const LiveArgs& a, const Endpoint& ep, const std::string& method, 
     return kFailed;
 }
 
+// `gslbctl status --json`'s "members": each member's URL, reached or why not, and its status.
+nlohmann::json memberRows(const std::vector<MemberStatus>& ms) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& m : ms)
+        rows.push_back({{"url", m.url},
+                        {"reached", m.reached},
+                        {"error", m.reached ? nlohmann::json(nullptr) : nlohmann::json(m.error)},
+                        {"status", m.reached ? m.status : nlohmann::json(nullptr)}});
+    return rows;
+}
+
 }  // namespace
 
 int status(const LiveArgs& a) {
@@ -235,6 +246,35 @@ int status(const LiveArgs& a) {
         fmt::print(stderr, "{}", o.err);
         return o.ok ? kOk : kFailed;
     }
+    // [cluster] etcd: the first member that answers, live on etcd, has every member's entry there; the NS
+    // set is compared from that one answer.
+    if (ep.etcd)
+        for (const auto& url : ep.members) {
+            auto r = httpRequest(url, "GET", "/v1/status", ep.token, "");
+            nlohmann::json j;
+            Outcome o = judge(ep, url, r, [&](const nlohmann::json& got, Outcome&) { j = got; });
+            if (!o.ok) continue;
+            const nlohmann::json* e = nullptr;
+            if (j.contains("cluster") && j["cluster"].is_object() && j["cluster"].contains("etcd") &&
+                j["cluster"]["etcd"].is_object())
+                e = &j["cluster"]["etcd"];
+            if (!e || !e->contains("state") || (*e)["state"] != "live") break;  // each member, below
+            std::vector<MemberStatus> ms = membersFromEtcd(j, ep.members);
+            bool all = true;
+            for (const auto& m : ms) all &= m.reached;
+            if (a.json) {
+                nlohmann::json out = {{"source", "etcd"},
+                                      {"through", url},
+                                      {"members", memberRows(ms)},
+                                      {"differences", clusterDifferences(ms)}};
+                fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+                return all ? kOk : kFailed;
+            }
+            fmt::print("== {} (the first member reached; the others as etcd holds them, below)\n{}\n", url,
+                       renderStatus(j));
+            fmt::print("{}", renderClusterSummary(ms));
+            return all ? kOk : kFailed;
+        }
     // A [cluster]: every member's view at once, the first one reached in full, then where they differ.
     std::vector<HttpCall> calls;
     for (const auto& m : ep.members) calls.push_back(HttpCall{m, "GET", "/v1/status", ep.token, "", {}});
@@ -256,12 +296,7 @@ int status(const LiveArgs& a) {
     bool all = true;
     for (const auto& m : ms) all &= m.reached;
     if (a.json) {
-        nlohmann::json j = {{"members", nlohmann::json::array()}, {"differences", clusterDifferences(ms)}};
-        for (const auto& m : ms)
-            j["members"].push_back({{"url", m.url},
-                                    {"reached", m.reached},
-                                    {"error", m.reached ? nlohmann::json(nullptr) : nlohmann::json(m.error)},
-                                    {"status", m.reached ? m.status : nlohmann::json(nullptr)}});
+        nlohmann::json j = {{"members", memberRows(ms)}, {"differences", clusterDifferences(ms)}};
         fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
         return all ? kOk : kFailed;
     }
