@@ -6,6 +6,15 @@
 // that keeps that identity keeps its state, counters and history, whatever happened to the slot index;
 // interval, timeout, rise and fall may change in place. Hostnames sharing a VIP with the same check share
 // one run. Per-slot rules (several checks on one slot, site down) are in metrics/health/aggregate.hpp.
+//
+// Probe ownership ([cluster] etcd; doc/ns-set.md "Shared state in etcd"): each service has max(1,
+// health_quorum) owner keys in etcd (PREFIX owner/SITE/ADDRESS/N, under the owner's lease). A member probes a
+// service while it holds one; claims a free one (an etcd txn: one member wins) at once when it ranks first
+// for that key among the live members (a rendezvous hash), else at its check's next tick; and skips the
+// checks of a service whose keys other members hold, taking their verdicts and FlashBack times instead. An
+// owner that dies loses its keys with its lease, and the next tick of another member claims them. Not live on
+// etcd, a member probes everything itself. Ownership is not rebalanced when members join: it moves only when
+// its owner goes.
 #include "server/probes/health.hpp"
 
 #include <algorithm>
@@ -95,6 +104,9 @@ struct HealthMonitor::Impl {
         uint64_t flaps = 0;
         double l4 = NAN, l7 = NAN;
         std::vector<Entry*> entries;
+        // Probe ownership (etcd): every owner slot of this service is held by other members, whose verdicts
+        // stand in for this member's checks, which do not run.
+        bool delegated = false;
     };
 
     event_base* base;
@@ -117,7 +129,13 @@ struct HealthMonitor::Impl {
     };
     std::map<std::string, Written> written;
     std::string writtenFor;
-    bool ownView = false;  // member level: some slot falls back on the own verdict
+    // Probe ownership in etcd (PREFIX owner/SITE/ADDRESS/N, N < max(1, health_quorum), under the owner's
+    // lease), by slot key: N -> member; the owners' verdicts with their FlashBack times; claims in flight.
+    std::map<std::string, std::map<int, std::string>> owners;
+    std::map<std::string, std::map<std::string, cluster::SharedVerdict>> verdictsBy;
+    std::set<std::string> claiming;
+    std::set<std::string> liveMembers;  // the other members with an entry in etcd (under their leases)
+    bool ownView = false;               // member level: some slot falls back on the own verdict
     size_t ownViewSlots = 0;
     int64_t ownViewSinceUnixMs = 0;
 
@@ -151,6 +169,13 @@ struct HealthMonitor::Impl {
     void runNow(Entry& e) {
         evtimer_del(e.timer);
         if (e.run->running()) return;
+        // Another member probes this service: its verdict stands in; look again one interval later (a
+        // free owner slot, its owner gone with its lease, is claimed then).
+        if (!e.inRound && !decideOwnership(slotKeyOf(e.site, e.address), true)) {
+            e.startedAt = monoSec();
+            schedule(e, e.interval);
+            return;
+        }
         e.startedAt = monoSec();
         e.spec.timeout = e.timeout;
         e.run->start();
@@ -223,10 +248,31 @@ struct HealthMonitor::Impl {
             l4s.push_back(e->l4.value());
             l7s.push_back(e->l7.value());
         }
-        auto h = mh::combineChecks(hs);
-        if (h && *h != s.health) {
+        // A flag and a value, not the optional itself: GCC 12 sees an optional assigned twice as maybe
+        // uninitialized.
+        const auto combined = mh::combineChecks(hs);
+        bool known = combined.has_value();
+        Health hv = combined.value_or(Health::Unknown);
+        if (s.delegated) {
+            // The owners decide: with a quorum their verdicts are the votes (this member casts none); else
+            // the one owner's verdict is this member's. Their FlashBack times either way.
+            known = false;
+            const auto vs = verdictsBy.find(key);
+            const cluster::SharedVerdict* v = nullptr;
+            if (vs != verdictsBy.end())
+                for (const auto& [n, member] : owners[key])
+                    if (auto f = vs->second.find(member); f != vs->second.end() && !v) v = &f->second;
+            if (confQuorum > 0) s.health = Health::Unknown;  // no vote of this member's
+            if (v) {
+                known = confQuorum <= 0;
+                hv = v->up ? Health::Up : Health::Down;
+                l4s.assign(1, v->l4Ms < 0 ? NAN : v->l4Ms);
+                l7s.assign(1, v->l7Ms < 0 ? NAN : v->l7Ms);
+            }
+        }
+        if (known && hv != s.health) {
             if (s.health != Health::Unknown) ++s.flaps;
-            s.health = *h;
+            s.health = hv;
             s.lastChangeUnixMs = wallMs();
         }
         s.l4 = mh::slowest(l4s);
@@ -241,7 +287,7 @@ struct HealthMonitor::Impl {
         if (!slot) return;
         table->setHealth(*slot, s.effective);
         table->setFlashback(*slot, s.l4, s.l7);
-        if (h || s.effective != before) updateSite(e0->site);
+        if (known || s.effective != before) updateSite(e0->site);
     }
 
     bool viaEtcd() const { return etcd && etcd->configured(); }
@@ -252,6 +298,10 @@ struct HealthMonitor::Impl {
     void writeVerdict(const std::string& key, const Slot& s) {
         if (!viaEtcd()) return;
         const Entry* e0 = s.entries.front();
+        if (s.delegated) {  // not probed here: no verdict of this member's
+            if (written.erase(key)) etcd->remove(cluster::SharedVerdict{e0->site, e0->address, etcd->self()});
+            return;
+        }
         cluster::SharedVerdict v{e0->site,       e0->address,   etcd->self(), s.health == Health::Up,
                                  msOrNone(s.l4), msOrNone(s.l7)};
         auto it = written.find(key);
@@ -270,12 +320,61 @@ struct HealthMonitor::Impl {
     }
 
     // The other members' verdicts as etcd holds them now (each under its member's lease: all live).
+    // Probe ownership (doc/ns-set.md "Shared state in etcd"): whether this member probes the slot. Not
+    // live on etcd: yes, every slot (its own checks again). Else yes when it holds one of the slot's
+    // max(1, health_quorum) owner keys; when one is free it claims it (a txn under its lease: one member
+    // wins) and probes meanwhile; when all are held by others, no, and the slot is delegated. `anyMember`:
+    // claim whatever this member's rank (a check's tick); else only when it ranks first for that key among
+    // the live members (a rendezvous hash), so the members that go live together share the services out.
+    bool decideOwnership(const std::string& key, bool anyMember) {
+        auto it = slots.find(key);
+        if (it == slots.end()) return true;
+        Slot& s = it->second;
+        const bool was = s.delegated;
+        s.delegated = false;
+        if (!viaEtcd() || !etcd->live()) return true;
+        const std::string& self = etcd->self();
+        const auto& held = owners[key];
+        for (const auto& [n, member] : held)
+            if (member == self) return true;
+        const int k = std::max(1, confQuorum);
+        for (int n = 0; n < k; ++n) {
+            if (held.count(n)) continue;
+            const std::string site = key.substr(0, key.find('\0')), address = key.substr(key.find('\0') + 1);
+            auto rank = [&](const std::string& m) {
+                return std::hash<std::string>{}(key + '\0' + std::to_string(n) + '\0' + m);
+            };
+            bool first = true;
+            for (const auto& m : liveMembers) first &= rank(self) >= rank(m);
+            if ((anyMember || first) && claiming.insert(key).second)
+                etcd->claim(
+                    cluster::SharedOwner{site, address, self, n}, [this, key, site, address](bool won) {
+                        claiming.erase(key);
+                        if (won) log::info("probe ownership: {} {} is probed by this member", site, address);
+                    });
+            return true;
+        }
+        s.delegated = true;
+        if (!was) updateSlot(key);
+        return false;
+    }
+
     void readShared() {
         shared.clear();
         sharedMembers.clear();
+        owners.clear();
+        verdictsBy.clear();
+        liveMembers.clear();
         if (!viaEtcd()) return;
+        for (const auto& [k, item] : etcd->cache()) {
+            if (const auto* o = std::get_if<cluster::SharedOwner>(&item))
+                owners[slotKeyOf(o->site, o->address)][o->slot] = o->member;
+            if (const auto* m = std::get_if<cluster::SharedMember>(&item))
+                if (m->member != etcd->self()) liveMembers.insert(m->member);
+        }
         for (const auto& [k, item] : etcd->cache())
             if (const auto* v = std::get_if<cluster::SharedVerdict>(&item)) {
+                verdictsBy[slotKeyOf(v->site, v->address)][v->member] = *v;
                 if (v->member == etcd->self()) continue;
                 shared[slotKeyOf(v->site, v->address)].push_back({v->up ? Health::Up : Health::Down, 0});
                 sharedMembers.insert(v->member);
@@ -346,6 +445,7 @@ struct HealthMonitor::Impl {
 
     void refreshQuorum() {
         readShared();
+        for (auto& [key, s] : slots) decideOwnership(key, false);
         for (auto& [key, s] : slots) updateSlot(key);
         size_t own = 0;
         const int quorum = this->quorum();

@@ -523,11 +523,12 @@ class EtcdLab(unittest.TestCase):
               f"{took * 1000:.0f} ms after etcd was started again")
 
 
-def quorum_config(addr, dns_port, control_port, etcd_urls, check_port):
+def quorum_config(addr, dns_port, control_port, etcd_urls, check_port, quorum=2):
     """The lab's member config with a TCP check of both services on 127.0.0.1:check_port (every 0.5 s, one
-    result decides) and health_quorum = 2."""
+    result decides) and health_quorum = `quorum` (None: not set)."""
     text = config(addr, dns_port, control_port, etcd_urls, check_port, 0.5)
-    text = text.replace("[cluster]\n", "[cluster]\nhealth_quorum = 2\n", 1)
+    if quorum:
+        text = text.replace("[cluster]\n", f"[cluster]\nhealth_quorum = {quorum}\n", 1)
     for site in ("east", "west"):
         text = text.replace(f'site = "{site}"\n', f'site = "{site}"\ncheck = "c"\ncheck_address = "127.0.0.1"\n')
     return text + f"""
@@ -541,21 +542,19 @@ fall = 1
 """
 
 
-@unittest.skipUnless(os.path.exists(ETCD), "etcd (Debian's etcd-server) is not installed")
-@unittest.skipUnless(loopback_aliases_work(), "cannot bind 127.0.0.2-4")
-class EtcdQuorumLab(unittest.TestCase):
-    """health_quorum = 2 over verdicts kept in etcd under each member's lease: member 1 checks a closed port
-    (its own verdict: down), members 2 and 3 an open one. One etcd node is enough here (its failures are
-    EtcdLab's)."""
+class OneNodeLab:
+    """The set-up of the labs that need one etcd node (its failures are EtcdLab's) and three members checking
+    both services over TCP every 0.5 s, with health_quorum = cls.QUORUM: `check_port(i, open, closed)` is the
+    port member i checks (a TcpBackend listens on `open`, nothing on `closed`)."""
 
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="e2e-etcd-q-")
+    @staticmethod
+    def start(cls, check_port):
+        cls.tmp = tempfile.mkdtemp(prefix="e2e-etcd-1-")
         cls.members, cls.proxies, cls.backend = [], [], None
-        cls.node = EtcdNode("q0", cls.tmp, free_port(), free_port())
+        cls.node = EtcdNode("n0", cls.tmp, free_port(), free_port())
         cls.nodes = [cls.node]
         try:
-            cls.node.start(f"q0={cls.node.peer_url}", "new")
+            cls.node.start(f"n0={cls.node.peer_url}", "new")
             wait_for(lambda: EtcdLab.leader.__func__(cls) is not None, 20, "etcd answers")
             open_port, closed_port = free_port(), free_port()
             cls.backend = TcpBackend(open_port)
@@ -566,15 +565,30 @@ class EtcdQuorumLab(unittest.TestCase):
             for i, a in enumerate(ADDRS):
                 m = Member(a, dns_port, cport, [cls.node.url], 0, 0.5)
                 m.raw_config = quorum_config(a, dns_port, cport, [cls.node.url],
-                                             closed_port if i == 0 else open_port)
+                                             check_port(i, open_port, closed_port), quorum=cls.QUORUM)
                 cls.members.append(m)
             for m in cls.members:
                 m.launch()
             for m in cls.members:
                 m.wait_up()
         except BaseException:
-            cls.tearDownClass()
+            EtcdLab.tearDownClass.__func__(cls)
             raise
+
+
+@unittest.skipUnless(os.path.exists(ETCD), "etcd (Debian's etcd-server) is not installed")
+@unittest.skipUnless(loopback_aliases_work(), "cannot bind 127.0.0.2-4")
+class EtcdQuorumLab(unittest.TestCase):
+    """health_quorum = 3 over verdicts kept in etcd under each member's lease (with probe ownership, three
+    owner slots per service: every member probes and votes): member 1 checks a closed port (its own verdict:
+    down), members 2 and 3 an open one. One etcd node is enough here (its failures are EtcdLab's)."""
+
+    QUORUM = 3
+
+    @classmethod
+    def setUpClass(cls):
+        # Member 1 checks a port nobody listens on.
+        OneNodeLab.start(cls, lambda i, open_port, closed_port: closed_port if i == 0 else open_port)
 
     @classmethod
     def tearDownClass(cls):
@@ -590,7 +604,7 @@ class EtcdQuorumLab(unittest.TestCase):
             wait_for(lambda: self.quorum(m).get("voting_members") == 3, 10,
                      f"{m.addr} counts three members' live verdicts in etcd")
             self.assertEqual(self.quorum(m)["source"], "etcd")
-        # Member 1's own checks fail; one down vote of three is below the quorum of 2: it keeps both.
+        # Member 1's own checks fail; one down vote of three is below the quorum of 3: it keeps both.
         svc = lambda m: [s for s in m.status()["services"] if s["site"] == "east"][0]["check"]
         wait_for(lambda: svc(m1)["own_state"] == "down", 5, "m1's own check says down")
         self.assertEqual(svc(m1)["state"], "up", svc(m1))
@@ -607,12 +621,67 @@ class EtcdQuorumLab(unittest.TestCase):
         print(f"MEASURED: a member killed: its verdicts leave the others' quorum {gone:.2f} s later "
               f"(lease TTL {ttl} s)")
         self.assertLessEqual(gone, ttl + 2)
-        # Two voters reach the quorum of 2; one of them down: still up.
-        self.assertEqual(m1.answers(), {EAST, WEST})
-        # Member 2 killed too: m1 alone cannot reach the quorum and decides on its own view, and says so.
-        os.killpg(m2.proc.pid, signal.SIGKILL)
-        wait_for(lambda: self.quorum(m1).get("own_view"), ttl + 5, "m1 falls back on its own view")
-        self.assertIn("have live verdicts in etcd", m1.stderr())
+        # Two voters cannot reach the quorum of 3: m1 decides on its own view, and says so.
+        wait_for(lambda: self.quorum(m1).get("own_view"), 5, "m1 falls back on its own view")
+        self.assertIn("1 of 2 peer(s) have live verdicts in etcd", m1.stderr())
+        self.assertEqual(svc(m1)["state"], "down", svc(m1))
+
+
+@unittest.skipUnless(os.path.exists(ETCD), "etcd (Debian's etcd-server) is not installed")
+@unittest.skipUnless(loopback_aliases_work(), "cannot bind 127.0.0.2-4")
+class EtcdOwnershipLab(unittest.TestCase):
+    """Probe ownership: three members check one back end (both services on it, every 0.5 s) without
+    health_quorum, so each service is probed by one member; the owner killed, another takes it over."""
+
+    QUORUM = None
+
+    @classmethod
+    def setUpClass(cls):
+        OneNodeLab.start(cls, lambda i, open_port, closed_port: open_port)
+
+    @classmethod
+    def tearDownClass(cls):
+        EtcdLab.tearDownClass.__func__(cls)
+
+    def owner(self, site, address):
+        r = etcd_call(self.node.url, "/v3/kv/range", {"key": b64(f"{PREFIX}owner/{site}/{address}/0")})
+        kvs = r.get("kvs") or []
+        return json.loads(base64.b64decode(kvs[0]["value"]).decode()) if kvs else None
+
+    def checks_per_second(self, seconds):
+        before = sum(self.backend.snapshot().values())
+        time.sleep(seconds)
+        return (sum(self.backend.snapshot().values()) - before) / seconds
+
+    def test_1_each_back_end_is_probed_once_and_handed_over_when_its_owner_dies(self):
+        wait_for(lambda: self.owner("east", EAST) and self.owner("west", WEST), 10, "both services owned")
+        time.sleep(1.0)  # the start-up rounds (every member checks everything once) are over
+        rate = self.checks_per_second(3.0)
+        # Two services every 0.5 s: 4 checks a second by their owners, 12 if every member checked.
+        print(f"MEASURED: probe ownership: the back end sees {rate:.1f} checks/s from 3 members "
+              f"(2 services x 1 / 0.5 s = 4; without ownership 12)")
+        self.assertLess(rate, 6.5)
+        self.assertGreater(rate, 2.0)
+        for m in self.members:
+            self.assertEqual(m.answers(), {EAST, WEST}, m.addr)
+            for svc in m.status()["services"]:
+                self.assertEqual(svc["health"], "up", (m.addr, svc))
+        # The owner of east killed without a goodbye: another member claims it once its lease expires.
+        owner = self.owner("east", EAST)
+        victim = [m for m in self.members if m.url == owner][0]
+        ttl = self.members[0].etcd()["lease_ttl_s"]
+        t0 = time.monotonic()
+        os.killpg(victim.proc.pid, signal.SIGKILL)
+        wait_for(lambda: self.owner("east", EAST) not in (None, owner), ttl + 5, "another member owns east")
+        took = time.monotonic() - t0
+        print(f"MEASURED: probe owner killed: east is probed by {self.owner('east', EAST)} {took:.2f} s later "
+              f"(lease TTL {ttl} s, check interval 0.5 s)")
+        self.assertLessEqual(took, ttl + 0.5 + 2)
+        survivors = [m for m in self.members if m is not victim]
+        rate = self.checks_per_second(2.0)
+        self.assertGreater(rate, 2.0)  # both services still probed
+        for m in survivors:
+            self.assertEqual(m.answers(), {EAST, WEST}, m.addr)
 
 
 if __name__ == "__main__":
