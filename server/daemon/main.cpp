@@ -309,6 +309,278 @@ void onSignal(evutil_socket_t sig, short, void* arg) {
     }
 }
 
+// The steps of a start, in main's order. Each logs what stopped it and returns false (exit 1).
+
+// --check: the same checker and summary as `gslbctl check`, including what a start checks on top. Like
+// named-checkconf: problems on stderr (file:line first), a clean verdict on stdout.
+int checkOnly(const std::string& config) {
+    char* buf = nullptr;
+    size_t len = 0;
+    FILE* mem = open_memstream(&buf, &len);
+    int rc = mem ? checkConfig(config, mem) : 1;
+    if (mem) fclose(mem);
+    if (buf) fwrite(buf, 1, len, rc == 0 ? stdout : stderr);
+    free(buf);
+    return rc == 0 ? 0 : 1;
+}
+
+// The first snapshot, with what its build found worth telling; null when the config or a zone is refused.
+std::shared_ptr<Snapshot> firstSnapshot(const std::string& config) {
+    std::string error;
+    auto snap = buildSnapshot(config, nullptr, error);
+    if (!snap) {
+        log::error("{}", error);
+        return nullptr;
+    }
+    // Settings no policy reads are valid but would be ignored: say so at load (doc/design.md "Metric
+    // sources").
+    for (const auto& w : unreadSettings(snap->config)) log::warn("{}: {}", w.where, w.message);
+    Daemon::logBuildNotes(*snap);
+    return snap;
+}
+
+// [server] user looked up, and [server] state_dir made ready for it, with the drains it keeps applied to
+// `snap`'s table before anything is answered.
+bool restoreState(Daemon& d, Snapshot& snap, const ServerConf& sc, service::UserInfo& user) {
+    std::string error;
+    if (!sc.user.empty() && !service::lookupUser(sc.user, user, error)) {
+        log::error("{}", error);
+        return false;
+    }
+    d.stateDir = sc.stateDir;
+    if (sc.stateDir.empty()) return true;
+    // Before the drop: the directory must belong to the user that writes it later.
+    bool drop = !sc.user.empty() && geteuid() == 0;
+    if (!service::prepareStateDir(sc.stateDir, drop ? int(user.uid) : -1, drop ? int(user.gid) : -1, error)) {
+        log::error("{}", error);
+        return false;
+    }
+    service::AdminStateLoad loaded;
+    if (!service::loadAdminState(*snap.gslb.table, sc.stateDir, loaded, error, &d.adminLog)) {
+        log::error("admin state: {} (fix or delete it; refusing to serve what the operator may have drained)",
+                   error);
+        return false;
+    }
+    for (const auto& dropped : loaded.dropped) log::info("admin state: dropped the drain of {}", dropped);
+    if (loaded.applied) log::info("admin state: {} drain(s) restored from {}", loaded.applied, sc.stateDir);
+    return true;
+}
+
+// The snapshot published; the control thread's loop and its monitors made (nothing runs yet).
+void setUp(Daemon& d, std::shared_ptr<Snapshot> snap) {
+    // RRL's table is sized once, from the first config: an [rrl] added at a reload uses the default size.
+    d.shared.rrl = std::make_unique<RateLimiter>(
+        size_t(snap->config.rrl.tableSize), uint64_t(std::random_device{}()) << 32 | std::random_device{}());
+    d.shared.holder.publish(std::move(snap));
+    d.base = event_base_new();
+    d.health = std::make_unique<HealthMonitor>(d.base);
+    d.sources = std::make_unique<SourceMonitor>(d.base);
+    d.peers = std::make_unique<PeerMonitor>(d.base);
+    d.health->setPeers(d.peers.get());
+    d.peers->setOnRound([&d] { d.health->refreshQuorum(); });
+}
+
+// Every listener bound while we may (ports below 1024 need root or CAP_NET_BIND_SERVICE); privileges are
+// dropped after, before any network input is read: the sockets only queue until the workers start.
+bool openListeners(Daemon& d, const ServerConf& sc) {
+    std::string error;
+    // One gslbd per address: probe exclusively under the start lock, then bind the workers' shared sockets
+    // before letting the next instance probe.
+    service::StartLock lock;
+    if (!lock.acquire(5000, error) || !service::probeExclusive(sc.listen, error)) {
+        log::error("cannot listen: {}", error);
+        return false;
+    }
+    d.shared.sizeStats(answerRows(sc));
+    for (int i = 0; i < sc.workers; ++i) {
+        auto w = std::make_unique<Worker>(i, d.shared);
+        if (!w->open(sc.listen, error) || !w->openTls(sc.tlsListen, error)) {
+            log::error("cannot listen: {}", error);
+            return false;
+        }
+        d.workers.push_back(std::move(w));
+    }
+    // AF_XDP (needs CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW: before privileges are dropped). What it cannot take
+    // stays on the sockets just opened.
+    d.xdpPath = std::make_unique<xdp::Path>();
+    if (!sc.xdp.empty()) {
+        // Each queue is answered on a worker's loop thread, by that loop's responder.
+        std::vector<xdp::Host> hosts;
+        for (auto& w : d.workers)
+            hosts.push_back({&w->responder(), [w = w.get()](xdp::Queue* q) { w->addXdp(q); }});
+        d.xdpPath->open(sc, hosts);
+        d.shared.xdpSockets.store(d.xdpPath->sockets());
+        d.shared.xdpPath.store(d.xdpPath.get());
+    }
+    return true;
+}
+
+// The control API bound (it serves later, see main), with the hooks into the monitors and the cluster.
+bool openControl(Daemon& d, const ControlConf& cc) {
+    if (!cc.enabled) return true;
+    d.api = std::make_unique<ControlApi>(
+        d.base, d.shared, [&d](std::string& m) { return d.reload(m); },
+        [&d](uint32_t slot) { return d.health->status(slot); });
+    d.api->setAdminChanged([&d] { d.saveAdminState(); });
+    d.api->setAdminLog(&d.adminLog);
+    d.adminSync = std::make_unique<cluster::AdminSync>(
+        d.base, [&d](const std::vector<cluster::RemoteChange>& changes, const std::string& peer) {
+            return d.api->adoptChanges(*d.shared.holder.get(), changes, peer);
+        });
+    d.api->setAdminSyncStatus([&d] { return d.adminSync->status(); });
+    cluster::EtcdSync::Hooks hooks;
+    hooks.admin = [&d](const cluster::SharedAdmin& a) {
+        return d.api->applySharedAdmin(*d.shared.holder.get(), a);
+    };
+    hooks.report = [&d](const cluster::SharedReport& r) {
+        d.api->applySharedReport(*d.shared.holder.get(), r);
+    };
+    hooks.member = [&d] { return d.memberEntry(); };
+    // The members' verdicts changed (or etcd came or went): health_quorum decides again.
+    hooks.changed = [&d] { d.health->refreshQuorum(); };
+    d.etcd = std::make_unique<cluster::EtcdSync>(d.base, std::move(hooks));
+    d.health->setEtcd(d.etcd.get());
+    d.api->setEtcd(d.etcd.get());
+    d.api->setSourceStatus([&d] { return d.sources->status(); });
+    d.api->setQuorum([&d] { return d.health->verdicts(); }, [&d] { return d.health->quorumStatus(); });
+    std::string error;
+    if (!d.api->bind(cc, error)) {
+        log::error("{}", error);
+        return false;
+    }
+    return true;
+}
+
+// [server] user: from here on gslbd runs as it, and says which files it could read as root but not as it.
+bool dropPrivileges(Daemon& d, const ServerConf& sc, const service::UserInfo& user) {
+    if (!sc.user.empty() && (geteuid() != user.uid || getegid() != user.gid)) {
+        std::string error;
+        if (!service::dropPrivileges(user, error)) {
+            log::error("cannot drop privileges: {}", error);
+            return false;
+        }
+        log::info("running as user {} (uid {}, gid {})", user.name, user.uid, user.gid);
+        // Everything was read as root so far; every reload reads it again as this user.
+        for (const auto& u : service::unreadable(service::pathsReadAtReload(d.shared.holder.get()->config)))
+            log::warn(
+                "{} is not readable by user {} ({}): every reload will fail until it is (chgrp {} and chmod "
+                "g+r it)",
+                u.name, user.name, u.why, user.name);
+    } else if (geteuid() == 0) {
+        log::warn("running as root: set [server] user to drop privileges after binding the listeners");
+    }
+    return true;
+}
+
+// [server] state_dir written once as the user that writes it from now on (this also forgets the dropped
+// entries): a state_dir we cannot write is a start-up error, not a surprise at the first drain.
+bool writeState(Daemon& d) {
+    if (d.stateDir.empty()) {
+        for (const auto& zc : d.shared.holder.get()->config.zones)
+            if (zc.serialPolicy == zones::SerialPolicy::Increment)
+                log::warn(
+                    "zone {}: serial_policy = \"increment\" without [server] state_dir: a restart starts "
+                    "again from the file's serial, which secondaries may already have",
+                    zc.name);
+        return true;
+    }
+    std::string error;
+    if (!service::saveAdminState(*d.shared.holder.get()->gslb.table, d.stateDir, error, &d.adminLog)) {
+        log::error("[server] state_dir is not writable: {}", error);
+        return false;
+    }
+    return d.saveZoneSerials(*d.shared.holder.get());
+}
+
+// doc/design.md "Start-up": one round of health checks, bounded by their timeouts, before the listeners
+// answer, so no first answer is a guess; the peers' drains and verdicts likewise; the scrapes start.
+void firstRounds(Daemon& d) {
+    d.health->apply(*d.shared.holder.get());
+    d.health->runInitialRound();
+    // Health quorum: the peers' verdicts come from now on; until the first poll this member's own view
+    // decides, as the start-up round did.
+    d.peers->apply(*d.shared.holder.get());
+    // Drains made while this member was away: the peers' newer ones apply before the first answer.
+    if (d.adminSync) {
+        d.adminSync->apply(d.shared.holder.get()->config.cluster);
+        d.adminSync->runInitialRound();
+    }
+    // [cluster] etcd: the whole shared state before the first answer, bounded: a member started while etcd is
+    // away answers with the drains state_dir mirrors (cluster/etcd_sync.hpp).
+    if (d.etcd) {
+        d.etcd->apply(*d.shared.holder.get(), Daemon::leaseTtl(*d.shared.holder.get()));
+        d.etcd->runInitial(kEtcdInitialWaitSec);
+    }
+    // Scrapes start now and land as they come: a metric is unknown until then, which every stage handles.
+    d.sources->apply(*d.shared.holder.get());
+}
+
+// The control loop's own events: signals, and once a second the RRL log, re-signing and the AF_XDP check.
+std::vector<event*> addEvents(Daemon& d) {
+    std::vector<event*> events;
+    timeval second{1, 0};
+    auto every = [&](event_callback_fn fn) {
+        event* e = event_new(d.base, -1, EV_PERSIST, fn, &d);
+        event_add(e, &second);
+        events.push_back(e);
+    };
+    // Once a second: log the prefixes RRL started or stopped limiting, and count the limited ones.
+    every(onSweep);
+    for (int s : {SIGHUP, SIGTERM, SIGINT, SIGUSR1}) {
+        event* e = evsignal_new(d.base, s, onSignal, &d);
+        event_add(e, nullptr);
+        events.push_back(e);
+    }
+    every(onResignTick);
+    if (d.xdpPath->sockets() > 0) every(onXdpCheck);
+    return events;
+}
+
+// The workers answer from now on; the control thread yields to them; the start is logged and told to systemd
+// once the secondaries were notified.
+void startServing(Daemon& d, const std::string& config, const ServerConf& sc) {
+    for (auto& w : d.workers) w->start();
+    if (d.api) d.api->setStarting(false);
+    // This thread (control API, health checks, reloads) yields to the workers: SCHED_BATCH keeps its normal
+    // share of the CPU but never preempts a running worker when it wakes, so a burst of reports or checks
+    // does not delay the answers in flight on a shared core. The workers were started above with the default
+    // policy.
+    sched_param none{};
+    if (pthread_setschedparam(pthread_self(), SCHED_BATCH, &none) != 0)
+        log::warn("control thread: SCHED_BATCH not available; it may preempt the workers");
+    std::string addrs;
+    for (const auto& l : sc.listen) addrs += (addrs.empty() ? "" : ", ") + l.text;
+    for (const auto& l : sc.tlsListen) addrs += ", " + l.text + " (TLS)";
+    const size_t zones = d.shared.holder.get()->db.zones().size();
+    log::info("serving {} zone(s) on {} with {} worker(s)", zones, addrs, sc.workers);
+    recordEvent(log::Level::Info, "start", config,
+                fmt::format("serving {} zone(s) on {} with {} worker(s)", zones, addrs, sc.workers));
+    d.notifier = std::make_unique<xfr::Notifier>(d.base);
+    d.notifyChanged(nullptr, *d.shared.holder.get());
+    // Only now, with the first health round done and the workers reading, is the service ready.
+    service::notifyReady(fmt::format("serving {} zone(s) on {}", zones, addrs));
+}
+
+// After the loop: the workers stopped first, then what their answers or the loop's callbacks reach.
+void shutDown(Daemon& d, const std::vector<event*>& events) {
+    for (auto& w : d.workers) w->stop();
+    d.workers.clear();
+    d.shared.xdpPath.store(nullptr);
+    d.xdpPath.reset();    // closes the AF_XDP sockets, takes the programs off the
+                          // interfaces
+    d.adminSync.reset();  // its callback reaches the API
+    // etcd's hooks reach the API and the health monitor, which writes its verdicts to etcd.
+    if (d.health) d.health->setEtcd(nullptr);
+    d.etcd.reset();
+    d.api.reset();
+    d.notifier.reset();
+    d.peers.reset();  // its round callback reaches the health monitor
+    d.health.reset();
+    d.sources.reset();
+    for (auto* e : events) event_free(e);
+    event_base_free(d.base);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -334,263 +606,38 @@ int main(int argc, char** argv) {
         int rc = app.exit(e);  // prints help / version / the usage error
         return rc == 0 ? 0 : 2;
     }
-    if (!check) ignoreStraySignals();  // before the zones load, which may take seconds
+    if (check) return checkOnly(config);
+    ignoreStraySignals();  // before the zones load, which may take seconds
 
-    // --check: the same checker and summary as `gslbctl check`, including what a start checks on top.
-    // Like named-checkconf: problems on stderr (file:line first), a clean verdict on stdout.
-    if (check) {
-        char* buf = nullptr;
-        size_t len = 0;
-        FILE* mem = open_memstream(&buf, &len);
-        int rc = mem ? checkConfig(config, mem) : 1;
-        if (mem) fclose(mem);
-        if (buf) fwrite(buf, 1, len, rc == 0 ? stdout : stderr);
-        free(buf);
-        return rc == 0 ? 0 : 1;
-    }
-
-    std::string error;
-    auto snap = buildSnapshot(config, nullptr, error);
-    if (!snap) {
-        log::error("{}", error);
-        return 1;
-    }
-    // Settings no policy reads are valid but would be ignored: say so at load (doc/design.md "Metric
-    // sources").
-    for (const auto& w : unreadSettings(snap->config)) log::warn("{}: {}", w.where, w.message);
-    Daemon::logBuildNotes(*snap);
+    auto snap = firstSnapshot(config);
+    if (!snap) return 1;
     if (snap->config.server.log == "syslog") log::useSyslog();
     evthread_use_pthreads();
     Daemon d;
     d.configPath = config;
     const ServerConf sc = snap->config.server;
-    const ControlConf sc_control = snap->config.control;
+    const ControlConf control = snap->config.control;
     service::UserInfo user;
-    if (!sc.user.empty() && !service::lookupUser(sc.user, user, error)) {
-        log::error("{}", error);
+    if (!restoreState(d, *snap, sc, user)) return 1;
+    setUp(d, std::move(snap));
+    if (!openListeners(d, sc) || !openControl(d, control) || !dropPrivileges(d, sc, user) || !writeState(d))
         return 1;
-    }
-    if (!sc.stateDir.empty()) {
-        // Before the drop: the directory must belong to the user that writes it later.
-        bool drop = !sc.user.empty() && geteuid() == 0;
-        if (!service::prepareStateDir(sc.stateDir, drop ? int(user.uid) : -1, drop ? int(user.gid) : -1,
-                                      error)) {
-            log::error("{}", error);
-            return 1;
-        }
-        service::AdminStateLoad loaded;
-        if (!service::loadAdminState(*snap->gslb.table, sc.stateDir, loaded, error, &d.adminLog)) {
-            log::error(
-                "admin state: {} (fix or delete it; refusing to serve what the operator may have drained)",
-                error);
-            return 1;
-        }
-        for (const auto& d : loaded.dropped) log::info("admin state: dropped the drain of {}", d);
-        if (loaded.applied)
-            log::info("admin state: {} drain(s) restored from {}", loaded.applied, sc.stateDir);
-    }
-    d.stateDir = sc.stateDir;
-    // RRL's table is sized once, from the first config: an [rrl] added at a reload uses the default size.
-    d.shared.rrl = std::make_unique<RateLimiter>(
-        size_t(snap->config.rrl.tableSize), uint64_t(std::random_device{}()) << 32 | std::random_device{}());
-    d.shared.holder.publish(std::move(snap));
-    d.base = event_base_new();
-    d.health = std::make_unique<HealthMonitor>(d.base);
-    d.sources = std::make_unique<SourceMonitor>(d.base);
-    d.peers = std::make_unique<PeerMonitor>(d.base);
-    d.health->setPeers(d.peers.get());
-    d.peers->setOnRound([&d] { d.health->refreshQuorum(); });
-
-    // Bind everything while we may (ports below 1024 need root or CAP_NET_BIND_SERVICE), then drop
-    // privileges before any network input is read: the sockets only queue until the workers start.
-    {
-        // One gslbd per address: probe exclusively under the start lock, then bind the workers' shared
-        // sockets before letting the next instance probe.
-        service::StartLock lock;
-        if (!lock.acquire(5000, error) || !service::probeExclusive(sc.listen, error)) {
-            log::error("cannot listen: {}", error);
-            return 1;
-        }
-        d.shared.sizeStats(answerRows(sc));
-        for (int i = 0; i < sc.workers; ++i) {
-            auto w = std::make_unique<Worker>(i, d.shared);
-            if (!w->open(sc.listen, error) || !w->openTls(sc.tlsListen, error)) {
-                log::error("cannot listen: {}", error);
-                return 1;
-            }
-            d.workers.push_back(std::move(w));
-        }
-        // AF_XDP (needs CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW: before privileges are dropped). What it cannot
-        // take stays on the sockets just opened.
-        d.xdpPath = std::make_unique<xdp::Path>();
-        if (!sc.xdp.empty()) {
-            // Each queue is answered on a worker's loop thread, by that loop's responder.
-            std::vector<xdp::Host> hosts;
-            for (auto& w : d.workers)
-                hosts.push_back({&w->responder(), [w = w.get()](xdp::Queue* q) { w->addXdp(q); }});
-            d.xdpPath->open(sc, hosts);
-            d.shared.xdpSockets.store(d.xdpPath->sockets());
-            d.shared.xdpPath.store(d.xdpPath.get());
-        }
-    }
-    if (sc_control.enabled) {
-        d.api = std::make_unique<ControlApi>(
-            d.base, d.shared, [&d](std::string& m) { return d.reload(m); },
-            [&d](uint32_t slot) { return d.health->status(slot); });
-        d.api->setAdminChanged([&d] { d.saveAdminState(); });
-        d.api->setAdminLog(&d.adminLog);
-        d.adminSync = std::make_unique<cluster::AdminSync>(
-            d.base, [&d](const std::vector<cluster::RemoteChange>& changes, const std::string& peer) {
-                return d.api->adoptChanges(*d.shared.holder.get(), changes, peer);
-            });
-        d.api->setAdminSyncStatus([&d] { return d.adminSync->status(); });
-        cluster::EtcdSync::Hooks hooks;
-        hooks.admin = [&d](const cluster::SharedAdmin& a) {
-            return d.api->applySharedAdmin(*d.shared.holder.get(), a);
-        };
-        hooks.report = [&d](const cluster::SharedReport& r) {
-            d.api->applySharedReport(*d.shared.holder.get(), r);
-        };
-        hooks.member = [&d] { return d.memberEntry(); };
-        // The members' verdicts changed (or etcd came or went): health_quorum decides again.
-        hooks.changed = [&d] { d.health->refreshQuorum(); };
-        d.etcd = std::make_unique<cluster::EtcdSync>(d.base, std::move(hooks));
-        d.health->setEtcd(d.etcd.get());
-        d.api->setEtcd(d.etcd.get());
-        d.api->setSourceStatus([&d] { return d.sources->status(); });
-        d.api->setQuorum([&d] { return d.health->verdicts(); }, [&d] { return d.health->quorumStatus(); });
-        if (!d.api->bind(sc_control, error)) {
-            log::error("{}", error);
-            return 1;
-        }
-    }
-    if (!sc.user.empty() && (geteuid() != user.uid || getegid() != user.gid)) {
-        if (!service::dropPrivileges(user, error)) {
-            log::error("cannot drop privileges: {}", error);
-            return 1;
-        }
-        log::info("running as user {} (uid {}, gid {})", user.name, user.uid, user.gid);
-        // Everything was read as root so far; every reload reads it again as this user.
-        for (const auto& u : service::unreadable(service::pathsReadAtReload(d.shared.holder.get()->config)))
-            log::warn(
-                "{} is not readable by user {} ({}): every reload will fail until it is (chgrp {} and chmod "
-                "g+r it)",
-                u.name, user.name, u.why, user.name);
-    } else if (geteuid() == 0) {
-        log::warn("running as root: set [server] user to drop privileges after binding the listeners");
-    }
-
-    if (!d.stateDir.empty()) {
-        // As the user that writes it from now on (this also forgets the dropped entries): a state_dir we
-        // cannot write is a start-up error, not a surprise at the first drain.
-        if (!service::saveAdminState(*d.shared.holder.get()->gslb.table, d.stateDir, error, &d.adminLog)) {
-            log::error("[server] state_dir is not writable: {}", error);
-            return 1;
-        }
-        if (!d.saveZoneSerials(*d.shared.holder.get())) return 1;
-    } else {
-        for (const auto& zc : d.shared.holder.get()->config.zones)
-            if (zc.serialPolicy == zones::SerialPolicy::Increment)
-                log::warn(
-                    "zone {}: serial_policy = \"increment\" without [server] state_dir: a restart starts "
-                    "again from the file's serial, which secondaries may already have",
-                    zc.name);
-    }
-
     // From here the control API answers GET /v1/admin, and 503 "starting" to the rest, until the workers
     // answer: a [cluster] peer starting with this member reads its drains at once (each waited out the
     // other's initial sync, 1 s, when this came after the start).
     if (d.api) {
         d.api->setStarting(true);
+        std::string error;
         if (!d.api->serve(error)) {
             log::error("{}", error);
             return 1;
         }
     }
-
-    // doc/design.md "Start-up": one round of health checks, bounded by their timeouts, before the listeners
-    // answer, so no first answer is a guess.
-    d.health->apply(*d.shared.holder.get());
-    d.health->runInitialRound();
-    // Health quorum: the peers' verdicts come from now on; until the first poll this member's own view
-    // decides, as the start-up round did.
-    d.peers->apply(*d.shared.holder.get());
-    // Drains made while this member was away: the peers' newer ones apply before the first answer.
-    if (d.adminSync) {
-        d.adminSync->apply(d.shared.holder.get()->config.cluster);
-        d.adminSync->runInitialRound();
-    }
-    // [cluster] etcd: the whole shared state before the first answer, bounded: a member started while etcd is
-    // away answers with the drains state_dir mirrors (cluster/etcd_sync.hpp).
-    if (d.etcd) {
-        d.etcd->apply(*d.shared.holder.get(), Daemon::leaseTtl(*d.shared.holder.get()));
-        d.etcd->runInitial(kEtcdInitialWaitSec);
-    }
-    // Scrapes start now and land as they come: a metric is unknown until then, which every stage handles.
-    d.sources->apply(*d.shared.holder.get());
-
-    // Once a second: log the prefixes RRL started or stopped limiting, and count the limited ones.
-    timeval second{1, 0};
-    event* sweep = event_new(d.base, -1, EV_PERSIST, onSweep, &d);
-    event_add(sweep, &second);
-
-    std::vector<event*> sigs;
-    for (int s : {SIGHUP, SIGTERM, SIGINT, SIGUSR1}) {
-        event* e = evsignal_new(d.base, s, onSignal, &d);
-        event_add(e, nullptr);
-        sigs.push_back(e);
-    }
-    event* resign = event_new(d.base, -1, EV_PERSIST, onResignTick, &d);
-    event_add(resign, &second);
-    event* xdpCheck = nullptr;
-    if (d.xdpPath->sockets() > 0) {
-        xdpCheck = event_new(d.base, -1, EV_PERSIST, onXdpCheck, &d);
-        event_add(xdpCheck, &second);
-    }
-    for (auto& w : d.workers) w->start();
-    if (d.api) d.api->setStarting(false);
-    // This thread (control API, health checks, reloads) yields to the workers: SCHED_BATCH keeps its normal
-    // share of the CPU but never preempts a running worker when it wakes, so a burst of reports or checks
-    // does not delay the answers in flight on a shared core. The workers were started above with the
-    // default policy.
-    sched_param none{};
-    if (pthread_setschedparam(pthread_self(), SCHED_BATCH, &none) != 0)
-        log::warn("control thread: SCHED_BATCH not available; it may preempt the workers");
-    std::string addrs;
-    for (const auto& l : sc.listen) addrs += (addrs.empty() ? "" : ", ") + l.text;
-    for (const auto& l : sc.tlsListen) addrs += ", " + l.text + " (TLS)";
-    log::info("serving {} zone(s) on {} with {} worker(s)", d.shared.holder.get()->db.zones().size(), addrs,
-              sc.workers);
-    recordEvent(log::Level::Info, "start", config,
-                fmt::format("serving {} zone(s) on {} with {} worker(s)",
-                            d.shared.holder.get()->db.zones().size(), addrs, sc.workers));
-
-    d.notifier = std::make_unique<xfr::Notifier>(d.base);
-    d.notifyChanged(nullptr, *d.shared.holder.get());
-    // Only now, with the first health round done and the workers reading, is the service ready.
-    service::notifyReady(
-        fmt::format("serving {} zone(s) on {}", d.shared.holder.get()->db.zones().size(), addrs));
-
+    firstRounds(d);
+    std::vector<event*> events = addEvents(d);
+    startServing(d, config, sc);
     event_base_dispatch(d.base);
-
-    for (auto& w : d.workers) w->stop();
-    d.workers.clear();
-    d.shared.xdpPath.store(nullptr);
-    d.xdpPath.reset();    // closes the AF_XDP sockets, takes the programs off the interfaces
-    d.adminSync.reset();  // its callback reaches the API
-    // etcd's hooks reach the API and the health monitor, which writes its verdicts to etcd.
-    if (d.health) d.health->setEtcd(nullptr);
-    d.etcd.reset();
-    d.api.reset();
-    d.notifier.reset();
-    d.peers.reset();  // its round callback reaches the health monitor
-    d.health.reset();
-    d.sources.reset();
-    for (auto* e : sigs) event_free(e);
-    event_free(resign);
-    if (xdpCheck) event_free(xdpCheck);
-    event_free(sweep);
-    event_base_free(d.base);
+    shutDown(d, events);
     log::info("stopped");
     return 0;
 }
