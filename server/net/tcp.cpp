@@ -292,7 +292,7 @@ Worker::Handled Worker::handleMessage(TcpConn* c, const Snapshot& snap, std::spa
     uint8_t* prefix = tcpOut_.data() + staged_;
     touch(c);
     c->messageStart = 0;
-    const Client client{reinterpret_cast<const sockaddr*>(&c->peer), c->client, c->clientCert};
+    const Client client{reinterpret_cast<const sockaddr*>(&c->peer), c->client, c->clientCert, c->tls13};
     Reply r = responder_.answer(snap, q, {prefix + 2, kTcpMsgMax}, client,
                                 c->bev ? Transport::Tls : Transport::Tcp);
     if (r.kind == Reply::Kind::Transfer) {

@@ -54,6 +54,7 @@ struct Worker::TcpConn {
     bool handshaken = false;
     // The client's certificate verified against tls_client_ca (XoT, RFC 9103 §9.3.3).
     bool clientCert = false;
+    bool tls13 = false;  // the handshake agreed TLS 1.3: only then is a transfer XoT (RFC 9103 §5.1)
 };
 
 }  // namespace gslb::server

@@ -81,6 +81,7 @@ void Worker::onTlsEvent(bufferevent* bev, short what, void* arg) {
         c->handshaken = true;
         evtimer_del(c->deadline);
         c->clientCert = clientVerified(bufferevent_openssl_get_ssl(bev));
+        c->tls13 = SSL_version(bufferevent_openssl_get_ssl(bev)) >= TLS1_3_VERSION;
         c->in.allocate();
         c->reading = false;
         w->resumeReading(c);

@@ -32,7 +32,11 @@ std::string axfrRefusal(const Config& config, const std::vector<AxfrAllow>& acl,
     }
     if (wanted.empty()) {
         if (needTls)
-            return "axfr_allow requires TLS (XoT, RFC 9103) from this source; the request came over TCP";
+            return via.tls12
+                       ? "axfr_allow requires TLS (XoT, RFC 9103) from this source, which is TLS 1.3 or "
+                         "later (RFC 9103 §5.1); the request came over TLS 1.2"
+                       : "axfr_allow requires TLS (XoT, RFC 9103) from this source; the request came over "
+                         "TCP";
         if (needCert)
             return "axfr_allow requires a client certificate that verifies against tls_client_ca; the client "
                    "showed none";

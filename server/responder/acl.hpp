@@ -15,10 +15,13 @@ namespace gslb::server::xfr {
 /// [[zone]] has one (even an empty one: nobody), else [server]'s.
 const std::vector<AxfrAllow>& axfrAcl(const Config& config, const std::string& name);
 
-/// How a transfer request came (RFC 9103): over TLS or not, and with a client certificate that verified.
+/// How a transfer request came (RFC 9103): over TLS 1.3 or not, and with a client certificate that verified.
+/// A transfer over TLS 1.2 is not XoT (RFC 9103 §5.1: TLS 1.3 or later only): `tls` is false for it, and
+/// `tls12` makes the refusal say why.
 struct XfrTransport {
     bool tls = false;
     bool clientCert = false;  // the TLS client's certificate chained to [server] tls_client_ca
+    bool tls12 = false;       // it came over TLS 1.2
 };
 
 /// Empty when `peer` may transfer under `acl`, else why not (for the log): no entry covers the source, or

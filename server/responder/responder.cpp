@@ -180,9 +180,10 @@ Reply Responder::admitTransfer(const Snapshot& snap, std::span<const uint8_t> qu
                                const Client& client, Transport transport, const zones::AnswerResult& res,
                                bool signedOk, zones::TsigSession& ts, size_t& outLen, uint8_t& rcode) {
     const bool tls = transport == Transport::Tls;
+    const bool xot = tls && client.tls13;  // RFC 9103 §5.1: TLS 1.2 is not XoT, axfr_allow counts it as TCP
     const auto& acl = xfr::axfrAcl(snap.config, res.zone->name());
     std::string why = xfr::axfrRefusal(snap.config, acl, client.addr, signedOk ? ts.key : nullptr,
-                                       {tls, client.clientCert});
+                                       {xot, xot && client.clientCert, tls && !xot});
     int per = snap.config.server.axfrMaxConcurrentPerClient;
     WorkerStats& st = stats();
     if (!why.empty()) {

@@ -49,8 +49,10 @@ enum class Transport : uint8_t { Udp, Tcp, Tls };
 struct Client {
     const sockaddr* addr = nullptr;  // sockaddr_in or sockaddr_in6: the source address and port
     ClientCounter::Key key{};        // ClientCounter::keyOf(addr): the per-client transfer cap counts by it
-    bool clientCert =
-        false;  // Tls: the client's certificate verified against tls_client_ca (RFC 9103 §9.3.3)
+    // Tls: the client's certificate verified against tls_client_ca (RFC 9103 §9.3.3).
+    bool clientCert = false;
+    // Tls: the handshake agreed TLS 1.3; a transfer is XoT only then (RFC 9103 §5.1).
+    bool tls13 = false;
 };
 
 /// What the transport does with a message's outcome.

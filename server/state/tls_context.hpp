@@ -18,14 +18,15 @@ struct SslCtxFree {
 };
 using SslCtxPtr = std::unique_ptr<SSL_CTX, SslCtxFree>;
 
-/// Builds the server context of `conf`: TLS 1.3 and 1.2 only (RFC 9103 §5.1 requires 1.3 for XoT; RFC 7858
-/// §3.2 / RFC 8310 allow 1.2 for DoT), the certificate chain of conf.tlsCertificate (PEM, leaf first) and the
-/// private key of conf.tlsKey (PEM), which must match; ALPN "dot" (RFC 9103 §7.1, RFC 7858 §3.2): a client
-/// that offers ALPN without "dot" is refused with no_application_protocol (RFC 7301 §3.2), one that offers
-/// none is served. With conf.tlsClientCa (PEM CA certificates), a client certificate is asked for and, when
-/// one is sent, its chain must verify against them (the handshake fails otherwise); a client that sends none
-/// still gets DNS over TLS, and clientVerified() says false (axfr_allow entries with client_cert refuse it).
-/// No renegotiation, no compression, no server-side session cache (stateless tickets only), OpenSSL's read
+/// Builds the server context of `conf`: TLS 1.3 and 1.2 only (RFC 9103 §5.1 requires 1.3 for XoT, which the
+/// transfer admission checks; RFC 7858 §3.2 / RFC 8310 allow 1.2 for DoT), TLS 1.2 with ECDHE AEAD suites
+/// only (RFC 9325 §4.2), the certificate chain of conf.tlsCertificate (PEM, leaf first) and the private key
+/// of conf.tlsKey (PEM), which must match; ALPN "dot" (RFC 9103 §7.1, RFC 7858 §3.2): a client that offers
+/// ALPN without "dot" is refused with no_application_protocol (RFC 7301 §3.2), one that offers none is
+/// served. With conf.tlsClientCa (PEM CA certificates), a client certificate is asked for and, when one is
+/// sent, its chain must verify against them (the handshake fails otherwise); a client that sends none still
+/// gets DNS over TLS, and clientVerified() says false (axfr_allow entries with client_cert refuse it). No
+/// renegotiation, no compression, no server-side session cache (stateless tickets only), OpenSSL's read
 /// buffers released while a connection is idle. Null and `error` ("tls_certificate /etc/x.pem: …") when a
 /// file cannot be read or parsed or the key does not match.
 SslCtxPtr makeServerContext(const ServerConf& conf, std::string& error);

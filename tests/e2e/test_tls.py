@@ -174,6 +174,14 @@ class Tls(WithGslbd):
         with TlsClient(self.tls_port, client_context(self.pki, maximum=ssl.TLSVersion.TLSv1_2)) as t:
             self.assertEqual(t.sock.version(), "TLSv1.2")
             self.assertEqual(t.query(build_query(f"www.{ORIGIN}", "A")).rcode, "NOERROR")
+            # A transfer is XoT over TLS 1.3 only (RFC 9103 §5.1): axfr_allow's `tls = true` refuses it here.
+            m = t.query(build_query(ORIGIN, "AXFR", edns=True))
+            self.assertEqual((m.rcode, [o for o in m.opt["options"] if o[0] == 15]), ("REFUSED", [(15, b"\x00\x12")]))
+        # TLS 1.2 with CBC ciphers only (RFC 9325 §4.2 recommends AEAD): no shared cipher, the handshake fails.
+        cbc = client_context(self.pki, maximum=ssl.TLSVersion.TLSv1_2)
+        cbc.set_ciphers("ECDHE-ECDSA-AES128-SHA:ECDHE-ECDSA-AES256-SHA384")
+        with self.assertRaises((ssl.SSLError, ConnectionError)):
+            TlsClient(self.tls_port, cbc)
         with TlsClient(self.tls_port, client_context(self.pki, alpn=None)) as t:  # no ALPN: served
             self.assertEqual(t.query(build_query(f"www.{ORIGIN}", "A")).rcode, "NOERROR")
         # ALPN without "dot" (RFC 7301 §3.2): no_application_protocol.

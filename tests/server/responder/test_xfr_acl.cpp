@@ -156,6 +156,16 @@ TEST_CASE("axfr_allow `tls` and `client_cert` (XoT, RFC 9103): the transport is 
     CHECK(xfr::axfrRefusal(cfg, acl, sa(b), key, tcp) ==
           "axfr_allow requires TLS (XoT, RFC 9103) from this source; the request came over TCP");
     CHECK(xfr::axfrRefusal(cfg, acl, sa(b), nullptr, mutual) == "unsigned; axfr_allow requires TSIG key xfr");
+    // TLS 1.2 is not XoT (RFC 9103 §5.1): the worker passes tls = false for it, so it counts as TCP, and even
+    // a verified client certificate over it admits nothing; the refusal says which version came.
+    xfr::XfrTransport tls12{false, false, true};
+    CHECK(xfr::axfrRefusal(cfg, acl, sa(b), key, tls12) ==
+          "axfr_allow requires TLS (XoT, RFC 9103) from this source, which is TLS 1.3 or later (RFC 9103 "
+          "§5.1); "
+          "the request came over TLS 1.2");
+    CHECK(xfr::axfrRefusal(cfg, acl, sa(a), key, tls12).empty());  // the second entry: signed, any transport
+    CHECK(xfr::axfrRefusal(cfg, acl, sa(a), nullptr, tls12) ==
+          "unsigned; axfr_allow requires TSIG key xfr, or TLS (XoT, RFC 9103)");
 
     SUBCASE("errors: tls without tls_listen, client_cert without tls_client_ca, tls_listen without files") {
         CHECK_FALSE(load("[server]\naxfr_allow = [{ address = \"192.0.2.1\", tls = true }]\n" + zoneWith(""),
