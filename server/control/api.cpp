@@ -48,15 +48,166 @@ const char* reasonPhrase(int status) {
             return "Not Found";
         case 405:
             return "Method Not Allowed";
+        case 413:
+            return "Content Too Large";
+        case 417:
+            return "Expectation Failed";
         case 431:
             return "Request Header Fields Too Large";
         case 500:
             return "Internal Server Error";
+        case 501:
+            return "Not Implemented";
         case 503:
             return "Service Unavailable";
+        case 505:
+            return "HTTP Version Not Supported";
         default:
             return "Error";
     }
+}
+
+namespace {
+
+// The lines of a request head, without their "\r\n" or "\n"; empty lines before the request line skipped.
+std::vector<std::string_view> headLines(std::string_view head) {
+    std::vector<std::string_view> lines;
+    while (!head.empty()) {
+        size_t e = head.find('\n');
+        std::string_view line = head.substr(0, e);
+        head = e == std::string_view::npos ? std::string_view{} : head.substr(e + 1);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.empty() && lines.empty()) continue;
+        if (line.empty()) break;
+        lines.push_back(line);
+    }
+    return lines;
+}
+
+// The value of the first header field `name` (case-insensitive), trimmed; nullopt without one.
+std::optional<std::string_view> headerValue(const std::vector<std::string_view>& lines,
+                                            std::string_view name) {
+    for (size_t i = 1; i < lines.size(); ++i) {
+        std::string_view l = lines[i];
+        if (l.size() <= name.size() || l[name.size()] != ':' ||
+            strncasecmp(l.data(), name.data(), name.size()) != 0)
+            continue;
+        std::string_view v = l.substr(name.size() + 1);
+        while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+        while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+        return v;
+    }
+    return std::nullopt;
+}
+
+// Transfer-Encoding's last coding is chunked (RFC 9112 §6.1), as evhttp reads it.
+bool chunkedCoding(const std::optional<std::string_view>& coding) {
+    return coding && coding->size() >= 7 &&
+           strncasecmp(coding->data() + coding->size() - 7, "chunked", 7) == 0;
+}
+
+bool isChunked(std::string_view head) {
+    return chunkedCoding(headerValue(headLines(head), "Transfer-Encoding"));
+}
+
+// Shown in a message: at most 80 octets of what the client sent.
+std::string shown(std::string_view s) {
+    return s.size() <= 80 ? std::string(s) : std::string(s.substr(0, 80)) + "…";
+}
+
+}  // namespace
+
+void ChunkedBodyScanner::feed(std::string_view chunk) {
+    while (!chunk.empty()) {
+        if (dataLeft_ > 0) {
+            const size_t skip = size_t(std::min<uint64_t>(dataLeft_, chunk.size()));
+            dataLeft_ -= skip;
+            chunk.remove_prefix(skip);
+            continue;
+        }
+        const size_t e = chunk.find('\n');
+        if (line_.size() < 64) line_.append(chunk.substr(0, std::min(e, 64 - line_.size())));
+        if (e == std::string_view::npos) return;
+        chunk.remove_prefix(e + 1);
+        std::string_view l = line_;
+        if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+        uint64_t n = 0;
+        auto [p, ec] = std::from_chars(l.data(), l.data() + l.size(), n, 16);
+        if (!l.empty() && p != l.data()) {
+            declared = ec == std::errc() && n <= UINT64_MAX - declared ? declared + n : UINT64_MAX;
+            dataLeft_ = ec == std::errc() ? n : UINT64_MAX;
+        }
+        line_.clear();
+    }
+}
+
+ApiResponse ownErrorResponse(int status, std::string_view head, uint64_t chunkedDeclared, size_t maxBody) {
+    const auto lines = headLines(head);
+    if (lines.empty())
+        return apiError(status, fmt::format("{}: the request head did not come whole", reasonPhrase(status)));
+    // The request line: METHOD SP TARGET SP HTTP-VERSION (RFC 9112 §3).
+    std::vector<std::string_view> words;
+    for (std::string_view l = lines[0]; !l.empty();) {
+        size_t b = l.find_first_not_of(" \t");
+        if (b == std::string_view::npos) break;
+        l.remove_prefix(b);
+        size_t e = l.find_first_of(" \t");
+        words.push_back(l.substr(0, e));
+        l = e == std::string_view::npos ? std::string_view{} : l.substr(e);
+    }
+    if (words.size() != 3)
+        return apiError(400, fmt::format("the request line \"{}\" is not METHOD PATH HTTP/1.1 (RFC 9112 §3)",
+                                         shown(lines[0])));
+    const std::string_view method = words[0], version = words[2];
+    if (version != "HTTP/1.1" && version != "HTTP/1.0")
+        return apiError(
+            status == 505 ? 505 : 400,
+            fmt::format("HTTP version \"{}\": the control API speaks HTTP/1.1 (and 1.0)", shown(version)));
+    static constexpr std::string_view kKnown[] = {"GET",     "HEAD",  "POST",    "PUT",  "DELETE",
+                                                  "OPTIONS", "TRACE", "CONNECT", "PATCH"};
+    if (std::find(std::begin(kKnown), std::end(kKnown), method) == std::end(kKnown)) {
+        ApiResponse r =
+            apiError(501, fmt::format("method \"{}\" is not one the control API knows: it reads with "
+                                      "GET (or HEAD) and changes with POST",
+                                      shown(method)));
+        r.allow = "GET, HEAD, POST";
+        return r;
+    }
+    for (size_t i = 1; i < lines.size(); ++i)
+        if (lines[i].find(':') == std::string_view::npos)
+            return apiError(
+                400, fmt::format("the header line \"{}\" is not NAME: VALUE (RFC 9112 §5)", shown(lines[i])));
+    const auto length = headerValue(lines, "Content-Length");
+    const auto coding = headerValue(lines, "Transfer-Encoding");
+    const bool chunked = chunkedCoding(coding);
+    if (length && !chunked) {
+        uint64_t n = 0;
+        auto [p, ec] = std::from_chars(length->data(), length->data() + length->size(), n);
+        if (length->empty() || ec != std::errc() || p != length->data() + length->size())
+            return apiError(400,
+                            fmt::format("Content-Length \"{}\" is not a number of octets (RFC 9112 §6.2)",
+                                        shown(*length)));
+        if (n > maxBody)
+            return apiError(413, fmt::format("the body (Content-Length {}) is over the {} octets the control "
+                                             "API reads",
+                                             n, maxBody));
+    }
+    if (chunked && (status == 413 || status == 400)) {
+        if (chunkedDeclared <= maxBody)
+            return apiError(400,
+                            "the chunked body is malformed: each chunk is its size in hex, CRLF, its data, "
+                            "CRLF, and a chunk of size 0 ends the body (RFC 9112 §7.1)");
+        return apiError(413,
+                        fmt::format("the chunked body is over the {} octets the control API reads", maxBody));
+    }
+    if (const auto expect = headerValue(lines, "Expect"); expect && status == 417)
+        return apiError(417, fmt::format("Expect \"{}\": only 100-continue is understood (RFC 9110 §10.1.1)",
+                                         shown(*expect)));
+    if (status == 413)
+        return apiError(413, fmt::format("the body is over the {} octets the control API reads", maxBody));
+    return apiError(status, fmt::format("{}: a header line the server cannot read (each is NAME: VALUE, RFC "
+                                        "9112 §5), or a request it refuses before reading it",
+                                        reasonPhrase(status)));
 }
 
 ControlApi::ControlApi(event_base* base, Shared& shared, ReloadFn reload, CheckStatusFn checkStatus)
@@ -143,9 +294,28 @@ struct ControlApi::Conn {
     RequestHeadScanner head;
     bool passing = false;  // the head was clean: pass everything
     int refused = 0;       // 400 (NUL) or 431 (too long): evhttp gets a stand-in request, answered with it
+    // onRequest has answered on this connection. Until then, whatever evhttp writes is its own doing: an
+    // error page for a request it refused by itself (HTML), or a "100 Continue". filterOut holds it to the
+    // kick and puts ownErrorResponse() in place of the page.
+    bool answered = false;
+    std::string headText;  // the request head as it came (for ownErrorResponse)
+    bool chunked = false;  // Transfer-Encoding names chunked: the body passes through `chunks` too
+    ChunkedBodyScanner chunks;
 };
 
 namespace {
+
+// The body octets of `src` from `from` on, through the connection's chunk scanner (without copying them
+// together).
+void feedChunks(ControlApi::Conn* c, evbuffer* src, size_t from) {
+    if (evbuffer_get_length(src) <= from) return;
+    evbuffer_ptr at;
+    evbuffer_ptr_set(src, &at, from, EVBUFFER_PTR_SET);
+    const int k = evbuffer_peek(src, -1, &at, nullptr, 0);
+    std::vector<evbuffer_iovec> v(size_t(std::max(k, 0)));
+    evbuffer_peek(src, -1, &at, v.data(), k);
+    for (const auto& e : v) c->chunks.feed({static_cast<const char*>(e.iov_base), e.iov_len});
+}
 
 bufferevent_filter_result filterIn(evbuffer* src, evbuffer* dst, ev_ssize_t, bufferevent_flush_mode,
                                    void* ctx) {
@@ -156,6 +326,7 @@ bufferevent_filter_result filterIn(evbuffer* src, evbuffer* dst, ev_ssize_t, buf
         return BEV_OK;
     }
     if (c->passing) {
+        if (c->chunked) feedChunks(c, src, 0);
         evbuffer_add_buffer(dst, src);
         return BEV_OK;
     }
@@ -180,6 +351,10 @@ bufferevent_filter_result filterIn(evbuffer* src, evbuffer* dst, ev_ssize_t, buf
     if (!c->head.done() && n < RequestHeadScanner::kMaxHead) return BEV_NEED_MORE;  // held back
     if (c->head.done() && !c->head.nul) {
         c->passing = true;
+        c->headText.resize(std::min(n, c->head.end));
+        evbuffer_copyout(src, c->headText.data(), c->headText.size());
+        c->chunked = isChunked(c->headText);
+        if (c->chunked) feedChunks(c, src, c->headText.size());
         evbuffer_add_buffer(dst, src);
         return BEV_OK;
     }
@@ -205,12 +380,57 @@ bufferevent_filter_result filterIn(evbuffer* src, evbuffer* dst, ev_ssize_t, buf
 // evhttp's timeout then limits a client that stops reading, not one that reads a large response slowly.
 void kickConn(evutil_socket_t, short, void* ctx);
 
+// What evhttp wrote before any request reached onRequest (Conn::answered): in the kick, when evhttp has
+// handed all of it over, an error page ("HTTP/1.1 400 Bad Request" … HTML) is replaced by
+// ownErrorResponse()'s JSON, with evhttp's other fields (Date, Connection) kept. A "100 Continue" passes as
+// it is. (libevent 2.2's evhttp_set_errorcb would let evhttp write the body itself; Debian 12 has 2.1.12.)
+void replaceOwnError(ControlApi::Conn* c, evbuffer* src) {
+    const size_t n = evbuffer_get_length(src);
+    std::string out(n, '\0');
+    evbuffer_copyout(src, out.data(), n);
+    const size_t headEnd = out.find("\r\n\r\n");
+    int status = 0;
+    if (headEnd == std::string::npos || out.compare(0, 5, "HTTP/") != 0) return;
+    const size_t sp = out.find(' ');
+    if (sp == std::string::npos || sp > headEnd) return;
+    std::from_chars(out.data() + sp + 1, out.data() + headEnd, status);
+    if (status < 400) return;  // 100 Continue: the request goes on
+    c->answered = true;
+    const ApiResponse r = ownErrorResponse(status, c->headText, c->chunks.declared, kMaxRequestBody);
+    std::string head = fmt::format("{} {} {}\r\n", out.substr(0, sp), r.status, reasonPhrase(r.status));
+    // No body to a HEAD request (RFC 9110 §9.3.2): evhttp writes one to a HEAD it refused.
+    const std::string_view req(c->headText);
+    const size_t first = std::min(req.find_first_not_of("\r\n"), req.size());
+    const bool hasBody = req.substr(first, 5) != "HEAD ";
+    for (size_t at = out.find("\r\n") + 2; at < headEnd + 2;) {
+        const size_t e = out.find("\r\n", at);
+        const std::string_view field(out.data() + at, e - at);
+        at = e + 2;
+        auto is = [&](std::string_view name) {
+            return field.size() > name.size() && field[name.size()] == ':' &&
+                   strncasecmp(field.data(), name.data(), name.size()) == 0;
+        };
+        if (!is("Content-Length") && !is("Content-Type")) head.append(field).append("\r\n");
+    }
+    head += "Content-Type: application/json\r\n";
+    if (!r.allow.empty()) head += fmt::format("Allow: {}\r\n", r.allow);
+    head += fmt::format("Content-Length: {}\r\n\r\n", r.body.size());
+    if (hasBody) head += r.body;
+    evbuffer_drain(src, n);
+    evbuffer_add(src, head.data(), head.size());
+}
+
 bufferevent_filter_result filterOut(evbuffer* src, evbuffer* dst, ev_ssize_t, bufferevent_flush_mode,
                                     void* ctx) {
     auto* c = static_cast<ControlApi::Conn*>(ctx);
     const size_t keep = c->inKick ? 0 : 1;
+    const size_t before0 = evbuffer_get_length(src);
+    if (before0 == 0) return BEV_OK;
+    if (!c->answered) {
+        if (!c->inKick) return BEV_NEED_MORE;  // evhttp's own: the kick judges it whole
+        replaceOwnError(c, src);
+    }
     const size_t before = evbuffer_get_length(src);
-    if (before == 0) return BEV_OK;
     if (c->wake && event_pending(c->wake, EV_WRITE, nullptr)) return BEV_NEED_MORE;  // the wake writes
     const evutil_socket_t fd = bufferevent_getfd(c->sock);
     // After a failed write (below) everything goes the plain way, to the socket's bufferevent. The peer is
@@ -300,7 +520,7 @@ bool ControlApi::serve(std::string& error) {
     evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT |
                                           EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
                                           EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
-    evhttp_set_max_body_size(http_, 1 << 20);
+    evhttp_set_max_body_size(http_, kMaxRequestBody);
     evhttp_set_timeout(http_, 10);
     evhttp_set_gencb(http_, onRequest, this);
     if (!evhttp_accept_socket_with_handle(http_, fd_)) {
@@ -545,6 +765,7 @@ void ControlApi::onRequest(evhttp_request* req, void* arg) {
     evhttp_connection* evcon = evhttp_request_get_connection(req);
     auto conn = api->conns_->find(evcon ? evhttp_connection_get_bufferevent(evcon) : nullptr);
     const int refused = conn != api->conns_->end() ? conn->second->refused : 0;
+    if (conn != api->conns_->end()) conn->second->answered = true;
     ApiResponse r;
     if (refused == 400) {
         r = apiError(400, "a NUL byte in the request line or a header");

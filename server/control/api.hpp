@@ -232,6 +232,34 @@ struct RequestHeadScanner {
 /// {"error": message} with `status`.
 ApiResponse apiError(int status, const std::string& message);
 
+/// Follows a chunked request body (RFC 9112 §7.1) as evhttp 2.1 reads it, for the one thing evhttp does not
+/// say: whether the body it refuses as too large (413) declared more than the limit or was malformed. Each
+/// chunk: a line with its size in hex (empty lines between chunks are skipped, as evhttp does), then that
+/// many octets. `declared` sums the sizes so far (saturating at UINT64_MAX).
+struct ChunkedBodyScanner {
+    uint64_t declared = 0;
+    void feed(std::string_view chunk);
+
+  private:
+    uint64_t dataLeft_ = 0;  // octets of the current chunk still to skip
+    std::string line_;       // the size line so far (bounded: a longer one is not a size)
+};
+
+/// The control API's request body limit (evhttp_set_max_body_size): a larger body is refused with 413.
+inline constexpr size_t kMaxRequestBody = 1 << 20;
+
+/// The JSON error for a request evhttp refuses by itself, before any handler runs, with an HTML page: a
+/// malformed request line, an HTTP version other than 1.x, a method it does not know, a Content-Length that
+/// is not a number, a body over `maxBody` or a malformed chunked one, an Expect other than 100-continue. The
+/// control connection's filter puts this in place of evhttp's page (api.cpp), so that every error of the API
+/// is
+/// {"error": …} as its handlers' are. `status` is evhttp's; `head` the request head as it came (empty if none
+/// ended); `chunkedDeclared` the octets a chunked body declared so far (ChunkedBodyScanner). The status may
+/// change: evhttp calls a malformed chunked body too large (413), so a 413 for a chunked body that declared
+/// at most `maxBody` octets becomes 400. Sources: RFC 9112 §3 (request line), §2.3 (version), §6.2
+/// (Content-Length), §7.1 (chunked); RFC 9110 §10.1.1 (Expect), §15.5.14 (413), §15.6.2 (501).
+ApiResponse ownErrorResponse(int status, std::string_view head, uint64_t chunkedDeclared, size_t maxBody);
+
 /// 405 {"error": message} with Allow: `allow` (e.g. "GET, HEAD"): the resource exists, not for this method.
 ApiResponse methodNotAllowed(const std::string& allow, const std::string& message);
 

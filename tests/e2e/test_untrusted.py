@@ -254,6 +254,52 @@ class ControlWire(unittest.TestCase):
         self.assertEqual(self.get("/v1/status")[0], 200)
         self.assertNotIn("runtime error:", self.d.stderr())
 
+    def test_3_errors_evhttp_makes_itself_are_json(self):
+        """Requests evhttp refuses before any handler runs came back as its HTML page ("<H1>Bad Request</H1>"),
+        where the API promises {"error": …} (found by fuzzing the control API). Each is now JSON that says what
+        was wrong, with evhttp's status (a malformed chunked body is 400, not 413)."""
+        post = b"POST /v1/reload HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        cases = [
+            ("malformed request line", b"GARBAGE\r\n\r\n", 400,
+             'the request line "GARBAGE" is not METHOD PATH HTTP/1.1'),
+            ("HTTP/9", b"GET /v1/status HTTP/9\r\nHost: x\r\n\r\n", 400, 'HTTP version "HTTP/9"'),
+            ("unknown method", b"FOO /v1/status HTTP/1.1\r\nHost: x\r\n\r\n", 501,
+             'method "FOO" is not one the control API knows'),
+            ("Content-Length: -1", post + b"Content-Length: -1\r\n\r\n", 400,
+             'Content-Length "-1" is not a number of octets'),
+            ("body over 1 MiB", post + b"Content-Length: 2000000\r\n\r\n", 413,
+             "the body (Content-Length 2000000) is over the 1048576 octets"),
+            ("malformed chunked body", post + b"Transfer-Encoding: chunked\r\n\r\nZZ\r\n", 400,
+             "the chunked body is malformed"),
+            ("chunked body over 1 MiB", post + b"Transfer-Encoding: chunked\r\n\r\n200000\r\n" + b"a" * 100,
+             413, "the chunked body is over the 1048576 octets"),
+            ("header line without a colon", b"GET /v1/status HTTP/1.1\r\nHost: x\r\nNoColonHere\r\n\r\n", 400,
+             'the header line "NoColonHere" is not NAME: VALUE'),
+        ]
+        for what, data, status, error in cases:
+            with self.subTest(what):
+                code, head, body = raw_http(self.cport, data)
+                self.assertEqual(code, status, head)
+                self.assertRegex(head, r"(?mi)^Content-Type: application/json\r?$")
+                self.assertIn(f"Content-Length: {len(body)}", head)
+                self.assertIn(error, json.loads(body)["error"])
+        # HEAD gets the status and fields, no body (RFC 9110 §9.3.2).
+        code, head, body = raw_http(self.cport, b"HEAD /v1/status HTTP/1.1\r\nHost: x\r\nNoColonHere\r\n\r\n")
+        self.assertEqual((code, body), (400, b""), head)
+        self.assertRegex(head, r"(?mi)^Content-Type: application/json\r?$")
+        # What evhttp writes itself and is no error passes as it is: "100 Continue", then the handler's answer.
+        with socket.create_connection(("127.0.0.1", self.cport), timeout=5) as sock:
+            sock.sendall(post + b"Expect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+            self.assertEqual(sock.recv(65536), b"HTTP/1.1 100 Continue\r\n\r\n")
+            sock.sendall(b"{}")
+            reply = b""
+            while chunk := sock.recv(65536):
+                reply += chunk
+        self.assertTrue(reply.startswith(b"HTTP/1.1 401 Unauthorized\r\n"), reply)
+        self.assertIn(b'{"error":"a valid bearer token is required', reply)
+        self.assertEqual(self.get("/v1/status")[0], 200)
+        self.assertNotIn("runtime error:", self.d.stderr())
+
 
 class ControlLarge(unittest.TestCase):
     """Large control responses (/metrics, /v1/status, /v1/history, the page) to a client that is slow: one

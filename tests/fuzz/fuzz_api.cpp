@@ -138,6 +138,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         fuzzutil::fail(__FILE__, __LINE__, "readToken", error);
 
     std::string_view all(reinterpret_cast<const char*>(data), size);
+    // The same bytes as a request evhttp refused by itself (with each status it uses): the JSON that the
+    // control connection's filter puts in place of evhttp's HTML page, and the chunk scanner over the body.
+    {
+        const size_t end = all.find("\r\n\r\n");
+        const std::string_view head = end == std::string_view::npos ? all : all.substr(0, end + 4);
+        gslb::server::ChunkedBodyScanner chunks;
+        chunks.feed(all.substr(head.size()));
+        for (int status : {400, 413, 417, 501, 505}) {
+            auto r =
+                gslb::server::ownErrorResponse(status, head, chunks.declared, gslb::server::kMaxRequestBody);
+            auto j = nlohmann::json::parse(r.body, nullptr, false);
+            FUZZ_CHECK(r.status >= 400 && !j.is_discarded() && j.is_object() && j["error"].is_string(),
+                       r.body);
+        }
+    }
     // The state before each request; recomputed only after one that was accepted (the status JSON is the
     // dearest part of an input under the sanitizers).
     std::string statusBefore = statusWithoutAges(api, *snap);

@@ -654,3 +654,56 @@ TEST_CASE("GET /v1/verdicts: own verdicts with their ages, no token; health_quor
     CHECK(m.find("gslbd_health_quorum_own_view 1\n") != std::string::npos);
     CHECK(m.find("gslbd_cluster_peer_up{peer=\"http://192.0.2.54:8053\"} 0\n") != std::string::npos);
 }
+
+TEST_CASE("api: the errors evhttp makes itself get a JSON body that says what was wrong") {
+    auto err = [](int status, std::string_view head, uint64_t declared = 0) {
+        ApiResponse r = ownErrorResponse(status, head, declared, kMaxRequestBody);
+        CHECK(r.contentType == "application/json");
+        return std::make_pair(r.status, nlohmann::json::parse(r.body)["error"].get<std::string>());
+    };
+    CHECK(err(400, "GARBAGE\r\n\r\n") ==
+          std::make_pair(
+              400, std::string("the request line \"GARBAGE\" is not METHOD PATH HTTP/1.1 (RFC 9112 §3)")));
+    // Empty lines before the request line are skipped (RFC 9112 §2.2), as evhttp does.
+    CHECK(err(400, "\r\nGET / HTTP/9\r\n\r\n").second ==
+          "HTTP version \"HTTP/9\": the control API speaks HTTP/1.1 (and 1.0)");
+    auto foo = ownErrorResponse(501, "FOO / HTTP/1.1\r\nHost: x\r\n\r\n", 0, kMaxRequestBody);
+    CHECK(foo.status == 501);
+    CHECK(foo.allow == "GET, HEAD, POST");
+    CHECK(err(400, "POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n").second ==
+          "Content-Length \"-1\" is not a number of octets (RFC 9112 §6.2)");
+    CHECK(err(413, "POST / HTTP/1.1\ncontent-length:  2000000 \n\n") ==
+          std::make_pair(413, std::string("the body (Content-Length 2000000) is over the 1048576 octets the "
+                                          "control API reads")));
+    // evhttp says 413 for a chunked body it cannot read as well as for one over the limit.
+    const char* chunked = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+    CHECK(err(413, chunked, 2).first == 400);
+    CHECK(err(413, chunked, kMaxRequestBody + 1) ==
+          std::make_pair(413,
+                         std::string("the chunked body is over the 1048576 octets the control API reads")));
+    CHECK(err(400, "GET / HTTP/1.1\r\nNoColon\r\n\r\n").second ==
+          "the header line \"NoColon\" is not NAME: VALUE (RFC 9112 §5)");
+    CHECK(err(417, "GET / HTTP/1.1\r\nExpect: foo\r\n\r\n").second ==
+          "Expect \"foo\": only 100-continue is understood (RFC 9110 §10.1.1)");
+    // What a client sent is shown up to 80 octets.
+    CHECK(err(400, std::string(200, 'x') + "\r\n\r\n").second.find(std::string(80, 'x') + "…\"") !=
+          std::string::npos);
+}
+
+TEST_CASE("api: a chunked body's declared size, piece by piece, as evhttp reads the sizes") {
+    const std::string body = "5\r\nhello\r\n\r\n1a\r\n" + std::string(26, 'a') + "\r\n0\r\n\r\n";
+    for (size_t piece : {size_t(1), size_t(3), body.size()}) {
+        ChunkedBodyScanner s;
+        for (size_t i = 0; i < body.size(); i += piece) s.feed(std::string_view(body).substr(i, piece));
+        CHECK(s.declared == 5 + 26);
+    }
+    ChunkedBodyScanner big;
+    big.feed("200000\r\naaaa");
+    CHECK(big.declared == 0x200000);
+    ChunkedBodyScanner bad;
+    bad.feed("ZZ\r\n");
+    CHECK(bad.declared == 0);
+    ChunkedBodyScanner huge;
+    huge.feed("ffffffffffffffffffff\r\n");  // past 64 bits: saturates
+    CHECK(huge.declared == UINT64_MAX);
+}
