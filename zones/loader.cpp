@@ -430,6 +430,13 @@ class Reader {
             }
             // The TTL field first: one that is not a 32-bit number is the error to report even when ldns
             // stumbled over it too.
+            int off = 0;
+            if (std::string why = recordTextProblem(text, off); !why.empty()) {
+                error = fmt::format("{}:{}: {}", path, line + off, why);
+                if (s == LDNS_STATUS_OK) ldns_rr_free(rr);
+                ok = false;
+                break;
+            }
             const RecordHead head = recordHead(text, ownerWritten);
             uint32_t written = s == LDNS_STATUS_OK ? ldns_rr_ttl(rr) : 0;
             if (!head.ttl.empty() && !checkTtlField(head.ttl, where, "TTL", written, out.warnings, error)) {
@@ -691,6 +698,35 @@ void setPlainFastPath(bool on) {
     fastPath.store(on, std::memory_order_relaxed);
 }
 
+std::string recordTextProblem(std::string_view text, int& line) {
+    LineScan scan;
+    int k = 0, openedOn = 0;
+    for (size_t i = 0; i < text.size(); ++k) {
+        size_t eol = text.find('\n', i);
+        if (eol == std::string_view::npos) eol = text.size();
+        const std::string_view l = text.substr(i, eol - i);
+        const int depthBefore = scan.depth;
+        scanZoneLine(l, scan);
+        if (depthBefore == 0 && scan.depth > 0) openedOn = k;
+        if (scan.quoteCut) {
+            line = k;
+            return "unbalanced quotes: a quoted string is not closed before the end of the line (close it "
+                   "with "
+                   "'\"'; a '\"' inside it is written '\\\"')";
+        }
+        i = eol + 1;
+    }
+    if (scan.depth > 0) {
+        line = openedOn;
+        return "a '(' is not closed: the record runs on to the end of the file (close it with ')')";
+    }
+    return {};
+}
+
+std::string recordError(int status, std::string_view text, bool ownerWritten) {
+    return ldnsError(ldns_status(status), recordHead(text, ownerWritten));
+}
+
 void scanZoneLine(std::string_view l, LineScan& s) {
     if (!l.empty() && l.back() == '\n') l.remove_suffix(1);
     s.escapedEnd = false;
@@ -716,6 +752,7 @@ void scanZoneLine(std::string_view l, LineScan& s) {
             --s.depth;
     }
     // Outside parentheses ldns ends the record at an unescaped line end, an open quoted string with it.
+    s.quoteCut = s.inQuote && s.depth == 0 && !s.escapedEnd;
     if (s.depth == 0 && !s.escapedEnd) s.inQuote = false;
 }
 

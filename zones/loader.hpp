@@ -31,12 +31,27 @@ struct LineScan {
     int depth = 0;            // open parentheses
     bool inQuote = false;     // inside a quoted string
     bool escapedEnd = false;  // the line ended with a backslash: its line end is part of the record
+    bool quoteCut = false;    // the line ended the record inside a quoted string, which ldns closes there
     /// The next line continues the record (it is not a record, directive or $INCLUDE of its own).
     bool open() const { return depth > 0 || inQuote || escapedEnd; }
 };
 
 /// Advances `scan` over one line (with or without its '\n').
 void scanZoneLine(std::string_view line, LineScan& scan);
+
+/// What is wrong in the text of one record (from its first line to where ldns stopped reading it) that ldns
+/// lets pass or words badly; empty when nothing is. A quoted string still open at a line end that ends the
+/// record (outside parentheses, not escaped): ldns closes it there and the record is served (`txt TXT
+/// "unterminated`); BIND refuses it ("unbalanced quotes"), NSD too ("syntax error"). A '(' never closed: the
+/// record runs to the end of the file, where ldns said "superfluous text present". `line` gets the line of
+/// `text` (0: its first) the problem starts on.
+std::string recordTextProblem(std::string_view text, int& line);
+
+/// ldns' message for a record it refused (`status` an ldns_status), with what an operator needs on top: the
+/// address types' rdata shape (ldns says only "could not parse the RR's rdata"), and for gdnsd's DYNA / DYNC
+/// what gslbd uses instead. `text` is the record's text; `ownerWritten`: it starts with its owner (not a
+/// blank). The loader and `gslbctl zone add` say the same.
+std::string recordError(int status, std::string_view text, bool ownerWritten);
 
 /// Files (or the pieces between $INCLUDEs) of at least this many octets are cut at record boundaries and
 /// parsed on up to 4 threads (default 4 MB). For tests and tuning; the records come out the same either way.

@@ -1,7 +1,9 @@
 #include "server/conf/config.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -778,6 +780,8 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                 std::string f = z.getString("file", "");
                 if (f.empty()) z.fail(nullptr, "file", "is required");
                 zc.file = resolvePath(path, f);
+                if (const toml::node* fn = z.raw("file"))
+                    zc.where = fmt::format("{}:{}", path, fn->source().begin.line);
                 if (const toml::node* nn = z.raw("notify")) {
                     const toml::array* na = nn->as_array();
                     if (!na) z.fail(nn, "notify", "must be an array of addresses or { address, key } tables");
@@ -1023,6 +1027,18 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
     }
     out.tomlDigest = canonicalTomlDigest(root);  // last: it erases the per-member keys from root
     return true;
+}
+
+std::string zoneFileProblem(const ZoneConf& zc) {
+    if (zc.where.empty()) return {};
+    const int fd = ::open(zc.file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ::close(fd);
+        return {};
+    }
+    const int err = errno;
+    return fmt::format("{}: [[zone]] \"{}\": file {}: {}{}", zc.where, zc.name, zc.file, strerror(err),
+                       err == ENOENT ? " (a relative path is read from the config file's directory)" : "");
 }
 
 }  // namespace gslb::server

@@ -148,8 +148,9 @@ struct ClusterConf {
 };
 
 struct ZoneConf {
-    std::string name;  // presentation form, absolute ("gslb.example.com.")
-    std::string file;  // path, resolved against the config file's directory
+    std::string name;   // presentation form, absolute ("gslb.example.com.")
+    std::string file;   // path, resolved against the config file's directory
+    std::string where;  // "config:line" of its `file` key: where a missing file is fixed
     std::vector<NotifyTarget>
         notify;                 // secondaries told of a new serial (RFC 1996); port 53 when not written
     bool axfrAllowSet = false;  // the zone has its own axfr_allow, which replaces [server]'s
@@ -163,6 +164,11 @@ struct ZoneConf {
     // reach the secondaries; keep (the file's) for an unsigned one. `keep` is refused with dnssec.
     zones::SerialPolicy serialPolicy = zones::SerialPolicy::Keep;
 };
+
+/// Empty when the zone's file can be opened for reading; else "config:line: [[zone]] \"NAME\": file PATH: why
+/// (…)", naming the config line that names the file (the loader's own message names only the file), and
+/// what to check. For the start, reloads and the checks.
+std::string zoneFileProblem(const ZoneConf& zc);
 
 /// Per-hostname behaviour; [defaults] gives every key's default, each [hostname."…"] may override it.
 struct PolicyConf {

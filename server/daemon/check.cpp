@@ -258,6 +258,11 @@ int checkConfig(const std::string& configPath, std::FILE* out, Checker checker) 
     std::string recordText;  // from gslbd's own build, when it succeeds
     for (const auto& zc : zoneList) {
         zones::SourceSet recs;
+        if (std::string why = zoneFileProblem(zc); !why.empty()) {
+            rep.problem(why);
+            zonesOk = false;
+            continue;
+        }
         if (!zones::readZoneFile(zc.file, zc.name, recs, error)) {
             rep.problem(error);
             zonesOk = false;

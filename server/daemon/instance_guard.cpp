@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "server/net/bind_error.hpp"
+
 namespace gslb::server::service {
 
 bool StartLock::acquire(int waitMs, std::string& error) {
@@ -77,7 +79,7 @@ bool probeExclusive(const std::vector<ListenAddr>& listen, std::string& error) {
                         "gslbd may serve an address)",
                         a.text, proto);
                 else
-                    error = fmt::format("{} ({}): bind: {}", a.text, proto, strerror(e));
+                    error = bindError(a, proto, e, unprivilegedPortStart());
                 return false;
             }
         }

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "server/base/log.hpp"
+#include "server/net/bind_error.hpp"
 #include "server/net/udp.hpp"
 #include "server/net/xdp/path.hpp"
 
@@ -112,7 +113,7 @@ bool Worker::open(const std::vector<ListenAddr>& listen, std::string& error) {
                 setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof one);
         }
         if (bind(fd, reinterpret_cast<const sockaddr*>(&a.addr), a.len) != 0) {
-            error = fmt::format("{}: udp bind: {}", a.text, strerror(errno));
+            error = bindError(a, "udp", errno, unprivilegedPortStart());
             close(fd);
             return false;
         }
@@ -136,7 +137,7 @@ bool Worker::listenOn(const ListenAddr& a, evconnlistener_cb cb, const char* wha
     evconnlistener* l = evconnlistener_new_bind(base_, cb, this, flags, 256,
                                                 reinterpret_cast<const sockaddr*>(&a.addr), int(a.len));
     if (!l) {
-        error = fmt::format("{}: {} bind: {}", a.text, what, strerror(errno));
+        error = bindError(a, what, errno, unprivilegedPortStart());
         return false;
     }
     into.push_back(l);

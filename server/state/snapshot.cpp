@@ -21,6 +21,7 @@ std::unique_ptr<zones::Zone> loadConfiguredZone(const ZoneConf& zc, std::optiona
                                                 int64_t now, std::string& error, const zones::Zone* before,
                                                 std::string* note, bool* warn) {
     zones::SourceSet set;
+    if (error = zoneFileProblem(zc); !error.empty()) return nullptr;
     if (!zones::readZoneFile(zc.file, zc.name, set, error)) return nullptr;
     zones::WireName apex;
     if (!zones::textToName(zc.name, {}, apex)) {

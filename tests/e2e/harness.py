@@ -743,6 +743,22 @@ def unbound_server_conf(port, directory):
 """
 
 
+def is_token_file(name):
+    """A control token file as the tests name them ("token", "control.token"): a secret, which gslbd refuses when
+    other users may read it, so the harness writes it owner-only as an operator must."""
+    base = os.path.basename(name)
+    return base == "token" or base.endswith(".token")
+
+
+def write_secret(path, text):
+    """Writes `text` to `path` readable by its owner only (0600), as a control token or TSIG secret must be."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o600)
+    return path
+
+
 class _Daemon:
     name = "daemon"
 
@@ -762,6 +778,8 @@ class _Daemon:
         os.makedirs(os.path.dirname(p), exist_ok=True)
         with open(p, "w") as f:
             f.write(content)
+        if is_token_file(name):
+            os.chmod(p, 0o600)
         return p
 
     def stderr(self):

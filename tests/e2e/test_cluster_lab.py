@@ -28,7 +28,7 @@ import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (_Daemon, build_query, decode_msg, gslbctl_path, gslbd_path, run_tests,  # noqa: E402
+from harness import (_Daemon, build_query, decode_msg, gslbctl_path, gslbd_path, run_tests, write_secret,  # noqa: E402
                      udp_query, unbound_server_conf, wait_for, WireError)
 
 ZONE = "gslb.example.com."
@@ -297,8 +297,7 @@ def member_supports_cluster():
     try:
         with open(os.path.join(d, "zone.db"), "w") as f:
             f.write(zone_text())
-        with open(os.path.join(d, "token"), "w") as f:
-            f.write(TOKEN + "\n")
+        write_secret(os.path.join(d, "token"), TOKEN + "\n")
         cfg = os.path.join(d, "gslbd.toml")
         with open(cfg, "w") as f:
             f.write(gslbd_config("127.0.0.1", os.path.join(d, "token"), True, 2)
@@ -370,8 +369,7 @@ class ClusterLab(unittest.TestCase):
         for addr in (BE1, BE2):
             wait_for(lambda: backend_up(addr), 10, f"back end {addr} answers")
         cls.token_file = os.path.join(cls.tmp, "token")
-        with open(cls.token_file, "w") as f:
-            f.write(TOKEN + "\n")
+        write_secret(cls.token_file, TOKEN + "\n")
         cls.members = {}
         for short, addr in (("m1", M1), ("m2", M2)):
             d = NsDaemon(f"gslbd-{short}", cls.ns[short],

@@ -3,6 +3,7 @@
 import datetime
 import json
 import os
+import pwd
 import re
 import shutil
 import socket
@@ -125,6 +126,7 @@ class ZoneEdits(Base):
         p = ctl("zone", "init", "new.test", "--ns", "ns1=192.0.2.53,2001:db8::53", "--ns", "ns2.example.net.",
                 "--file", f, "--email", "dns-admin@example.net")
         self.assertRc(p, 0)
+        self.assertEqual(p.stderr, "")  # two name servers: nothing to say
         text = read(f).decode()
         self.assertIn(f"{today()}01", text)
         self.assertIn("dns-admin.example.net.", text)
@@ -143,6 +145,16 @@ class ZoneEdits(Base):
             p = subprocess.run([KZONECHECK, "-o", "new.test.", f], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)
             self.assertEqual(p.returncode, 0, p.stdout)
+
+    def test_init_with_one_ns_says_two_are_usual(self):
+        f = self.path("one.zone")
+        p = ctl("zone", "init", "one.test", "--ns", "ns1.example.net.", "--file", f)
+        self.assertRc(p, 0)
+        self.assertIn("1 name server(s)", p.stdout)
+        self.assertEqual(p.stderr, f"{f}: warning: one name server: RFC 2182 §5 asks for at least two, on different "
+                                   "networks, so that the zone answers while one is down; add one with `gslbctl zone "
+                                   f"add {f} @ NS NAME` (and its address if it is inside the zone), or give --ns "
+                                   "twice to zone init\n")
 
     def test_init_refuses_to_overwrite_and_in_zone_ns_without_address(self):
         f = self.zone()
@@ -163,6 +175,11 @@ class ZoneEdits(Base):
                  (["www.other.test.", "A", "192.0.2.1"], r"gslb\.zone:\d+: www\.other\.test\. is outside the zone"),
                  (["static", "A", "192.0.2.1"], r"gslb\.zone:9: the record is already there"),
                  (["x", "A", "192.0.2.300"], r"gslb\.zone: cannot add .*rdata"),
+                 # ldns' "could not parse the RR's rdata" alone did not say which field: the loader's words
+                 (["bad", "A", "1.2.3.4.5"], r'gslb\.zone: cannot add .*: "1\.2\.3\.4\.5" is not an IPv4 address'),
+                 # added and served before (ldns closes the string at the line end); BIND: "unbalanced quotes"
+                 (["txt", "TXT", '"unterminated'], r"gslb\.zone: cannot add .*: unbalanced quotes: a quoted string "
+                                                   r"is not closed before the end of the line"),
                  (["x", "MX", "10"], r"gslb\.zone: cannot add")]
         for args, want in cases:
             p = ctl("zone", "add", f, *args)
@@ -279,6 +296,28 @@ class Check(Base):
         self.assertRc(p, 1)
         self.assertRegex(p.stdout, r"gslb\.zone:\d+: CNAME beside")
         self.assertRegex(p.stdout, r"two\.zone:\d+: no SOA record")
+
+    def test_zone_problems_gslbd_refuses(self):
+        """A [[zone]] whose file is missing said only "PATH: cannot open zone file PATH"; an unterminated quoted string
+        loaded and was served; a '(' never closed said "superfluous text present"."""
+        c = self.setup(cfg=config(zone_file="missing.zone"))
+        p = ctl("check", c)
+        self.assertRc(p, 1)
+        self.assertIn(f'gslbd.toml:3: [[zone]] "gslb.example.com.": file {self.dir}/missing.zone: No such file or '
+                      "directory (a relative path is read from the config file's directory)", p.stdout)
+        c = self.setup(ZONE + 'txt2 IN TXT "unterminated\n')
+        p = ctl("check", c)
+        self.assertRc(p, 1)
+        self.assertRegex(p.stdout, r"gslb\.zone:15: unbalanced quotes: a quoted string is not closed before the end of "
+                                   r"the line")
+        c = self.setup(ZONE.replace("3600 600 604800 60 )", "3600 600 604800 60"))
+        p = ctl("check", c)
+        self.assertRc(p, 1)
+        self.assertRegex(p.stdout, r"gslb\.zone:4: a '\(' is not closed: the record runs on to the end of the file "
+                                   r"\(close it with '\)'\)")
+        with Gslbd(zones={ORIGIN: ZONE + 'txt2 IN TXT "unterminated\n'}, expect_start=False) as g:
+            self.assertEqual(g.wait_exit(10), 1)
+            self.assertRegex(g.stderr(), r"\.zone:15: unbalanced quotes")
 
     def test_warnings_do_not_fail(self):
         c = self.setup(ZONE + "@ IN NS ns3\nmail IN MX 10 nomail\n")
@@ -611,6 +650,51 @@ class BundledExample(Base):
                                 "--check", "--config", "gslbd.toml"], cwd=d, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, timeout=30)
             self.assertIn("[server] user is not set: gslbd started as root would keep running as root", p.stdout)
+
+    def test_token_others_can_read_is_refused_until_chmod(self):
+        """A control token at 0644 or even 0777 was taken silently; examples/control.token comes out of git at 0644
+        (git keeps only the executable bit). gslbd and both checks refuse it, naming the file, the mode and the
+        chmod; README's first command runs that chmod."""
+        d = self.copy()
+        token = os.path.join(d, "control.token")
+        for mode in (0o644, 0o777):
+            os.chmod(token, mode)
+            p = ctl("check", "-c", "gslbd.toml", cwd=d)
+            self.assertRc(p, 1)
+            # The path as the config names it, relative to where the check runs.
+            self.assertIn(f"gslbd.toml: [control] token_file: ./control.token: the control token file is mode "
+                          f"{mode:04o}, which lets any user of this host read it", p.out)
+            self.assertIn("run chmod 600 ./control.token (or 640 with gslbd's group)", p.out)
+        g = Gslbd(files={"gslb.example.com.zone": read(os.path.join(d, "gslb.example.com.zone")).decode()},
+                  raw_config=read(os.path.join(d, "gslbd.toml")).decode().replace(
+                      "10053", str(free_port())).replace("8053", str(free_port())), expect_start=False)
+        try:
+            g.write_config()
+            shutil.copy(token, g.path("control.token"))  # 0777, as the loop left it
+            g._spawn([os.environ.get("GSLBD") or os.path.join(REPO, "build", "server", "gslbd"), "--config",
+                      g.config_path])
+            self.assertEqual(g.wait_exit(10), 1)
+            self.assertIn("control.token: the control token file is mode 0777", g.stderr())
+        finally:
+            g.close()
+        with open(os.path.join(REPO, "README.md")) as f:
+            self.assertIn("chmod 600 examples/control.token && build/server/gslbd --config examples/gslbd.toml",
+                          f.read())
+        subprocess.run(["chmod", "600", "control.token"], cwd=d, check=True)
+        self.assertRc(ctl("check", "-c", "gslbd.toml", cwd=d), 0)
+        # A token gslbd cannot read says why and as whom (it said only "cannot read the control token file").
+        if os.geteuid() == 0:
+            os.chmod(d, 0o755)
+            for n in ("gslbd.toml", "gslb.example.com.zone"):
+                os.chmod(os.path.join(d, n), 0o644)
+            os.chmod(os.path.dirname(d), 0o755)
+            p = subprocess.run(["setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups",
+                                os.environ.get("GSLBD") or os.path.join(REPO, "build", "server", "gslbd"), "--check",
+                                "--config", os.path.join(d, "gslbd.toml")],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=30)
+            self.assertEqual(p.returncode, 1, p.stdout)
+            self.assertIn(f"{token}: cannot read the control token file: Permission denied (gslbd reads it as uid "
+                          f"{pwd.getpwnam('nobody').pw_uid}: make that user its owner", p.stdout)
 
     def test_port_is_not_mdns_and_readme_digs_it(self):
         with open(os.path.join(EXAMPLES, "gslbd.toml")) as f:

@@ -165,6 +165,24 @@ class Privileges(unittest.TestCase):
         finally:
             g.close()
 
+    def test_privileged_port_says_how_to_bind_it(self):
+        """Port 53 as an unprivileged user said only "Permission denied"."""
+        with open("/proc/sys/net/ipv4/ip_unprivileged_port_start") as f:
+            if int(f.read()) <= 53:
+                self.skipTest("this kernel lets any user bind port 53")
+        g = Gslbd(zones={ORIGIN: ZONE}, server={"listen": ["127.0.0.1:53"]}, expect_start=False)
+        try:
+            g.write_config()
+            os.chmod(g.dir, 0o755)
+            prefix = ["setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups"] if os.geteuid() == 0 else []
+            p = subprocess.run([*prefix, gslbd_path(), "--config", g.config_path], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, timeout=30)
+            self.assertEqual(p.returncode, 1, p.stdout)
+            self.assertIn("127.0.0.1:53 (udp): bind: Permission denied: port 53 is below 1024 and needs root or "
+                          "CAP_NET_BIND_SERVICE: start gslbd as root with [server] user", p.stdout)
+        finally:
+            g.close()
+
     def test_unknown_user_refused(self):
         with Gslbd(zones={ORIGIN: ZONE}, server={"user": "no-such-user-gslbd"}, expect_start=False) as g:
             self.assertEqual(g.wait_exit(10), 1)

@@ -131,6 +131,7 @@ class Server:
                            ("gslbd.toml", config(listen, xdp, cport, extra))):
             with open(os.path.join(self.dir, name), "w") as f:
                 f.write(text)
+        os.chmod(os.path.join(self.dir, "token"), 0o600)  # gslbd refuses a token others can read
         self.log = open(os.path.join(self.dir, "log"), "wb")
         self.proc = spawn(["ip", "netns", "exec", self.ns, gslbd_path(), "-c", "gslbd.toml"], cwd=self.dir,
                           stdout=self.log, stderr=self.log)

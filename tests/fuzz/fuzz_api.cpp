@@ -5,6 +5,7 @@
 // known status; a refused one (status >= 400) carries {"error": "..."} and changes nothing: the status JSON
 // (ages left out) and the state table are the same before and after it. Reload alternates between failing and
 // succeeding without a change.
+#include <sys/stat.h>
 #include <event2/event.h>
 #include <strings.h>
 
@@ -108,7 +109,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const std::string configPath = [] {
         gslb::log::threshold = gslb::log::Level::Error;  // no line per accepted drain on the fuzzer's stderr
         fuzzutil::writeFile("t.zone", st::kZone);
-        fuzzutil::writeFile("control.token", "s3cret-token-0123\n");
+        // Owner-only: gslbd refuses a control token others may read.
+        chmod(fuzzutil::writeFile("control.token", "s3cret-token-0123\n").c_str(), 0600);
         return fuzzutil::writeFile("gslbd.toml", kConfig);
     }();
     static event_base* base = event_base_new();

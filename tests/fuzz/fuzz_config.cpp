@@ -59,7 +59,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const bool init = [] {
         fuzzutil::writeFile("t.zone", st::kZone);
         fuzzutil::writeFile("u.zone", kZoneU);
-        fuzzutil::writeFile("control.token", "s3cret-token-0123\n");
+        // Owner-only: gslbd refuses a control token others may read.
+        chmod(fuzzutil::writeFile("control.token", "s3cret-token-0123\n").c_str(), 0600);
         return true;
     }();
     (void)init;

@@ -128,9 +128,14 @@ TEST_CASE("zone add refuses a file that ends inside a record instead of appendin
     ZoneEdit ed;
     ed.file = "z.zone";
     std::string err;
-    REQUIRE_MESSAGE(ed.before.parse("z.zone", std::string(kZone) + "t(xt TXT \"a b\" c\n", "", err), err);
-    CHECK_FALSE(addRecord(ed, "y", "", "CNAME", "www", err));
-    CHECK(err.find("z.zone: the file ends inside a record") == 0);
+    // The file is refused itself now, as gslbd's loader refuses it (ldns read the record to the end of the
+    // file): nothing is appended into it.
+    CHECK_FALSE(ed.before.parse("z.zone", std::string(kZone) + "t(xt TXT \"a b\" c\n", "", err));
+    CHECK(err ==
+          "z.zone:15: a '(' is not closed: the record runs on to the end of the file (close it with ')')");
+    // A line end escaped at the end of the file: refused by ldns at the record's line.
+    CHECK_FALSE(ed.before.parse("z.zone", std::string(kZone) + "txt TXT a\\", "", err));
+    CHECK(err.rfind("z.zone:15: ", 0) == 0);
     ZoneEdit ok;
     ok.file = "z.zone";
     REQUIRE(ok.before.parse("z.zone", kZone, "", err));
@@ -180,4 +185,22 @@ TEST_CASE(
     // Other types are not touched.
     REQUIRE(splitRecordWords({"MX", "10 mail"}, ttl, type, rdata, err));
     CHECK(rdata == "10 mail");
+}
+
+TEST_CASE("zone add says what gslbd's loader says: an address that is not one, an unterminated string") {
+    ZoneEdit ed;
+    ed.file = "z.zone";
+    std::string err;
+    REQUIRE(ed.before.parse("z.zone", kZone, "", err));
+    CHECK_FALSE(addRecord(ed, "bad", "", "A", "1.2.3.4.5", err));
+    CHECK(err ==
+          "z.zone: cannot add \"bad\tIN\tA\t1.2.3.4.5\": Syntax error, could not parse the RR's rdata: "
+          "\"1.2.3.4.5\" is not an IPv4 address");
+    // ldns closed the string at the line end and the record was added and served; BIND says "unbalanced
+    // quotes", NSD "syntax error".
+    CHECK_FALSE(addRecord(ed, "txt", "", "TXT", "\"unterminated", err));
+    CHECK(err ==
+          "z.zone: cannot add \"txt\tIN\tTXT\t\"unterminated\": unbalanced quotes: a quoted string is not "
+          "closed before the end of the line (close it with '\"'; a '\"' inside it is written '\\\"')");
+    CHECK_MESSAGE(addRecord(ed, "txt", "", "TXT", "\"terminated \\\" inside\"", err), err);
 }

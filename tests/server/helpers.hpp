@@ -45,6 +45,13 @@ inline std::string writeFile(const std::string& dir, const std::string& name, co
     return path;
 }
 
+/// writeFile, readable by its owner only: a control token, which gslbd refuses when others may read it.
+inline std::string writeSecret(const std::string& dir, const std::string& name, const std::string& text) {
+    std::string path = writeFile(dir, name, text);
+    chmod(path.c_str(), 0600);
+    return path;
+}
+
 /// 1-based number of the first line of `text` holding `needle` (0 when none).
 inline int lineOf(const std::string& text, const std::string& needle) {
     auto pos = text.find(needle);

@@ -560,3 +560,29 @@ TEST_CASE("sameData: equal for the same file, not after a change or against a si
     CHECK_FALSE(a->sameData(*c));
     CHECK_FALSE(a->sameData(*d));
 }
+
+TEST_CASE("an unterminated quoted string and an unclosed '(' are refused with their line, both paths alike") {
+    // ldns closed the string at the line end and served "unterminated"; BIND: "unbalanced quotes", NSD:
+    // "syntax error". The fast path leaves such a line to ldns; every way of reading refuses it the same.
+    ReadResult r =
+        readAllWays("quote.zone",
+                    std::string(kSoa) + "ok TXT \"fine\"\ntxt IN TXT \"unterminated\n" + "after TXT \"x\"\n");
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.find("quote.zone:5: unbalanced quotes: a quoted string is not closed before the end of the "
+                       "line") != std::string::npos);
+    r = readAllWays("quote2.zone", std::string(kSoa) + "txt IN TXT \"a\" \"b\n");
+    CHECK(r.error.find("quote2.zone:4: unbalanced quotes") != std::string::npos);
+    // Inside parentheses a quoted string goes on over the line end (ldns, BIND's multi-line strings); an
+    // escaped quote or one in a comment opens nothing.
+    r = readAllWays("quote3.zone",
+                    std::string(kSoa) + "a TXT ( \"one\n two\" )\nb TXT \"say \\\"hi\\\"\" ; it's \"\n");
+    CHECK_MESSAGE(r.ok, r.error);
+    CHECK(r.records.size() == 5);
+    // A '(' never closed: the record ran to the end of the file ("superfluous text present").
+    std::string err =
+        loadError("paren.zone", "@ 300 IN SOA ns1 host (\n 1 3600 600 86400 60\n@ NS ns1\nns1 A 192.0.2.1\n");
+    CHECK_MESSAGE(
+        err.find("paren.zone:1: a '(' is not closed: the record runs on to the end of the file (close "
+                 "it with ')')") != std::string::npos,
+        err);
+}

@@ -162,6 +162,14 @@ int zoneInit(const ZoneInitArgs& a) {
     if (!zones::loadZone(tmp.path(), zone, error)) return fail(replaceAll(error, tmp.path(), file));
     if (!tmp.commitNew(error)) return fail(error);
     fmt::print("{}: zone {} created, serial {}, {} name server(s)\n", file, zone, serial, ns.size());
+    // Valid, and often how a first zone starts; but a delegation to one server is unreachable while it is.
+    if (ns.size() == 1)
+        fmt::print(
+            stderr,
+            "{}: warning: one name server: RFC 2182 §5 asks for at least two, on different networks, so "
+            "that the zone answers while one is down; add one with `gslbctl zone add {} @ NS NAME` (and "
+            "its address if it is inside the zone), or give --ns twice to zone init\n",
+            file, file);
     return kOk;
 }
 

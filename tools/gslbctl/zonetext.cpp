@@ -192,8 +192,16 @@ bool ZoneText::parse(const std::string& file, std::string text, const std::strin
             if (s == LDNS_STATUS_SYNTAX_ORIGIN || s == LDNS_STATUS_SYNTAX_TTL ||
                 s == LDNS_STATUS_SYNTAX_EMPTY)
                 continue;
+            // What gslbd's loader refuses, in its words (zones/loader.hpp).
+            int off = 0;
+            if (std::string why = zones::recordTextProblem(t, off); !why.empty()) {
+                if (s == LDNS_STATUS_OK) ldns_rr_free(rr);
+                error = fmt::format("{}:{}: {}", file_, e.firstLine + off, why);
+                return false;
+            }
             if (s != LDNS_STATUS_OK) {
-                error = fmt::format("{}:{}: {}", file_, e.firstLine, ldns_get_errorstr_by_id(s));
+                error = fmt::format("{}:{}: {}", file_, e.firstLine,
+                                    zones::recordError(s, t, t[0] != ' ' && t[0] != '\t'));
                 return false;
             }
             e.kind = ZoneEntry::Record;

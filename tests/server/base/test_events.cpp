@@ -75,7 +75,7 @@ struct Api {
         shared->holder.publish(snap);
         api = std::make_unique<ControlApi>(
             base, *shared, [](std::string&) { return true; }, nullptr);
-        std::string tf = st::writeFile(st::newDir(), "control.token", token);
+        std::string tf = st::writeSecret(st::newDir(), "control.token", token);
         std::string error;
         REQUIRE_MESSAGE(api->readToken(tf, error), error);
     }

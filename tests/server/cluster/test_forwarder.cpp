@@ -36,7 +36,7 @@ struct ForwardingApi {
         api = std::make_unique<ControlApi>(
             base.get(), shared, [](std::string&) { return true; }, nullptr);
         std::string error;
-        REQUIRE(api->readToken(st::writeFile(st::newDir(), "tok", "tok-01234567\n"), error));
+        REQUIRE(api->readToken(st::writeSecret(st::newDir(), "tok", "tok-01234567\n"), error));
         api->setForwarder(std::make_unique<PeerForwarder>(base.get(), fake.fn()));
     }
 };

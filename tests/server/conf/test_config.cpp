@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "server/conf/config.hpp"
+#include "server/daemon/check.hpp"
 #include "server/net/xdp/path.hpp"
 #include "tests/server/helpers.hpp"
 
@@ -383,4 +384,25 @@ TEST_CASE("[server] xdp: interface names, refused by a gslbd built without libxd
         CHECK(err.find("[server] xdp: this gslbd was built without the AF_XDP fast path") !=
               std::string::npos);
     }
+}
+
+TEST_CASE("a [[zone]] whose file is missing is refused at the config line that names it") {
+    // It said only "PATH: cannot open zone file PATH": the file, not where the config names it.
+    const std::string text =
+        "[server]\nlisten = [\"127.0.0.1:10053\"]\n[[zone]]\nname = \"t.test.\"\n"
+        "file = \"missing.zone\"\n";
+    st::Written w;
+    std::string err = st::snapshotError(text, st::kZone, &w);
+    CHECK(err == w.config + ":5: [[zone]] \"t.test.\": file " + w.dir +
+                     "/missing.zone: No such file or directory (a relative path is read from the config "
+                     "file's directory)");
+    // And the same from the checks (gslbd --check, gslbctl check).
+    char* buf = nullptr;
+    size_t len = 0;
+    FILE* mem = open_memstream(&buf, &len);
+    CHECK(checkConfig(w.config, mem, Checker::kConfig) == 1);
+    fclose(mem);
+    std::string out(buf, len);
+    free(buf);
+    CHECK_MESSAGE(out.find(err + "\n") == 0, out);
 }

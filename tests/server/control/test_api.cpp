@@ -9,6 +9,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "server/conf/token.hpp"
 #include "server/control/api.hpp"
 #include "tests/server/helpers.hpp"
 
@@ -46,7 +47,7 @@ struct Api {
                 return reloadOk;
             },
             nullptr);
-        std::string tf = st::writeFile(st::newDir(), "control.token", "  " + token + "\n");
+        std::string tf = st::writeSecret(st::newDir(), "control.token", "  " + token + "\n");
         std::string error;
         REQUIRE_MESSAGE(api->readToken(tf, error), error);
     }
@@ -117,11 +118,11 @@ TEST_CASE("readToken: too short or missing keeps the old token") {
     Api a;
     std::string dir = st::newDir();
     std::string error;
-    CHECK_FALSE(a.api->readToken(st::writeFile(dir, "short", "1234567\n"), error));
+    CHECK_FALSE(a.api->readToken(st::writeSecret(dir, "short", "1234567\n"), error));
     CHECK(error.find("at least 8 characters") != std::string::npos);
     CHECK_FALSE(a.api->readToken(dir + "/missing", error));
     CHECK(a.post("/v1/sites/east/drain").status == 200);
-    CHECK(a.api->readToken(st::writeFile(dir, "new", "another-token\n"), error));
+    CHECK(a.api->readToken(st::writeSecret(dir, "new", "another-token\n"), error));
     CHECK(a.post("/v1/sites/east/enable").status == 401);
     CHECK(a.post("/v1/sites/east/enable", "", "Bearer another-token").status == 200);
 }
@@ -706,4 +707,41 @@ TEST_CASE("api: a chunked body's declared size, piece by piece, as evhttp reads 
     ChunkedBodyScanner huge;
     huge.feed("ffffffffffffffffffff\r\n");  // past 64 bits: saturates
     CHECK(huge.declared == UINT64_MAX);
+}
+
+TEST_CASE("readToken: a token others may read or write is refused with the chmod to run; the old one stays") {
+    Api a;
+    std::string dir = st::newDir();
+    std::string error;
+    const std::string path = st::writeFile(dir, "open.token", "another-token\n");
+    for (unsigned mode : {0644u, 0604u, 0777u, 0620u, 0602u}) {
+        CAPTURE(mode);
+        REQUIRE(chmod(path.c_str(), mode) == 0);
+        CHECK_FALSE(a.api->readToken(path, error));
+        CHECK(error.rfind(path + ": the control token file is mode ", 0) == 0);
+        CHECK(error.find("run chmod 600 " + path + " (or 640 with gslbd's group)") != std::string::npos);
+    }
+    chmod(path.c_str(), 0777);
+    CHECK_FALSE(a.api->readToken(path, error));
+    CHECK(error ==
+          path +
+              ": the control token file is mode 0777, which lets any user of this host read it and any "
+              "user write it and its group write it: whoever holds the token can drain every site and "
+              "reload; run chmod 600 " +
+              path + " (or 640 with gslbd's group)");
+    CHECK(a.post("/v1/sites/east/drain", "", "Bearer another-token").status == 401);  // the old token stays
+    for (unsigned mode : {0600u, 0640u, 0400u, 0440u}) {
+        CAPTURE(mode);
+        REQUIRE(chmod(path.c_str(), mode) == 0);
+        CHECK_MESSAGE(a.api->readToken(path, error), error);
+    }
+    CHECK(tokenModeProblem("t", 0100600).empty());  // st_mode with the file type bits
+}
+
+TEST_CASE("readToken: a file that cannot be read says why") {
+    std::string error, token;
+    CHECK_FALSE(loadControlToken("/nonexistent-dir/control.token", token, error));
+    CHECK(error ==
+          "/nonexistent-dir/control.token: cannot read the control token file: No such file or directory "
+          "(a relative token_file is read from the config file's directory)");
 }

@@ -53,7 +53,7 @@ struct Api {
                 c.durationSumSec = 14.5;
                 return c;
             });
-        std::string tf = st::writeFile(st::newDir(), "control.token", token);
+        std::string tf = st::writeSecret(st::newDir(), "control.token", token);
         std::string error;
         REQUIRE_MESSAGE(api->readToken(tf, error), error);
     }

@@ -51,7 +51,7 @@ TEST_CASE(
 
 TEST_CASE("restart-only: [control] added, and the RRL table size") {
     st::Written w = st::writeConfig("");
-    std::string token = st::writeFile(w.dir, "token", "0123456789abcdef0123456789abcdef\n");
+    std::string token = st::writeSecret(w.dir, "token", "0123456789abcdef0123456789abcdef\n");
     Config a = withServer("listen = [\"127.0.0.1:10053\"]", "[rrl]\ntable_size = 1024\n");
     Config b = withServer("listen = [\"127.0.0.1:10053\"]",
                           "[rrl]\ntable_size = 4096\n[control]\ntoken_file = \"" + token + "\"\n");
@@ -64,7 +64,7 @@ TEST_CASE("restart-only: [control] added, and the RRL table size") {
 TEST_CASE("readable: what a reload reads, each with the setting that names it") {
     std::string dir = openDir();
     std::string secret = st::writeFile(dir, "xfr.key", "c2VjcmV0c2VjcmV0c2VjcmV0\n");
-    std::string token = st::writeFile(dir, "token", "0123456789abcdef0123456789abcdef\n");
+    std::string token = st::writeSecret(dir, "token", "0123456789abcdef0123456789abcdef\n");
     Config cfg =
         withServer("listen = [\"127.0.0.1:10053\"]", "[key.xfr]\nsecret_file = \"" + secret +
                                                          "\"\n[control]\ntoken_file = \"" + token + "\"\n");

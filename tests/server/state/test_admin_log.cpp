@@ -199,7 +199,7 @@ struct AdminApi {
         shared->holder.publish(snap);
         api = std::make_unique<ControlApi>(base, *shared, nullptr, nullptr);
         std::string error;
-        REQUIRE(api->readToken(st::writeFile(st::newDir(), "token", "tok-0123456789"), error));
+        REQUIRE(api->readToken(st::writeSecret(st::newDir(), "token", "tok-0123456789"), error));
         api->setAdminChanged([this] { ++saved; });
     }
     ~AdminApi() {
