@@ -22,6 +22,7 @@
 #include "server/cluster/admin_sync.hpp"
 #include "server/base/events.hpp"
 #include "server/cluster/etcd_sync.hpp"
+#include "server/state/fallback_watch.hpp"
 #include "server/probes/health.hpp"
 #include "server/probes/peers.hpp"
 #include "server/probes/sources.hpp"
@@ -60,6 +61,7 @@ struct Daemon {
     std::unique_ptr<PeerMonitor> peers;      // [cluster] peers' verdicts for health_quorum (doc/ns-set.md)
     std::string stateDir;                    // [server] state_dir at start; empty: drains are not kept
     cluster::AdminLog adminLog;              // what orders each drain among the [cluster] members
+    FallbackWatch fallbacks;                 // hostnames entering and leaving the all-down fallback
     std::unique_ptr<cluster::AdminSync> adminSync;  // reads the peers' drains (needs the API: after it)
     std::unique_ptr<cluster::EtcdSync> etcd;  // [cluster] etcd: the shared state (needs the API: after it)
     std::unique_ptr<xfr::Notifier> notifier;
@@ -278,6 +280,7 @@ void onResignTick(evutil_socket_t, short, void* arg) {
 void onSweep(evutil_socket_t, short, void* arg) {
     auto* d = static_cast<Daemon*>(arg);
     auto snap = d->shared.holder.get();
+    if (snap) logFallbackTransitions(d->fallbacks, snap->gslb);
     if (!snap || !d->shared.rrl) return;
     timespec mono;
     clock_gettime(CLOCK_MONOTONIC, &mono);
@@ -524,7 +527,8 @@ std::vector<event*> addEvents(Daemon& d) {
         event_add(e, &second);
         events.push_back(e);
     };
-    // Once a second: log the prefixes RRL started or stopped limiting, and count the limited ones.
+    // Once a second: log the prefixes RRL started or stopped limiting, and count the limited ones; log the
+    // hostnames that started or stopped being answered by their fallback.
     every(onSweep);
     for (int s : {SIGHUP, SIGTERM, SIGINT, SIGUSR1}) {
         event* e = evsignal_new(d.base, s, onSignal, &d);

@@ -11,6 +11,7 @@ dig against one gslbd with a control API):
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import unittest
@@ -166,6 +167,49 @@ class Semantics(unittest.TestCase):
         self.assertEqual(code, 400, body)
         code, body = get(f"name=api.{ORIGIN}&type=A")
         self.assertEqual(code, 200, body)
+
+
+class FallbackLog(unittest.TestCase):
+    """A hostname answered by its fallback (every service down) left no log line, only a counter moved. gslbd now
+    logs once when it enters the fallback and once when its services answer again, from the control thread."""
+
+    def test_enter_and_leave_are_logged_once(self):
+        check_port = free_port()
+        zone = ZONE.split("api IN A")[0] + f"solo IN A {A}\n"
+        g = Gslbd(files={"zone.db": zone}, wait_zone=ORIGIN)
+        g.raw_config = (f'[server]\nlisten = ["127.0.0.1:{g.port}"]\nworkers = 1\n\n'
+                        f'[[zone]]\nname = "{ORIGIN}"\nfile = "zone.db"\n\n'
+                        f'[check.tcp]\ntype = "tcp"\nport = {check_port}\ninterval = 0.5\ntimeout = 0.3\n'
+                        'rise = 1\nfall = 1\n\n[site.a]\n\n'
+                        f'[hostname."solo.{ORIGIN}"]\npolicy = ["health", "random"]\nfallback = "all"\n'
+                        f'[[hostname."solo.{ORIGIN}".service]]\naddress = "{A}"\nsite = "a"\ncheck = "tcp"\n'
+                        'check_address = "127.0.0.1"\n')
+        entered = f'hostname solo.{ORIGIN}: answered by its fallback "all": no service passed the policy'
+        left = f"hostname solo.{ORIGIN}: answered by its services again"
+        listener = None
+        try:
+            g.start()
+            wait_for(lambda: "down" in g.stderr(), 10, "the service's check fails")
+            for _ in range(20):  # many queries: one line
+                self.assertEqual([r.rdata for r in g.dig(f"solo.{ORIGIN}").answer], [A])
+            wait_for(lambda: entered in g.stderr(), 10, "the fallback is logged")
+            listener = socket.socket()
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(("127.0.0.1", check_port))
+            listener.listen(16)
+            wait_for(lambda: re.search(r"192\.0\.2\.10.* up", g.stderr()), 10, "the service's check passes")
+            for _ in range(5):
+                g.dig(f"solo.{ORIGIN}")
+            wait_for(lambda: left in g.stderr(), 10, "the return is logged")
+            log = g.stderr()
+            self.assertEqual(log.count(entered), 1, log)
+            self.assertEqual(log.count(left), 1, log)
+            self.assertRegex(log, r"warning: hostname solo\.eval\.test\.: answered by its fallback")
+            g.stop()
+        finally:
+            if listener:
+                listener.close()
+            g.close()
 
 
 if __name__ == "__main__":
