@@ -6,6 +6,7 @@
 #include <map>
 
 #include "server/control/api.hpp"
+#include "server/control/json_values.hpp"
 
 #include <ctime>
 #include "zones/dnssec.hpp"
@@ -17,12 +18,6 @@ namespace gslb::server {
 
 namespace {
 
-nlohmann::json num(double v) {
-    return std::isnan(v) ? nlohmann::json(nullptr) : nlohmann::json(v);
-}
-nlohmann::json age(int64_t atMs, int64_t now) {
-    return atMs == metrics::kNeverMs ? nlohmann::json(nullptr) : nlohmann::json(double(now - atMs) / 1000.0);
-}
 const char* healthName(metrics::Health h) {
     return h == metrics::Health::Up ? "up" : h == metrics::Health::Down ? "down" : "unknown";
 }
@@ -81,16 +76,16 @@ ApiResponse ControlApi::status(const Snapshot& s) {
              {"enabled", v.enabled},
              {"up", v.up},
              {"preference", v.preference},
-             {"cpu", num(v.cpu)},
-             {"sessions_used", num(v.sessionsUsed)},
-             {"sessions_max", num(v.sessionsMax)},
-             {"load_factor", num(v.loadFactor)},
-             {"report_age_s", age(v.reportAtMs, now)},
+             {"cpu", jsonNumber(v.cpu)},
+             {"sessions_used", jsonNumber(v.sessionsUsed)},
+             {"sessions_max", jsonNumber(v.sessionsMax)},
+             {"load_factor", jsonNumber(v.loadFactor)},
+             {"report_age_s", jsonAge(v.reportAtMs, now)},
              // Each key ages on its own (a partial report or a scrape updates only its keys).
              {"ages_s",
-              {{"cpu", age(v.cpuAtMs, now)},
-               {"sessions", age(v.sessionsAtMs, now)},
-               {"load_factor", age(v.loadFactorAtMs, now)}}}});
+              {{"cpu", jsonAge(v.cpuAtMs, now)},
+               {"sessions", jsonAge(v.sessionsAtMs, now)},
+               {"load_factor", jsonAge(v.loadFactorAtMs, now)}}}});
     }
     std::map<uint32_t, std::vector<std::string>> hostsOf;
     j["hostnames"] = json::array();
@@ -170,10 +165,10 @@ ApiResponse ControlApi::status(const Snapshot& s) {
              {"enabled", v.enabled},
              // A service without a check counts as up (doc/design.md); say so rather than "unknown".
              {"health", !cs.checked && v.health == metrics::Health::Unknown ? "up" : healthName(v.health)},
-             {"connections", num(v.connections)},
-             {"connections_age_s", age(v.connectionsAtMs, now)},
+             {"connections", jsonNumber(v.connections)},
+             {"connections_age_s", jsonAge(v.connectionsAtMs, now)},
              {"max_age_s", maxAge(serviceMaxAge, i)},
-             {"flashback", {{"l4_ms", num(v.l4Ms)}, {"l7_ms", num(v.l7Ms)}}},
+             {"flashback", {{"l4_ms", jsonNumber(v.l4Ms)}, {"l7_ms", jsonNumber(v.l7Ms)}}},
              {"answers", s.gslb.answers->total(i)},
              {"check", check}});
     }

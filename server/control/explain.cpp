@@ -11,6 +11,7 @@
 #include "metrics/compare.hpp"
 #include "metrics/select.hpp"
 #include "metrics/stage_registry.hpp"
+#include "server/control/json_values.hpp"
 #include "zones/ldns.hpp"
 #include "zones/rrtype.hpp"
 
@@ -21,9 +22,6 @@ using metrics::Candidate;
 using metrics::StageKind;
 using nlohmann::json;
 
-json num(double v) {
-    return std::isnan(v) ? json(nullptr) : json(v);
-}
 // A FlashBack time (ms, a smoothed average): to the microsecond is more than a health check measures, and
 // "51.17535799741745" reads as noise; two decimals keep what a tolerance of a few percent compares.
 json ms(double v) {
@@ -34,9 +32,6 @@ json ms(double v) {
 double available(const Candidate& c) {
     if (std::isnan(c.sessionsMax) || std::isnan(c.sessionsUsed)) return metrics::kUnknown;
     return std::max(0.0, c.sessionsMax - c.sessionsUsed);
-}
-json age(int64_t atMs, int64_t now) {
-    return atMs == metrics::kNeverMs ? json(nullptr) : json(double(now - atMs) / 1000.0);
 }
 
 bool parseSubnet(const std::string& text, bool prefixAllowed, zones::ClientSubnet& s, sockaddr_storage* sa) {
@@ -119,28 +114,30 @@ class Explainer {
                              {"site_enabled", c.siteEnabled}},
                         nullptr};
             case StageKind::SessionThreshold:
-                return {num(c.sessionsMax > 0 ? c.sessionsUsed / c.sessionsMax * 100 : metrics::kUnknown),
-                        age(site.sessionsAtMs, now_)};
+                return {
+                    jsonNumber(c.sessionsMax > 0 ? c.sessionsUsed / c.sessionsMax * 100 : metrics::kUnknown),
+                    jsonAge(site.sessionsAtMs, now_)};
             case StageKind::SessionCapacity:
-                return {num(available(c)), age(site.sessionsAtMs, now_)};
+                return {jsonNumber(available(c)), jsonAge(site.sessionsAtMs, now_)};
             case StageKind::Flashback:
                 return {json{{"l7_ms", ms(c.l7Ms)}, {"l4_ms", ms(c.l4Ms)}}, nullptr};
             case StageKind::LeastConnections:
-                return {num(c.connections), age(svc.connectionsAtMs, now_)};
+                return {jsonNumber(c.connections), jsonAge(svc.connectionsAtMs, now_)};
             case StageKind::Cpu:
-                return {num(c.cpu), age(site.cpuAtMs, now_)};
+                return {jsonNumber(c.cpu), jsonAge(site.cpuAtMs, now_)};
             case StageKind::Preference:
                 return {json(c.preference), nullptr};
             case StageKind::Topology:
-                if (h_.topology.mode == HostTopology::Mode::Nearest) return {num(c.distanceKm), nullptr};
+                if (h_.topology.mode == HostTopology::Mode::Nearest)
+                    return {jsonNumber(c.distanceKm), nullptr};
                 return {c.topoRank == metrics::kNoRank ? json(nullptr) : json(c.topoRank), nullptr};
             case StageKind::WeightedRandom:
             case StageKind::WeightedRoundRobin:
                 return {json(c.weight), nullptr};
             case StageKind::LoadFactor:
-                return {num(c.loadFactor), age(site.loadFactorAtMs, now_)};
+                return {jsonNumber(c.loadFactor), jsonAge(site.loadFactorAtMs, now_)};
             case StageKind::Hashed:
-                return {num(c.hashScore), nullptr};
+                return {jsonNumber(c.hashScore), nullptr};
             case StageKind::LeastSelected:
             case StageKind::BestServer:
                 return {json{{"l7_ms", ms(c.l7Ms)}, {"l4_ms", ms(c.l4Ms)}}, nullptr};
@@ -165,7 +162,7 @@ class Explainer {
             case StageKind::SessionThreshold:
                 return {{"threshold_percent", p.sessionThreshold}};
             case StageKind::SessionCapacity:
-                return {{"best_available", num(best(available, false))},
+                return {{"best_available", jsonNumber(best(available, false))},
                         {"tolerance_percent", p.sessionTolerance}};
             case StageKind::Flashback:
                 return {{"fastest_l7_ms", ms(best([](const Candidate& c) { return c.l7Ms; }, true))},
@@ -175,17 +172,19 @@ class Explainer {
             case StageKind::Cpu: {
                 double b = k == StageKind::Cpu ? best([](const Candidate& c) { return c.cpu; }, true)
                                                : best([](const Candidate& c) { return c.connections; }, true);
-                return {{"best", num(b)}, {"factor", p.factor}, {"limit", num(b * (1 + p.factor))}};
+                return {
+                    {"best", jsonNumber(b)}, {"factor", p.factor}, {"limit", jsonNumber(b * (1 + p.factor))}};
             }
             case StageKind::Preference: {
                 double b = best([](const Candidate& c) { return double(c.preference); }, false);
-                return {{"best", num(b)}};
+                return {{"best", jsonNumber(b)}};
             }
             case StageKind::Topology: {
                 const HostTopology& t = h_.topology;
                 if (t.mode == HostTopology::Mode::Nearest)
                     return {{"mode", "nearest"},
-                            {"nearest_km", num(best([](const Candidate& c) { return c.distanceKm; }, true))},
+                            {"nearest_km",
+                             jsonNumber(best([](const Candidate& c) { return c.distanceKm; }, true))},
                             {"tolerance_km", p.nearestTolerance}};
                 json j = {{"mode", t.mode == HostTopology::Mode::Map ? "map" : "region"}};
                 if (d.label >= 0) j["matched"] = s_.gslb.topology->labelText(loc.labels[d.label]);

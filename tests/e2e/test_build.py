@@ -5,10 +5,14 @@
   agrees with what this gslbd does with a `[server] xdp` config.
 - tools/build passes a job count to ninja (-jN, -j N or $GSLBD_BUILD_JOBS; none: ninja's own default) and
   configures an existing build directory only once. Run against a stub ninja on PATH: nothing is built.
+- tools/build --server compiles each library as unity units; no unit holds two file-local definitions of one
+  name (a redefinition there, though each file compiles alone). Read from meson's introspection: nothing is built.
 - tools/install-deps installs only what is missing, the test tools only with --test, with daemon starts
   forbidden during the install, and never runs systemctl. Run against stub dpkg-query, apt-get and systemctl.
 """
+import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -92,6 +96,121 @@ class BuildTest(unittest.TestCase):
         self.assertEqual(self.run_build("DIR", "--tests", "-j2")[::2], (0, ["-C", "DIR", "-j", "2"]))
         self.assertEqual(self.meson_ran,
                          ["meson configure DIR -Dtests=true -Dunity=off -Dbuildtype=debugoptimized"])
+
+
+# File-local definitions at column 0 (the style of the tree: clang-format, no indented namespaces): functions
+# (name and parameter types), constants and types. A member (Class::name) is no file-local definition.
+UNITY_FUNC = re.compile(r"^(?!(?:return|else|if|for|while|switch|case|namespace|using|template)\b)"
+                        r"[A-Za-z_][\w:<>,*& ]*?[\s*&](\w+)\(([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*)\)\s*"
+                        r"(?:const\s*)?(?:noexcept\s*)?\{", re.M)
+UNITY_CONST = re.compile(r"^(?:static\s+)?(?:inline\s+)?(?:constexpr|const)\s+[\w:<>,\s*&]+?\b(\w+)\s*[={[]", re.M)
+UNITY_TYPE = re.compile(r"^(?:struct|class|enum(?:\s+class)?|union)\s+(\w+)\s*(?:final\s*)?[:{]", re.M)
+
+
+def parameter_types(params):
+    out = []
+    for p in re.sub(r"\s+", " ", params).split(","):
+        p = p.split("=")[0].strip()
+        if p:
+            out.append(re.sub(r"(?<=[\w*&>])\s*\b\w+$", "", p) if re.search(r"[\w*&>][\s*&]+\w+$", p) else p)
+    return ",".join(x.replace(" ", "") for x in out)
+
+
+UNITY_NAMESPACE = re.compile(r"^namespace ([\w:]+) \{|^\}\s*// namespace ([\w:]+)", re.M)
+
+
+def file_local_definitions(text):
+    """{'num(double)': line, 'const kBatch': line, 'type Addr': line} of a C++ source, each name prefixed with the
+    named namespaces around it ('gslb::server::num(double)'): the same helper in two namespaces is no clash."""
+    text = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
+    scopes = [(m.start(), m.group(1), m.group(2)) for m in UNITY_NAMESPACE.finditer(text)]  # before // goes
+    text = re.sub(r"//[^\n]*", lambda m: " " * len(m.group(0)), text)  # the same offsets
+
+    def scope(pos):
+        stack = []
+        for at, opened, closed in scopes:
+            if at > pos:
+                break
+            if opened:
+                stack.append(opened)
+            elif stack and stack[-1] == closed:
+                stack.pop()
+        return "::".join(stack) + "::" if stack else ""
+
+    defs = {}
+    for m in UNITY_FUNC.finditer(text):
+        if text[m.start(1) - 2:m.start(1)] != "::" and m.group(1) != "main":
+            defs.setdefault(f"{scope(m.start())}{m.group(1)}({parameter_types(m.group(2))})",
+                            text.count("\n", 0, m.start()) + 1)
+    for rx, kind in ((UNITY_CONST, "const"), (UNITY_TYPE, "type")):
+        for m in rx.finditer(text):
+            defs.setdefault(f"{kind} {scope(m.start())}{m.group(1)}", text.count("\n", 0, m.start()) + 1)
+    return defs
+
+
+class UnityUnits(unittest.TestCase):
+    """README's first command builds with tools/build --server, a unity build: meson compiles each library's C++
+    files unity_size (4) to a unit, in the order the meson.build lists them. Two files of one unit that each define
+    the same helper in their anonymous namespace are a redefinition there, though each compiles alone — as the
+    tests' build and CI compile them. The split of server/ by plane put server/control/api_status.cpp and
+    server/control/explain.cpp, each with its own num(double) and age(int64_t, int64_t), into one unit, and README's
+    first command stopped at a compile error. The units are rebuilt from meson's introspection of this build, for
+    the targets --server builds (those of tests/ are compiled one file at a time)."""
+
+    def units(self):
+        opts = {o["name"]: o["value"] for o in json.loads(subprocess.run(
+            ["meson", "introspect", BUILD, "--buildoptions"], stdout=subprocess.PIPE, text=True, timeout=60,
+            check=True).stdout)}
+        size = int(opts.get("unity_size", 4))
+        targets = json.loads(subprocess.run(["meson", "introspect", BUILD, "--targets"], stdout=subprocess.PIPE,
+                                            text=True, timeout=60, check=True).stdout)
+        tests = os.path.join(os.path.realpath(REPO), "tests") + os.sep
+        for t in targets:
+            if os.path.realpath(t["defined_in"]).startswith(tests):
+                continue
+            for ts in t["target_sources"]:
+                if ts.get("language") != "cpp":
+                    continue
+                srcs = [s for s in ts["sources"] if s.endswith(".cpp") and
+                        os.path.realpath(s).startswith(os.path.realpath(REPO) + os.sep)]
+                for i in range(0, len(srcs), size):
+                    yield t["name"], srcs[i:i + size]
+
+    def test_no_unit_defines_a_name_twice(self):
+        problems = []
+        seen_units = 0
+        for target, unit in self.units():
+            seen_units += 1
+            first = {}
+            for src in unit:
+                with open(src, encoding="utf-8", errors="replace") as f:
+                    for name, line in file_local_definitions(f.read()).items():
+                        where = f"{os.path.relpath(src, REPO)}:{line}"
+                        if name in first:
+                            problems.append(f"{target}: {name} in {first[name]} and {where}")
+                        else:
+                            first[name] = where
+        self.maxDiff = None
+        self.assertGreater(seen_units, 20)  # the introspection found the libraries
+        self.assertEqual(problems, [], "definitions a unity build (tools/build --server) would see twice")
+
+    def test_the_scan_sees_the_definitions_that_collided(self):
+        status = ("namespace {\n\nnlohmann::json num(double v) {\n    return {};\n}\n"
+                  "nlohmann::json age(int64_t atMs, int64_t now) {\n    return {};\n}\n"
+                  "const char* requestError(evhttp_request_error e) {\n    return \"\";\n}\n"
+                  "constexpr int kBatch = Worker::kUdpBatch;  // datagrams\nstruct Addr {\n};\n}  // namespace\n"
+                  "ApiResponse ControlApi::status(const Snapshot& s) {\n}\n")
+        self.assertEqual(set(file_local_definitions("namespace gslb::server {\n" + status)),
+                         {"gslb::server::num(double)", "gslb::server::age(int64_t,int64_t)",
+                          "gslb::server::requestError(evhttp_request_error)", "const gslb::server::kBatch",
+                          "type gslb::server::Addr"})
+        # A helper of the same name in another namespace of the unit is no clash.
+        self.assertEqual(set(file_local_definitions("namespace a {\nvoid put16(uint8_t* p) {\n}\n}  // namespace a\n"
+                                                    "namespace b {\nvoid put16(uint8_t* p) {\n}\n")),
+                         {"a::put16(uint8_t*)", "b::put16(uint8_t*)"})
+        self.assertEqual(set(file_local_definitions("json num(double x) {\n")), {"num(double)"})
+        self.assertEqual(set(file_local_definitions("int fail(const std::string& msg) {\n")),
+                         {"fail(conststd::string&)"})
 
 
 class InstallDeps(unittest.TestCase):

@@ -19,11 +19,6 @@
 namespace gslb::ctl {
 namespace {
 
-int fail(const std::string& msg) {
-    fmt::print(stderr, "{}\n", msg);
-    return kFailed;
-}
-
 struct Addr {
     uint8_t b[16]{};
     int len = 0;

@@ -18,11 +18,6 @@
 namespace gslb::ctl {
 namespace {
 
-int fail(const std::string& msg) {
-    fmt::print(stderr, "{}\n", msg);
-    return kFailed;
-}
-
 // A zone-file name relative to `origin` unless it ends in a dot ("@" is the apex); absolute presentation.
 std::string absoluteName(const std::string& name, const std::string& origin) {
     if (name == "@") return origin;

@@ -2,6 +2,7 @@
 // 2 usage (bad arguments found after parsing). Messages go to stdout (results) and stderr (errors).
 #pragma once
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +10,13 @@
 namespace gslb::ctl {
 
 inline constexpr int kOk = 0, kFailed = 1, kUsage = 2;
+
+/// Prints `msg` and a line end to stderr and returns kFailed: `return fail("why");`. One definition for every
+/// command file (tools/build --server compiles several of them as one unity unit).
+inline int fail(const std::string& msg) {
+    std::fprintf(stderr, "%s\n", msg.c_str());
+    return kFailed;
+}
 
 struct ZoneInitArgs {
     std::string zone, file, email = "hostmaster";
