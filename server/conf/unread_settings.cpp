@@ -46,6 +46,10 @@ bool readsKey(const std::vector<std::string>& stages, const std::string& key) {
     return true;
 }
 
+bool readsWeight(const std::string& stage) {
+    return stage == "weighted-random" || stage == "weighted-round-robin" || stage == "hashed";
+}
+
 }  // namespace
 
 unsigned metricsReadBy(const std::vector<std::string>& stages) {
@@ -98,6 +102,21 @@ std::vector<UnreadSetting> unreadSettings(const Config& cfg) {
                     {at(h.line), fmt::format("hostname \"{}\": {} is not read: its policy has no {} stage",
                                              h.name, k, stages)});
             }
+    // A service's weight is read by the weighted choosers alone (metrics/stage_registry.cpp): under any other
+    // chooser it changes nothing. The bundled example once set weight = 3 on one of three sites under
+    // `random` and got a third of the answers there (67/69/64 of 200), with no word from the checks.
+    for (const auto& h : cfg.hostnames) {
+        const auto& st = effective(h.policy.policy);
+        if (std::any_of(st.begin(), st.end(), [](const std::string& s) { return readsWeight(s); })) continue;
+        for (const auto& s : h.services)
+            if (s.weight != 1)
+                out.push_back(
+                    {at(s.line), fmt::format("hostname \"{}\": service {} weight = {} is not read: its "
+                                             "policy's chooser \"{}\" does not weigh services "
+                                             "(\"weighted-random\", \"weighted-round-robin\" and "
+                                             "\"hashed\" do)",
+                                             h.name, s.address, s.weight, st.back())});
+    }
     for (const auto& s : cfg.sites) {
         // Preference 0 is read by every policy (it takes the site out before any stage); other values only
         // by the `preference` stage.

@@ -1,7 +1,8 @@
 // Settings the policy never reads (doc/design.md "Metric sources"): a `preference` without a `preference`
-// stage, a `factor` without `least-connections` or `cpu`, `[load.metric]` without `load-factor`, a report key
-// no stage at that site looks at. Each is valid config, so it is not an error; but silently ignoring it
-// misled a new user
+// stage, a `factor` without `least-connections` or `cpu`, `[load.metric]` without `load-factor`, a service
+// `weight` under a chooser that does not weigh (not weighted-random, weighted-round-robin or hashed), a
+// report key no stage at that site looks at. Each is valid config, so it is not an error; but silently
+// ignoring it misled a new user
 // ("preference = 0 does nothing"), so `gslbd` logs each at load and reload, and `gslbctl check` and
 // `gslbd --check` print them as warnings.
 #pragma once

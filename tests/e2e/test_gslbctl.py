@@ -639,6 +639,20 @@ class BundledExample(Base):
         self.assertRc(p, 0)
         self.assertEqual(p.out, "gslbd.toml: ok: 1 zone(s), 15 records, 1 GSLB hostname(s)\n")
 
+    def test_check_names_a_weight_its_chooser_ignores(self):
+        """The example's `weight = 3` under the `random` chooser: now a warning at the service's line."""
+        d = self.copy()
+        path = os.path.join(d, "gslbd.toml")
+        text = read(path).decode()
+        self.assertIn('"weighted-random"]', text)
+        with open(path, "w") as f:
+            f.write(text.replace('"weighted-random"]', '"random"]'))
+        p = ctl("check", "-c", "gslbd.toml", cwd=d)
+        self.assertRc(p, 0)  # a warning, not an error: the config is valid
+        self.assertRegex(p.out, r'gslbd\.toml:\d+: warning: hostname "www\.gslb\.example\.com\.": '
+                                r'service 192\.0\.2\.10 weight = 3 is not read: its policy\'s chooser "random" '
+                                r'does not weigh services')
+
     def test_check_leaves_the_run_user_to_gslbd_check(self):
         """gslbctl checks a config for whoever edits it, anywhere; how gslbd will be started (and so as which user)
         is for `gslbd --check` and gslbd's own log. As root without systemd as init (this container), gslbd --check

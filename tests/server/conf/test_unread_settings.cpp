@@ -71,6 +71,38 @@ TEST_CASE("unread: topology and hash keys without their stage") {
           "hostname \"www.t.test.\": hash_prefix_v4 is not read: its policy has no \"hashed\" stage");
 }
 
+TEST_CASE("unread: a service weight under a chooser that does not weigh") {
+    // The bundled example had weight = 3 on site east under `random`: 67/69/64 of 200 answers, nothing said.
+    const std::string svcs =
+        "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.1\"\nsite = \"east\"\nweight = 3\n"
+        "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.2\"\nsite = \"west\"\n"
+        "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.3\"\nsite = \"south\"\nweight = 0.5\n";
+    const std::string sites = "[site.east]\n[site.west]\n[site.south]\n";
+    std::string path;
+    std::string text =
+        config(sites, "[hostname.\"www.t.test.\"]\npolicy = [\"health\", \"random\"]\n" + svcs);
+    auto u = unread(text, &path);
+    REQUIRE(u.size() == 2);
+    CHECK(u[0].where == path + ":" + std::to_string(st::lineOf(text, "weight = 3") - 3));
+    CHECK(
+        u[0].message ==
+        "hostname \"www.t.test.\": service 192.0.2.1 weight = 3 is not read: its policy's chooser \"random\" "
+        "does not weigh services (\"weighted-random\", \"weighted-round-robin\" and \"hashed\" do)");
+    CHECK(u[1].message.find("service 192.0.2.3 weight = 0.5 is not read") != std::string::npos);
+    // The default policy ends in random too.
+    REQUIRE(unread(config(sites, "[hostname.\"www.t.test.\"]\n" + svcs)).size() == 2);
+    // A chooser that weighs: nothing to say. Weight 1 (the default, written or not) is never named.
+    for (const char* chooser : {"weighted-random", "weighted-round-robin", "hashed"}) {
+        CAPTURE(chooser);
+        CHECK(unread(config(sites, "[hostname.\"www.t.test.\"]\npolicy = [\"health\", \"" +
+                                       std::string(chooser) + "\"]\n" + svcs))
+                  .empty());
+    }
+    CHECK(unread(config(sites, "[hostname.\"www.t.test.\"]\npolicy = [\"health\", \"random\"]\n" +
+                                   st::threeServices("www.t.test.", "weight = 1\n")))
+              .empty());
+}
+
 TEST_CASE("unread: [load.metric] without the load-factor chooser") {
     auto u = unread(config("[site.east]\n[site.west]\n[site.south]\n",
                            "[load.metric.busy]\ncapacity = 1\n\n[hostname.\"www.t.test.\"]\n" +
