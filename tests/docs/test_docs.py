@@ -335,6 +335,22 @@ class Reference(unittest.TestCase):
                    if not documented(k, text, code)]
         self.assertEqual(missing, [], "config keys the loader accepts that doc/man/gslbd.toml.5.md lacks")
 
+    def test_readme_is_a_front_page(self):
+        """README.md is what gslbd is, the two set-up commands, a first GSLB hostname and links, in at most 200
+        lines (it was a 1,692-line specification); the manual it links to is in doc/, each document there."""
+        text = read(os.path.join(REPO, "README.md"))
+        self.assertLessEqual(text.count("\n"), 200, "README.md: more than 200 lines; the detail goes to doc/")
+        setup = text.split("## Set up", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+        self.assertRegex(setup, r"(?m)^bash tools/install-deps && bash tools/build --server && .*gslbd --config ")
+        self.assertRegex(setup, r"(?m)^bash tools/install-deps --test && bash tools/build --tests && meson test ")
+        self.assertIn("## A first GSLB hostname in five minutes", text)
+        linked = set(re.findall(r"\]\((doc/[\w/.-]+\.md)\)", text))
+        for doc in ("getting-started", "operating", "dnssec", "ns-set", "xdp", "migration", "api", "performance",
+                    "testing", "design", "man/gslbd.toml.5", "man/gslbd.8", "man/gslbctl.8"):
+            self.assertIn(f"doc/{doc}.md", linked, "README.md links to no doc/" + doc + ".md")
+        for doc in linked:
+            self.assertTrue(os.path.exists(os.path.join(REPO, doc)), doc)
+
     def test_documented_checker_is_not_blind(self):
         # A key named only in passing prose does not count; a table row, a `key` span or `key = ` in code do.
         self.assertFalse(documented("wieght", "the wieght of it", ""))
