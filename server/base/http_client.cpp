@@ -131,7 +131,9 @@ bool HttpClient::start(evhttp_cmd_type method, const std::string& uri, const Hea
     }
     evkeyvalq* h = evhttp_request_get_output_headers(c->req);
     std::string host = host_.find(':') != std::string::npos ? "[" + host_ + "]" : host_;
-    host += ":" + std::to_string(port_);
+    // Appended piecewise: GCC 12 at -O3 (tools/build --server) warned -Wrestrict on ":" + std::string&&.
+    host += ':';
+    host += std::to_string(port_);
     evhttp_add_header(h, "Host", host.c_str());
     for (const auto& [name, value] : headers) evhttp_add_header(h, name.c_str(), value.c_str());
     if (!body.empty()) evbuffer_add(evhttp_request_get_output_buffer(c->req), body.data(), body.size());
