@@ -179,13 +179,25 @@ def commands(snippet):
     return out
 
 
+# The repository's own tools a doc may tell the reader to run.
+TOOLS = ("tools/install-deps", "tools/build", "tools/lab", "tools/fuzz", "tools/bench")
+
+
+def tool_options(tool):
+    """The --options a tools/ script's own --help names (tools/lab, tools/fuzz, tools/bench)."""
+    p = subprocess.run([os.path.join(REPO, tool), "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=60)
+    assert p.returncode == 0, (tool, p.stdout)
+    return set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", p.stdout))
+
+
 def program(words):
     """(name, argv from the program on) for a gslbctl / gslbd / tools/… / meson command, else None."""
     for i, w in enumerate(words):
         base = os.path.basename(w)
         if base in ("gslbctl", "gslbd"):
             return base, words[i:]
-        if w in ("tools/install-deps", "tools/build") or w.endswith(("/tools/install-deps", "/tools/build")):
+        if w in TOOLS or w.endswith(tuple("/" + t for t in TOOLS)):
             return "tools/" + base, words[i:]
         if base == "meson" and i == 0:
             return "meson", words[i:]
@@ -458,6 +470,7 @@ class Commands(unittest.TestCase):
         names = {t["name"] for t in tests} | {s for t in tests for s in t["suite"]} | \
                 {s.split(":", 1)[-1] for t in tests for s in t["suite"]}
         errors = []
+        helped, seen_tools = {}, set()
         for where, prog, argv in self.invocations():
             if prog == "tools/install-deps":
                 errors += [f"{where}: tools/install-deps has no option {w}" for w in argv[1:]
@@ -465,6 +478,12 @@ class Commands(unittest.TestCase):
             if prog == "tools/build":
                 errors += [f"{where}: tools/build has no option {w}" for w in argv[1:]
                            if w.startswith("--") and w not in ("--server", "--tests", "--help")]
+            if prog in ("tools/lab", "tools/fuzz", "tools/bench"):
+                if prog not in helped:
+                    helped[prog] = tool_options(prog)
+                errors += [f"{where}: {prog} has no option {o}: {' '.join(argv)}" for w in argv[1:]
+                           for o in option_names(w) if o.startswith("--") and o not in helped[prog]]
+                seen_tools.add(prog)
             if prog in ("tools/build", "meson"):
                 for w in argv[1:]:
                     m = re.match(r"-D([\w-]+)=", w)
@@ -483,9 +502,14 @@ class Commands(unittest.TestCase):
                     if not w.startswith("-") and w not in names and "…" not in w and w.upper() != w:
                         errors.append(f"{where}: meson test: no test or suite named {w}")
                     i += 1
+        # The scan found the lab, fuzzing and benchmark commands of doc/lab.md, doc/testing.md, doc/performance.md.
+        self.assertEqual(seen_tools, {"tools/lab", "tools/fuzz", "tools/bench"})
         self.assertEqual(errors, [])
 
     def test_the_scan_catches_a_wrong_command(self):
+        self.assertEqual(program(["tools/lab", "--polcy", "x"]), ("tools/lab", ["tools/lab", "--polcy", "x"]))
+        self.assertIn("--policy", tool_options("tools/lab"))
+        self.assertNotIn("--polcy", tool_options("tools/lab"))
         tree = gslbctl_tree()
         words = commands("gslbctl zone frobnicate FILE  # comment\nsudo gslbd --chek -c x")
         self.assertEqual(words, [["gslbctl", "zone", "frobnicate", "FILE"], ["sudo", "gslbd", "--chek", "-c", "x"]])
