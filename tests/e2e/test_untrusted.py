@@ -25,7 +25,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (Gslbd, TcpClient, build_query, decode_msg, free_port, run_tests, udp_query)  # noqa: E402
+from harness import (Gslbd, TcpClient, build_query, decode_msg, free_port, run_tests, udp_query,  # noqa: E402
+                     wait_for)
 
 ZONE = """$ORIGIN u.test.
 $TTL 300
@@ -393,6 +394,19 @@ class ControlLarge(unittest.TestCase):
                 if path not in ("/ui/page.js", "/v1/explain?name=h1.u.test.&type=A&client=192.0.2.7"):
                     self.assertGreater(n, 80_000, f"{path}: too small to fill the socket")
 
+    def server_side(self, client):
+        """The state of the server's end of `client`'s connection, from /proc/net/tcp (the test and the
+        daemon share the network namespace): "01" ESTABLISHED; "04" FIN_WAIT1 and the others once the
+        daemon has closed it; None once the kernel has forgotten it."""
+        local = "0100007F:%04X" % self.cport
+        peer = "0100007F:%04X" % client.getsockname()[1]
+        with open("/proc/net/tcp") as f:
+            for line in f.read().splitlines()[1:]:
+                fields = line.split()
+                if fields[1] == local and fields[2] == peer:
+                    return fields[3]
+        return None
+
     def test_2_slow_reader_served_stopped_reader_let_go(self):
         code, _, body = http_get(self.cport, "/v1/status")
         self.assertEqual(code, 200)
@@ -400,12 +414,19 @@ class ControlLarge(unittest.TestCase):
         with self.slow_client() as s:
             for c in (s, stopped):
                 c.sendall(b"GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n")
+            # Seen open first (a lookup that never found the socket would pass the wait below).
+            self.assertEqual(self.server_side(stopped), "01", "the server's end of the stopped client")
             # 6 s without reading at the start and again after a tenth: the response takes 12 s, never 10 s
             # idle, and 10 s after the request most of it is still the server's to write.
             reply, closed = self.read_all(s, pause_at=(0, len(body) // 10), pause=6.0)
             self.assertTrue(closed)
             self.whole(reply, "slow reader")
-        with stopped:  # 12 s without reading: the server has given up on it (10 s without progress)
+        # The server gives up on `stopped` 10 s after its last progress, when it filled that socket: after
+        # building two 8 MB responses, up to 3 s after the request on a loaded 2-core machine, so not always before the 12 s above (reading then was progress, and the whole response
+        # came). Wait for the server to close its end without reading: a server that waits for a client that
+        # stopped reading keeps it ESTABLISHED, and fails here.
+        wait_for(lambda: self.server_side(stopped) != "01", 30, "a client that stopped reading was let go")
+        with stopped:
             reply, closed = self.read_all(stopped)
             self.assertTrue(closed)
             self.assertLess(len(reply), len(body), "a client that stopped reading was waited for")
