@@ -44,6 +44,8 @@ struct Candidate {
     std::uint8_t topoRank = kNoRank;  // topology: position of the site in the client's region list (0 first)
     double distanceKm = kUnknown;     // topology "nearest": great-circle distance client -> site, km
     double hashScore = kUnknown;      // hashed: weighted rendezvous score of (client prefix, service)
+    double rttMs = kUnknown;  // rtt: the round-trip time site agents learned from the client's prefix to this
+                              // candidate's site, ms (unknown: no figure, or older than rtt_max_age)
 };
 
 }  // namespace gslb::metrics

@@ -16,6 +16,8 @@ struct Params {
     double factor = 0.0;            // >= 0, HP close-enough factor (least-connections, cpu)
     std::uint16_t answers = 1;      // records per answer, 1..kMaxServices
     double nearestTolerance = 0.0;  // km >= 0 (topology "nearest"): sites within best + this are kept
+    double rttTolerance = 10.0;     // percent, 0..100 (rtt), the Brocade tolerance rule on round-trip times
+    double rttFloorMs = 5.0;        // ms, 0..10000 (rtt): RTTs that differ by no more than this are equal
 };
 
 }  // namespace gslb::metrics

@@ -48,6 +48,10 @@ Result<Policy> Policy::compile(const std::vector<std::string>& stageNames, const
     if (!inRange(params.flashbackFloorMs, 0, 10000))
         return fail(
             fmt::format("flashback_floor = {} is out of range 0..10000 (ms)", params.flashbackFloorMs));
+    if (!inRange(params.rttTolerance, 0, 100))
+        return fail(fmt::format("rtt_tolerance = {} is out of range 0..100 (percent)", params.rttTolerance));
+    if (!inRange(params.rttFloorMs, 0, 10000))
+        return fail(fmt::format("rtt_floor = {} is out of range 0..10000 (ms)", params.rttFloorMs));
     if (!(params.factor >= 0) || !std::isfinite(params.factor))
         return fail(fmt::format("factor = {} is out of range (a finite number >= 0)", params.factor));
     if (params.answers < 1 || params.answers > kMaxServices)

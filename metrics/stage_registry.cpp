@@ -22,6 +22,8 @@ constexpr std::array<StageInfo, kStageCount> kStages{{
      "sites with the highest preference; preference 0 takes a site out"},
     {"topology", StageKind::Topology, false, &filterTopology, nullptr,
      "the client's region's first site that has candidates (or the nearest sites, within nearest_tolerance)"},
+    {"rtt", StageKind::Rtt, false, &filterRtt, nullptr,
+     "sites whose round-trip time from the client's prefix is within rtt_tolerance percent of the fastest"},
     {"random", StageKind::Random, true, nullptr, &chooseRandom, "uniformly random"},
     {"weighted-random", StageKind::WeightedRandom, true, nullptr, &chooseWeightedRandom,
      "random in proportion to weight"},

@@ -21,6 +21,7 @@ enum class StageKind : std::uint8_t {
     Cpu,
     Preference,
     Topology,
+    Rtt,
     Random,
     WeightedRandom,
     RoundRobin,
@@ -31,7 +32,7 @@ enum class StageKind : std::uint8_t {
     Hashed,
 };
 
-inline constexpr std::size_t kStageCount = 16;
+inline constexpr std::size_t kStageCount = 17;
 
 struct StageInfo {
     std::string_view name;  // the config name, e.g. "session-threshold"

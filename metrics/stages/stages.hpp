@@ -81,6 +81,13 @@ std::size_t filterPreference(std::span<Candidate> in, const Params& params);
 // no distance known (an unknown client, or a site listed nowhere for it): all kept (soft).
 std::size_t filterTopology(std::span<Candidate> in, const Params& params);
 
+// rtt (Brocade ADX's RTT metric, Route 53 latency records): keeps the sites whose round-trip time from the
+// client's prefix, as the site agents learned it (Candidate::rttMs), equals the fastest known one: within
+// rttTolerance percent of the larger or within rttFloorMs (compare.hpp). A site with no figure for the prefix
+// is kept beside the best known (unknown is never zero, never a loss); no figure at all: all kept, and the
+// stages after it decide (topology, for a prefix never learned).
+std::size_t filterRtt(std::span<Candidate> in, const Params& params);
+
 // random (HP, WebSphere V6 Scalability and Performance Handbook (SG24-6392), Workload management policies):
 // uniform among the untaken active candidates.
 int chooseRandom(std::span<const Candidate> active, std::uint64_t taken, const Params& params,

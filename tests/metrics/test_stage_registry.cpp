@@ -9,7 +9,7 @@ using namespace gslb::metrics;
 TEST_CASE("registry: every stage by its exact config name") {
     const char* filters[] = {"health",     "session-threshold", "session-capacity",
                              "flashback",  "least-connections", "cpu",
-                             "preference", "topology"};
+                             "preference", "topology",          "rtt"};
     const char* choosers[] = {"random",         "weighted-random", "round-robin", "weighted-round-robin",
                               "least-selected", "best-server",     "load-factor", "hashed"};
     for (const char* n : filters) {
@@ -29,7 +29,7 @@ TEST_CASE("registry: every stage by its exact config name") {
         CHECK((s->filter == nullptr));
         CHECK(&stageInfo(s->kind) == s);
     }
-    CHECK(allStages().size() == 16);
+    CHECK(allStages().size() == 17);
     CHECK(findStage("Health") == nullptr);
     CHECK(findStage("least_connections") == nullptr);
     CHECK(findStage("") == nullptr);
