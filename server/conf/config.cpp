@@ -15,6 +15,7 @@
 #include "server/conf/digest.hpp"
 #include "server/conf/config_sources.hpp"
 #include "server/conf/schema.hpp"
+#include "server/conf/token.hpp"
 #include "zones/read_file.hpp"
 
 namespace gslb::server {
@@ -200,8 +201,13 @@ PolicyConf readPolicy(TableReader& t, const PolicyConf& base) {
     p.nearestTolerance = t.getNumber("nearest_tolerance", base.nearestTolerance, 0, 40075);
     p.hashPrefixV4 = int(t.getInt("hash_prefix_v4", base.hashPrefixV4, 0, 32));
     p.hashPrefixV6 = int(t.getInt("hash_prefix_v6", base.hashPrefixV6, 0, 128));
+    p.rttTolerance = t.getNumber("rtt_tolerance", base.rttTolerance, 0, 100);
+    p.rttFloor = t.getNumber("rtt_floor", base.rttFloor, 0, 10000);
+    p.rttMaxAge = int(t.getInt("rtt_max_age", base.rttMaxAge, 1, 86400));
+    p.rttExplore = t.getNumber("rtt_explore", base.rttExplore, 0, 100);
     for (const char* k : {"session_threshold", "session_tolerance", "flashback_tolerance", "flashback_floor",
-                          "factor", "topology", "nearest_tolerance", "hash_prefix_v4", "hash_prefix_v6"})
+                          "factor", "topology", "nearest_tolerance", "hash_prefix_v4", "hash_prefix_v6",
+                          "rtt_tolerance", "rtt_floor", "rtt_max_age", "rtt_explore"})
         if (t.has(k)) p.written.emplace_back(k);
     return p;
 }
@@ -942,10 +948,29 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                     si.fail(ln, "location", "latitude must be in [-90, 90] and longitude in [-180, 180]");
                 sc.hasLocation = true;
             }
+            if (si.has("agent_token_file")) {
+                sc.agentTokenFile = resolvePath(path, si.getString("agent_token_file", ""));
+                std::string why;
+                if (!loadControlToken(sc.agentTokenFile, sc.agentToken, why))
+                    si.fail(si.raw("agent_token_file"), "agent_token_file", why);
+                out.keySecretFiles.emplace_back(fmt::format("[site.{}] agent_token_file", name),
+                                                sc.agentTokenFile);
+            }
             readSiteSources(si, sc, out);
             si.finish();
             out.sites.push_back(sc);
         });
+
+        // [rtt]
+        if (const toml::table* rt = top.getTable("rtt")) {
+            TableReader r(*rt, path, "[rtt]");
+            out.rtt.prefixesMax = int(r.getInt("prefixes_max", 100000, 16, 1 << 24));
+            out.rtt.prefixV4 = int(r.getInt("prefix_v4", 24, 8, 32));
+            out.rtt.prefixV6 = int(r.getInt("prefix_v6", 56, 16, 64));
+            out.rtt.prefixesMaxPerReport = int(r.getInt(
+                "prefixes_max_per_report", std::min(10000, out.rtt.prefixesMax), 1, out.rtt.prefixesMax));
+            r.finish();
+        }
 
         // [topology]
         if (const toml::table* tt = top.getTable("topology")) {

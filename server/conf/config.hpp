@@ -191,6 +191,20 @@ struct PolicyConf {
     double nearestTolerance = 0;  // km: `nearest` keeps sites within the nearest + this
     int hashPrefixV4 = 24;        // `hashed`: clients in the same /24 (IPv4) and /56 (IPv6) stay together
     int hashPrefixV6 = 56;
+    // `rtt` (gslbd.toml(5) "rtt"): round-trip times the site agents learned, per client prefix
+    double rttTolerance = 10;  // percent: RTTs this close (of the larger) are equal
+    double rttFloor = 5;       // ms: RTTs this close are equal whatever the percentage
+    int rttMaxAge = 120;       // s: older figures count as unknown
+    double rttExplore = 5;     // percent of answers that skip the stage, so sites get measured
+};
+
+/// [rtt]: the table of learned round-trip times (server/state/rtt_table.hpp). Restart-free: a reload that
+/// changes a prefix length starts the table empty.
+struct RttConf {
+    int prefixesMax = 100000;          // client prefixes held, least recently reported evicted
+    int prefixV4 = 24;                 // bits: the agents' --prefix-v4
+    int prefixV6 = 56;                 // bits: the agents' --prefix-v6
+    int prefixesMaxPerReport = 10000;  // prefixes one report may carry
 };
 
 /// [topology]: where clients are. Paths resolved against the config file's directory.
@@ -288,6 +302,9 @@ struct SiteConf {
     std::string region;  // matched against the client's location by a `topology` stage without a map
     bool hasLocation = false;
     double latitude = 0, longitude = 0;  // degrees, for `topology = "nearest"`
+    // agent_token_file: a bearer token that may post only this site's reports (rtt and report), for its
+    // agent (gslbd-agent(8)); resolved path and the token read from it. Empty: only the control token.
+    std::string agentTokenFile, agentToken;
     int line = 0;
 };
 
@@ -338,6 +355,7 @@ struct Config {
     LoadConf load;
     std::map<std::string, SourceConf> sources;  // [source.NAME]
     TopologyConf topology;
+    RttConf rtt;
     std::vector<zones::TsigKey> keys;  // [key.NAME] (TSIG), secrets read from their files
     // Each key's secret_file as resolved, "[key.NAME] secret_file" -> path, in config order: every reload
     // reads them again (server/daemon/readable.hpp checks the user gslbd runs as can).

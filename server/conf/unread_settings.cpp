@@ -31,6 +31,10 @@ constexpr KeyReader kKeyReaders[] = {
     {"nearest_tolerance", 0, "\"topology\""},
     {"hash_prefix_v4", 0, "\"hashed\""},
     {"hash_prefix_v6", 0, "\"hashed\""},
+    {"rtt_tolerance", 0, "\"rtt\""},
+    {"rtt_floor", 0, "\"rtt\""},
+    {"rtt_max_age", 0, "\"rtt\""},
+    {"rtt_explore", 0, "\"rtt\""},
 };
 
 bool readsKey(const std::vector<std::string>& stages, const std::string& key) {
@@ -43,6 +47,7 @@ bool readsKey(const std::vector<std::string>& stages, const std::string& key) {
     if (key == "factor") return has("least-connections") || has("cpu");
     if (key == "topology" || key == "nearest_tolerance") return has("topology");
     if (key == "hash_prefix_v4" || key == "hash_prefix_v6") return has("hashed");
+    if (key.rfind("rtt_", 0) == 0) return has("rtt");
     return true;
 }
 

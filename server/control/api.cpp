@@ -668,7 +668,17 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
     if (!known) return apiError(404, fmt::format("no such endpoint: {} {}", method, path));
     if (method != "POST") return methodNotAllowed("POST", fmt::format("use POST for {}", path));
     std::string presented;
-    if (!bearerToken(authorization, presented) || !sameToken(presented, token_)) {
+    // A site's agent_token_file token may post that site's reports (rtt and report) and nothing else.
+    const bool agentPost = parts.size() == 4 && (parts[3] == "report" || parts[3] == "rtt");
+    const auto siteToken = [&]() -> const std::string* {
+        if (!agentPost) return nullptr;
+        for (const auto& sc : snap->config.sites)
+            if (sc.name == parts[2] && !sc.agentToken.empty()) return &sc.agentToken;
+        return nullptr;
+    };
+    const std::string* agentToken = siteToken();
+    if (!bearerToken(authorization, presented) ||
+        !(sameToken(presented, token_) || (agentToken && sameToken(presented, *agentToken)))) {
         ++refused_;
         return apiError(401,
                         "a valid bearer token is required (Authorization: Bearer <token_file contents>)");
@@ -688,7 +698,7 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
     bool local = false;
     std::optional<int64_t> atMs;
     for (const auto& [k, v] : queryParams(path)) {
-        if (parts.back() == "report") continue;
+        if (parts.back() == "report" || parts.back() == "rtt") continue;
         if (k == "scope") {
             if (v != "member" && v != "cluster")
                 return apiError(400, fmt::format("scope must be member or cluster, not \"{}\"", v));
@@ -702,6 +712,7 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
         }
     }
     if (parts.size() == 4) {
+        if (parts[3] == "rtt") return rtt(*snap, site, body);
         if (parts[3] == "report") {
             ApiResponse r = report(*snap, site, body);
             // Only what this member accepted: the peers run the same config and would refuse it too. With

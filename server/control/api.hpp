@@ -133,6 +133,19 @@ class ControlApi {
     const PeerForwarder& forwarder() const { return *forwarder_; }
 
     ApiResponse report(const Snapshot& s, const std::string& site, const std::string& body);
+    /// POST /v1/sites/{site}/rtt: a site agent's round-trip times per client prefix (gslbd-agent(8),
+    /// server/state/rtt_report.hpp), written into the snapshot's RttTable at once, whole or not at all (400
+    /// with the entry and why; 404 unknown site; 409 when no hostname's policy has an `rtt` stage).
+    ApiResponse rtt(const Snapshot& s, const std::string& site, const std::string& body);
+    /// What the agents sent, per site (for /v1/status and /metrics): reports taken and refused, the time of
+    /// the last one taken (monotonic ms) and how many prefixes it carried.
+    struct RttSiteStats {
+        uint64_t taken = 0, refused = 0;
+        int64_t lastMs = 0;
+        size_t lastPrefixes = 0;
+        std::string lastError;
+    };
+    const std::map<std::string, RttSiteStats>& rttStats() const { return rttStats_; }
     /// A drain or enable of a site (address empty) or a service, recorded in the admin log; `local`: on this
     /// member only (?scope=member). `atMs` (?at_ms=, Unix ms: gslbctl stamps one command with one time for
     /// every member) makes the change that time, not this member's "now": it is taken only when it orders
@@ -204,6 +217,7 @@ class ControlApi {
     std::map<std::string, metrics::LoadHistory> loadHistory_;  // per site, across reloads
     std::set<std::string> unreadLogged_;                       // "site\0key" reported but read by no stage
     uint64_t reports_ = 0, refused_ = 0;
+    std::map<std::string, RttSiteStats> rttStats_;  // by site name, across reloads
     std::unique_ptr<PeerForwarder> forwarder_;
     void forwardReport(const Snapshot& s, const std::string& path, const std::string& body);
 };

@@ -367,6 +367,29 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
                      "Age of the peer's last successful verdicts poll.", q.peers, ml, now);
         }
     }
+    if (s.gslb.rtt) {
+        const RttTable& rt = *s.gslb.rtt;
+        o.head("gslbd_rtt_prefixes", "gauge", "Client prefixes with learned round-trip times ([rtt]).");
+        o.sample("gslbd_rtt_prefixes", "", double(rt.used()));
+        o.head("gslbd_rtt_prefixes_max", "gauge", "Client prefixes the RTT table holds at most.");
+        o.sample("gslbd_rtt_prefixes_max", "", double(rt.capacity()));
+        o.head("gslbd_rtt_evictions_total", "counter",
+               "Prefixes that gave up their slot to a newer one (least recently reported first).");
+        o.sample("gslbd_rtt_evictions_total", "", double(rt.evictions()));
+        o.head("gslbd_rtt_reports_total", "counter", "Site agents' RTT reports, by site and result.");
+        for (const auto& [site, st] : rttStats_) {
+            o.sample("gslbd_rtt_reports_total", fmt::format("site=\"{}\",result=\"taken\"", esc(site)),
+                     double(st.taken));
+            o.sample("gslbd_rtt_reports_total", fmt::format("site=\"{}\",result=\"refused\"", esc(site)),
+                     double(st.refused));
+        }
+        o.head("gslbd_rtt_last_report_age_seconds", "gauge", "Age of each site's last RTT report taken.");
+        const int64_t mono = monotonicMs();
+        for (const auto& [site, st] : rttStats_)
+            if (st.lastMs)
+                o.sample("gslbd_rtt_last_report_age_seconds", fmt::format("site=\"{}\"", esc(site)),
+                         double(mono - st.lastMs) / 1000.0);
+    }
     o.head("gslbd_control_reports_total", "counter", "Site reports accepted by the control API.");
     o.sample("gslbd_control_reports_total", "", double(reports_));
     o.head("gslbd_control_unauthorized_total", "counter", "Control API changes refused for a bad token.");

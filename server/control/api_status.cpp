@@ -290,6 +290,25 @@ ApiResponse ControlApi::status(const Snapshot& s) {
                         {"admin_sync", sync},
                         {"etcd", etcdJson()}};
     }
+    if (s.gslb.rtt) {
+        // The learned round-trip times (gslbd-agent(8)): the table's fill and each site's agent.
+        const RttTable& rt = *s.gslb.rtt;
+        json sites = json::object();
+        for (const auto& [site, st] : rttStats_)
+            sites[site] = {
+                {"reports", st.taken},
+                {"refused", st.refused},
+                {"last_report_age_s", st.lastMs ? json(double(now - st.lastMs) / 1000.0) : json(nullptr)},
+                {"last_prefixes", st.lastPrefixes},
+                {"last_error", st.lastError.empty() ? json(nullptr) : json(st.lastError)}};
+        j["rtt"] = {{"prefixes", rt.used()},
+                    {"prefixes_max", rt.capacity()},
+                    {"memory_bytes", rt.memoryBytes()},
+                    {"evictions", rt.evictions()},
+                    {"prefix_v4", rt.v4Bits()},
+                    {"prefix_v6", rt.v6Bits()},
+                    {"sites", sites}};
+    }
     return ApiResponse{200, jsonText(j, 2) + "\n"};
 }
 

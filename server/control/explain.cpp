@@ -138,6 +138,17 @@ class Explainer {
                 return {jsonNumber(c.loadFactor), jsonAge(site.loadFactorAtMs, now_)};
             case StageKind::Hashed:
                 return {jsonNumber(c.hashScore), nullptr};
+            case StageKind::Rtt: {
+                // What the agents taught for the client's prefix, fresh or not: a figure older than
+                // rtt_max_age shows with its age and counts as unknown (value null).
+                const RttTable::Figure& f = c.index < rtt_.size() ? rtt_[c.index] : RttTable::Figure{};
+                if (f.atMs == 0) return {nullptr, nullptr};
+                json v = {{"rtt_ms", std::isnan(c.rttMs) ? json(nullptr) : json(double(f.rttMs))},
+                          {"samples", f.samples}};
+                if (std::isnan(c.rttMs))
+                    v["note"] = fmt::format("{} ms, older than rtt_max_age: unknown", double(f.rttMs));
+                return {v, jsonAge(f.atMs, now_)};
+            }
             case StageKind::LeastSelected:
             case StageKind::BestServer:
                 return {json{{"l7_ms", ms(c.l7Ms)}, {"l4_ms", ms(c.l4Ms)}}, nullptr};
@@ -179,6 +190,13 @@ class Explainer {
                 double b = best([](const Candidate& c) { return double(c.preference); }, false);
                 return {{"best", jsonNumber(b)}};
             }
+            case StageKind::Rtt:
+                return {{"prefix", rttPrefix_.empty() ? json(nullptr) : json(rttPrefix_)},
+                        {"fastest_ms", ms(best([](const Candidate& c) { return c.rttMs; }, true))},
+                        {"tolerance_percent", p.rttTolerance},
+                        {"floor_ms", p.rttFloorMs},
+                        {"max_age_s", h_.rttMaxAgeMs / 1000},
+                        {"explore_percent", double(h_.rttExplore) / 4294967296.0 * 100.0}};
             case StageKind::Topology: {
                 const HostTopology& t = h_.topology;
                 if (t.mode == HostTopology::Mode::Nearest)
@@ -229,6 +247,11 @@ class Explainer {
                 return c.preference == 0
                            ? "preference 0 takes the site out"
                            : fmt::format("preference {} < best {}", c.preference, b["best"].dump());
+            case StageKind::Rtt:
+                return fmt::format(
+                    "{} ms from the client's prefix: slower than the fastest {} ms by more than "
+                    "{} % and {} ms",
+                    c.rttMs, b["fastest_ms"].dump(), p.rttTolerance, p.rttFloorMs);
             case StageKind::Topology:
                 if (h_.topology.mode == HostTopology::Mode::Nearest)
                     return fmt::format("{:.0f} km > nearest {} + tolerance {} km", c.distanceKm,
@@ -242,12 +265,21 @@ class Explainer {
         }
     }
 
+    /// The `rtt` stage's view: the client's prefix at the table's length ("198.51.100.0/24"; empty when it
+    /// cannot be placed) and every candidate's figure, by service index, fresh or not.
+    void setRtt(std::string prefix, std::vector<RttTable::Figure> figures) {
+        rttPrefix_ = std::move(prefix);
+        rtt_ = std::move(figures);
+    }
+
   private:
     const Snapshot& s_;
     const metrics::StateTable& t_;
     const GslbHost& h_;
     const std::vector<GslbService>& svcs_;
     int64_t now_;
+    std::string rttPrefix_;
+    std::vector<RttTable::Figure> rtt_;
 };
 
 json locationJson(const Topology& topo, const Location& loc, const zones::Client& client) {
@@ -426,10 +458,26 @@ bool explain(const Snapshot& s, const ExplainRequest& req, json& out, std::strin
     Location loc;
     if (h.usesTopology) s.gslb.topology->locate(client.subnet, loc);
     ClientDecision d;
-    if (h.usesTopology || h.hashed) d = applyClient(s.gslb, h, svcs, client, loc, c.data(), c.size());
+    if (h.usesTopology || h.hashed || h.usesRtt)
+        d = applyClient(s.gslb, h, svcs, client, loc, c.data(), c.size(), now);
     if (h.usesTopology) out["location"] = locationJson(*s.gslb.topology, loc, client);
 
     Explainer ex(s, h, svcs, now);
+    if (h.usesRtt && s.gslb.rtt) {
+        std::string prefix;
+        std::vector<RttTable::Figure> figs(svcs.size());
+        if (const RttTable::Key key = s.gslb.rtt->key(client.subnet)) {
+            zones::ClientSubnet p = client.subnet;
+            p.bits = uint8_t(s.gslb.rtt->bits(key.family));
+            for (size_t i = 0; i < 16; ++i)
+                p.addr[i] &= uint8_t(0xFF00 >> std::clamp(p.bits - int(i) * 8, 0, 8));
+            prefix = subnetText(p);
+            std::vector<uint32_t> sites(svcs.size());
+            for (size_t i = 0; i < svcs.size(); ++i) sites[i] = svcs[i].site;
+            s.gslb.rtt->lookup(key, sites, figs);
+        }
+        ex.setRtt(prefix, std::move(figs));
+    }
     const metrics::Params& p = h.policy.params();
     json stages = json::array();
     size_t n = c.size();

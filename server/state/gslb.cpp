@@ -198,6 +198,8 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
         params.factor = p.factor;
         params.answers = p.answers;
         params.nearestTolerance = p.nearestTolerance;
+        params.rttTolerance = p.rttTolerance;
+        params.rttFloorMs = p.rttFloor;
         auto policy = metrics::Policy::compile(
             p.policy.empty() ? metrics::Policy::defaultStageNames() : p.policy, params);
         if (!policy.ok()) return fail(hc.line, fmt::format("policy: {}", policy.error()));
@@ -205,7 +207,12 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
         h.hashed = h.policy.chooser().kind == metrics::StageKind::Hashed;
         h.hashBits[0] = uint8_t(p.hashPrefixV4);
         h.hashBits[1] = uint8_t(p.hashPrefixV6);
-        for (const auto* st : h.policy.filters()) h.usesTopology |= st->kind == metrics::StageKind::Topology;
+        for (const auto* st : h.policy.filters()) {
+            h.usesTopology |= st->kind == metrics::StageKind::Topology;
+            h.usesRtt |= st->kind == metrics::StageKind::Rtt;
+        }
+        h.rttMaxAgeMs = int64_t(p.rttMaxAge) * 1000;
+        h.rttExplore = uint64_t(p.rttExplore / 100.0 * 4294967296.0);
         if (h.usesTopology) {
             if (!topo->configured())
                 return fail(hc.line,
@@ -273,6 +280,17 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
         zone->mutableNode(node).dynamic = int32_t(out.hosts.size());
         out.hosts.push_back(std::move(h));
     }
+    if (std::any_of(out.hosts.begin(), out.hosts.end(), [](const GslbHost& h) { return h.usesRtt; })) {
+        const RttConf& rc = cfg.rtt;
+        out.rtt = std::make_shared<RttTable>(size_t(rc.prefixesMax), std::max<size_t>(out.sites.size(), 1),
+                                             rc.prefixV4, rc.prefixV6);
+        if (previous && previous->rtt) {
+            std::vector<int> map(previous->sites.size(), -1);
+            for (size_t i = 0; i < previous->sites.size(); ++i)
+                if (auto slot = out.table->findSite(previous->sites[i])) map[i] = int(*slot);
+            out.rtt->carryFrom(*previous->rtt, map);
+        }
+    }
     out.answers = std::make_shared<AnswerCounters>(workers, out.table->serviceCount());
     if (previous && previous->answers && previous->table)
         out.answers->carryFrom(*previous->answers, *previous->table, *out.table);
@@ -293,8 +311,8 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
 }
 
 ClientDecision applyClient(const Gslb& g, const GslbHost& h, const std::vector<GslbService>& svcs,
-                           const zones::Client& client, const Location& loc, metrics::Candidate* c,
-                           size_t n) noexcept {
+                           const zones::Client& client, const Location& loc, metrics::Candidate* c, size_t n,
+                           int64_t nowMs, bool rttSkip) noexcept {
     ClientDecision d;
     if (h.usesTopology) {
         d.located = true;
@@ -362,6 +380,24 @@ ClientDecision applyClient(const Gslb& g, const GslbHost& h, const std::vector<G
             c[i].hashScore = metrics::rendezvousScore(key, sv.hashKey, sv.weight);
         }
         if (bits > d.scope) d.scope = uint8_t(bits);
+    }
+    if (h.usesRtt && g.rtt && !rttSkip) {
+        // The answer now depends on the client's prefix at the table's length, learned or not (another prefix
+        // of the same ECS source may be): that is its ECS scope. A shorter ECS prefix cannot be placed.
+        if (const RttTable::Key key = g.rtt->key(client.subnet)) {
+            d.rttKeyed = true;
+            d.scope = std::max<uint8_t>(d.scope, uint8_t(g.rtt->bits(key.family)));
+            uint32_t sites[metrics::kMaxServices];
+            RttTable::Figure fig[metrics::kMaxServices];
+            n = std::min(n, metrics::kMaxServices);
+            for (size_t i = 0; i < n; ++i) sites[i] = svcs[c[i].index].site;
+            if (g.rtt->lookup(key, {sites, n}, {fig, n}))
+                for (size_t i = 0; i < n; ++i)
+                    if (fig[i].atMs > 0 && nowMs - fig[i].atMs <= h.rttMaxAgeMs) {
+                        c[i].rttMs = fig[i].rttMs;
+                        ++d.rttKnown;
+                    }
+        }
     }
     return d;
 }
@@ -473,10 +509,13 @@ void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const
                                                               svcs[i].weight, now, h.maxAgeMs));
         c[i].index = uint16_t(i);
     }
-    if (h.usesTopology || h.hashed) {
+    if (h.usesTopology || h.hashed || h.usesRtt) {
         static const Location kNowhere;
         const Location& loc = h.usesTopology ? locate(client.subnet) : kNowhere;
-        out.scope = applyClient(*gslb_, h, svcs, client, loc, c, svcs.size()).scope;
+        // rtt_explore: this share of answers skips the rtt stage, so that a site gets clients (and the
+        // agents figures) from prefixes it would otherwise never see (Brocade ADX explores the same way).
+        const bool explore = h.usesRtt && mode_ == Mode::Worker && (rng_.next() >> 32) < h.rttExplore;
+        out.scope = applyClient(*gslb_, h, svcs, client, loc, c, svcs.size(), now, explore).scope;
     }
     uint16_t picked[metrics::kMaxServices];
     metrics::ChooserState* st = &none_;

@@ -12,6 +12,7 @@
 #include "metrics/policy.hpp"
 #include "metrics/rng.hpp"
 #include "metrics/state_table.hpp"
+#include "server/state/rtt_table.hpp"
 #include "server/state/topology.hpp"
 #include "server/conf/config.hpp"
 #include "zones/answer.hpp"
@@ -52,11 +53,13 @@ struct SiteGeo {
 
 /// What the client-aware part of a hostname decided for one query (filled into the candidates).
 struct ClientDecision {
-    bool located = false;  // the client's location was looked up (topology stage present)
-    int32_t list = -1;     // Map: the list used (-1: no label matched and the map has no default)
-    int32_t label = -1;    // Map / Region: index into Location::labels of the label that matched
-    uint8_t scope = 0;     // ECS scope these decisions need
-    uint8_t hashBits = 0;  // `hashed`: the client prefix length hashed
+    bool located = false;   // the client's location was looked up (topology stage present)
+    int32_t list = -1;      // Map: the list used (-1: no label matched and the map has no default)
+    int32_t label = -1;     // Map / Region: index into Location::labels of the label that matched
+    uint8_t scope = 0;      // ECS scope these decisions need
+    uint8_t hashBits = 0;   // `hashed`: the client prefix length hashed
+    bool rttKeyed = false;  // `rtt`: the client's prefix was looked up in the RTT table
+    uint8_t rttKnown = 0;   // `rtt`: candidates that got a figure (fresh enough)
 };
 
 enum class Fallback : uint8_t { All, None, Address };
@@ -85,6 +88,9 @@ struct GslbHost {
     bool hashed = false;                 // the chooser is `hashed`
     uint8_t hashBits[2] = {24, 56};      // hash_prefix_v4, hash_prefix_v6
     HostTopology topology;
+    bool usesRtt = false;          // the policy has an `rtt` stage
+    int64_t rttMaxAgeMs = 120000;  // rtt_max_age
+    uint64_t rttExplore = 0;       // rtt_explore as a fraction of 2^32: answers that skip the stage
 };
 
 /// Answer counts per (worker, service slot): each worker writes only its own row, so the rows do not share
@@ -130,7 +136,10 @@ struct Gslb {
     std::shared_ptr<AnswerCounters> drainedFallbacks;
     std::vector<std::string> sites;
     std::shared_ptr<const Topology> topology;  // [topology]; never null (empty when not configured)
-    std::vector<SiteGeo> siteGeo;              // [site slot]
+    // The learned round-trip times ([rtt], POST /v1/sites/SITE/rtt): written by the control thread, read by
+    // the workers. Null when no hostname's policy has an `rtt` stage. Carried across reloads by site name.
+    std::shared_ptr<RttTable> rtt;
+    std::vector<SiteGeo> siteGeo;  // [site slot]
 };
 
 /// The key of each row of g.hostAnswers, "hostname\0site\0address", by GslbService::hostSlot: made when a
@@ -138,11 +147,13 @@ struct Gslb {
 std::vector<std::string> hostAnswerKeys(const Gslb& g);
 
 /// Fills the client-aware fields of `c[0..n)` (services `svcs`, positions in Candidate::index) for host `h`
-/// and a client at `loc` (already located when h.usesTopology). noexcept, no allocation: the query path and
-/// explain share it.
+/// and a client at `loc` (already located when h.usesTopology): topology ranks and distances, the `hashed`
+/// score, and — unless `rttSkip` (an answer that explores) — each candidate's learned RTT from the client's
+/// prefix, a figure reported at most h.rttMaxAgeMs before `nowMs` (monotonic). noexcept, no allocation: the
+/// query path and explain share it.
 ClientDecision applyClient(const Gslb& g, const GslbHost& h, const std::vector<GslbService>& svcs,
-                           const zones::Client& client, const Location& loc, metrics::Candidate* c,
-                           size_t n) noexcept;
+                           const zones::Client& client, const Location& loc, metrics::Candidate* c, size_t n,
+                           int64_t nowMs = 0, bool rttSkip = false) noexcept;
 
 /// Binds the config's hostnames to the zones in `db` (setting Node::dynamic), builds the state table
 /// (carrying over the state of (site, address) pairs from `previous`, which may be null) and compiles every

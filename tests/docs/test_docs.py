@@ -285,7 +285,7 @@ site = "west"
 """
 
 # Files a snippet may name, made to fit: (key, content).
-FILE_KEYS = {"token_file": "0123456789abcdef0123\n", "secret_file": "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=\n",
+FILE_KEYS = {"token_file": "0123456789abcdef0123\n", "agent_token_file": "0123456789abcdef4567\n", "secret_file": "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=\n",
              "cookie_secret_file": "0123456789abcdef0123456789abcdef\n", "nets_file": "# none\n"}
 # Keys whose files cannot be made here (a MaxMind database, a CA, DNSSEC keys): dropped from the merged config,
 # the rest of the snippet still checked.

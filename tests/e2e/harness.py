@@ -43,6 +43,39 @@ def gslbctl(*args, timeout=30):
                           text=True, timeout=timeout)
 
 
+def sh(*argv, check=True, timeout=20, **kw):
+    """Runs argv; its output (stdout and stderr together) in .stdout. A non-zero exit fails the test when check."""
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout, **kw)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{' '.join(argv)} -> {p.returncode}:\n{p.stdout}")
+    return p
+
+
+def netns_available(name, what):
+    """(True, "") when this process may create network namespaces (root, iproute2): tried with a namespace
+    NAME made and deleted at once; else (False, why), WHAT saying what the test needs them for."""
+    import shutil
+
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        return False, f"needs root and iproute2 ({what})"
+    p = sh("ip", "netns", "add", name, check=False)
+    if p.returncode != 0:
+        return False, f"`ip netns add` failed ({p.stdout.strip()})"
+    sh("ip", "netns", "del", name, check=False)
+    return True, ""
+
+
+def inet_checksum(data):
+    """The Internet checksum of `data` (RFC 1071): the ones' complement of the ones' complement sum of its
+    16-bit words, an odd length padded with a zero octet."""
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
 def wait_for(pred, seconds, what, step=0.05):
     """pred()'s first true value within `seconds`, polled every `step` s; AssertionError naming `what` else."""
     deadline = time.monotonic() + seconds

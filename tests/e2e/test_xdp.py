@@ -36,7 +36,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import gslbctl_path, gslbd_path, parse_dig, run_tests, spawn  # noqa: E402
+from harness import (gslbctl_path, gslbd_path, inet_checksum, netns_available, parse_dig,  # noqa: E402
+                     run_tests, sh, spawn)
 
 TAG = f"{os.getpid() % 100000}"
 SRV, CLI = f"gxs{TAG}", f"gxc{TAG}"
@@ -47,21 +48,10 @@ ZONE = "xdp.test."
 BIG = " ".join('"' + "x" * 250 + '"' for _ in range(8))  # a TXT of ~2 KB: more than a 1500-octet link holds
 
 
-def sh(*argv, check=True, timeout=20):
-    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
-    if check and p.returncode != 0:
-        raise AssertionError(f"{' '.join(argv)} -> {p.returncode}:\n{p.stdout}")
-    return p
-
-
 def can_run():
-    if os.geteuid() != 0 or not shutil.which("ip"):
-        return False, "needs root and iproute2 (network namespaces and a veth pair)"
-    name = f"gxprobe{TAG}"
-    p = sh("ip", "netns", "add", name, check=False)
-    if p.returncode != 0:
-        return False, f"`ip netns add` failed ({p.stdout.strip()})"
-    sh("ip", "netns", "del", name, check=False)
+    ok, why = netns_available(f"gxprobe{TAG}", "network namespaces and a veth pair")
+    if not ok:
+        return False, why
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "g.toml")
         with open(path, "w") as f:
@@ -216,22 +206,13 @@ def mac(ns, dev):
     return sh("ip", "-n", ns, "-o", "link", "show", "dev", dev).stdout.split("link/ether ")[1].split()[0]
 
 
-def csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
-
-
 def raw_frame(udp_len_delta, payload):
     """An Ethernet/IPv4/UDP frame from the client to the server's port 53, its UDP length off by the delta."""
     src, dst = bytes.fromhex(mac(CLI, IF_CLI).replace(":", "")), bytes.fromhex(mac(SRV, IF_SRV).replace(":", ""))
     udp = struct.pack("!HHHH", 40000, 53, 8 + len(payload) + udp_len_delta, 0) + payload
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0, socket.inet_aton(C4),
                      socket.inet_aton(A4))
-    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    ip = ip[:10] + struct.pack("!H", inet_checksum(ip)) + ip[12:]
     return dst + src + b"\x08\x00" + ip + udp
 
 

@@ -11,6 +11,8 @@
 // Part 3 (rrl): RateLimiter::account() for one UDP response at a rate no bucket reaches, the cost RRL adds to
 // every answer: one name again and again, and 10,000 names in turn (a bucket each, as the bench's static mix
 // touches), in a table of the default size; and the control thread's sweep of that table.
+// Part 4 (client): the client-aware lookups of a query: the topology nets table and the learned-RTT table
+// (server/state/rtt_table.hpp), each over 100,000 client /24s.
 // Each case runs for a fixed time budget (0.25 s, 0.05 s with --quick) after a warm-up, on steady_clock.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -32,6 +34,8 @@
 #include "metrics/rng.hpp"
 #include "metrics/select.hpp"
 #include "server/responder/rrl.hpp"
+#include "server/state/nets.hpp"
+#include "server/state/rtt_table.hpp"
 #include "server/state/gslb.hpp"
 #include "server/state/snapshot.hpp"
 #include "zones/answer.hpp"
@@ -356,6 +360,68 @@ int main(int argc, char** argv) {
         double ns = timeIt(
             budget / 4, [&] { g_sink = g_sink + rrl.sweep(conf, 1, [](const std::string&) {}); }, &it);
         rows.push_back({"rrl", "sweep of the table, once a second", 0, ns, it});
+    }
+
+    // ---- Part 4: where a client is: a topology nets lookup and a learned-RTT lookup ----
+    // The two client-aware lookups a query may make, each over 100,000 client /24s (the nets table as a
+    // [topology] nets_file holds them; the RTT table as agents filled it, three sites a prefix), queried by
+    // 4,096 clients in turn, every one of them in the table.
+    {
+        metrics::Rng r(7);
+        std::vector<zones::ClientSubnet> clients(4096);
+        std::vector<server::NetTable::Entry> nets;
+        server::RttTable rtt(131072, 3, 24, 56);
+        for (std::uint32_t i = 0; i < 100000; ++i) {
+            const std::uint32_t net = std::uint32_t(0x0A000000u + (i << 8));  // 10.0.0.0/24, 10.0.1.0/24, …
+            server::NetTable::Entry e;
+            e.family = zones::kFamilyIPv4;
+            e.bits = 24;
+            for (int k = 0; k < 4; ++k) e.addr[k] = std::uint8_t(net >> (24 - 8 * k));
+            e.value = i % 7;
+            e.text = std::to_string(i);
+            zones::ClientSubnet p;
+            p.family = zones::kFamilyIPv4;
+            p.bits = 24;
+            std::memcpy(p.addr, e.addr, 4);
+            for (std::uint32_t site = 0; site < 3; ++site)
+                rtt.update(rtt.prefixKey(p), site, float(10 + r.uniform(90)), 5, 1);
+            nets.push_back(std::move(e));
+        }
+        server::NetTable table;
+        std::string err;
+        if (!table.build(std::move(nets), err)) {
+            std::fprintf(stderr, "microbench: nets: %s\n", err.c_str());
+            return 1;
+        }
+        for (auto& c : clients) {
+            const std::uint32_t host =
+                std::uint32_t(0x0A000000u + (std::uint32_t(r.uniform(100000)) << 8) + 7);
+            c.family = zones::kFamilyIPv4;
+            c.bits = 32;
+            for (int k = 0; k < 4; ++k) c.addr[k] = std::uint8_t(host >> (24 - 8 * k));
+        }
+        std::size_t i = 0;
+        std::uint64_t it = 0;
+        double ns = timeIt(
+            budget,
+            [&] {
+                auto m = table.lookup(clients[i]);
+                i = (i + 1) & 4095;
+                g_sink = g_sink + std::uint64_t(m.entry);
+            },
+            &it);
+        rows.push_back({"client", "topology nets lookup, 100k prefixes", 0, ns, it});
+        const std::uint32_t sites[] = {0, 1, 2};
+        server::RttTable::Figure f[3];
+        ns = timeIt(
+            budget,
+            [&] {
+                bool found = rtt.lookup(rtt.key(clients[i]), sites, f);
+                i = (i + 1) & 4095;
+                g_sink = g_sink + std::uint64_t(found) + f[2].samples;
+            },
+            &it);
+        rows.push_back({"client", "rtt lookup, 100k prefixes x 3 sites", 3, ns, it});
     }
 
     if (json) {

@@ -406,3 +406,33 @@ TEST_CASE("a [[zone]] whose file is missing is refused at the config line that n
     free(buf);
     CHECK_MESSAGE(out.find(err + "\n") == 0, out);
 }
+
+TEST_CASE("[rtt] and a site's agent_token_file") {
+    std::string text = st::baseConfig("[rtt]\nprefixes_max = 5000\nprefix_v4 = 20\nprefix_v6 = 48\n\n" +
+                                      kWww + st::threeServices("www.t.test."));
+    text.replace(text.find("[site.east]\n"), 12, "[site.east]\nagent_token_file = \"east.token\"\n");
+    st::Written w = st::writeConfig(text);
+    st::writeFile(w.dir, "east.token", "  east-agent-token\n");
+    Config cfg;
+    std::string error;
+    REQUIRE_MESSAGE(loadConfig(w.config, cfg, error), error);
+    CHECK(cfg.rtt.prefixesMax == 5000);
+    CHECK(cfg.rtt.prefixV4 == 20);
+    CHECK(cfg.rtt.prefixV6 == 48);
+    CHECK(cfg.rtt.prefixesMaxPerReport == 5000);  // the default 10,000, at most prefixes_max
+    REQUIRE(cfg.sites.size() == 3);
+    CHECK(cfg.sites[0].agentToken == "east-agent-token");
+    CHECK(cfg.sites[1].agentToken.empty());
+    // The token file is a secret every reload reads again: on the list the readable check walks.
+    CHECK(cfg.keySecretFiles.back().first == "[site.east] agent_token_file");
+
+    // A missing file, a short token, a prefix length out of range: refused at their line.
+    std::string missing = st::baseConfig(kWww + st::threeServices("www.t.test."));
+    missing.replace(missing.find("[site.west]\n"), 12, "[site.west]\nagent_token_file = \"nope.token\"\n");
+    std::string path;
+    std::string err = st::configError(missing, &path);
+    CHECK(err.find(path + ":" + std::to_string(st::lineOf(missing, "agent_token_file")) + ":") == 0);
+    CHECK(err.find("nope.token: cannot read") != std::string::npos);
+    st::refusedAt(st::baseConfig("[rtt]\nprefix_v6 = 96\n"), "prefix_v6",
+                  "[rtt] prefix_v6: 96 is out of range [16, 64]");
+}

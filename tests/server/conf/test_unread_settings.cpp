@@ -103,6 +103,24 @@ TEST_CASE("unread: a service weight under a chooser that does not weigh") {
               .empty());
 }
 
+TEST_CASE("unread: rtt keys without the rtt stage; read with it") {
+    std::string text = config("[site.east]\n[site.west]\n[site.south]\n",
+                              "[hostname.\"www.t.test.\"]\npolicy = [\"health\", \"random\"]\n"
+                              "rtt_max_age = 30\nrtt_explore = 0\n" +
+                                  st::threeServices("www.t.test."));
+    auto u = unread(text);
+    REQUIRE(u.size() == 2);
+    CHECK(u[0].message ==
+          "hostname \"www.t.test.\": rtt_max_age is not read: its policy has no \"rtt\" stage");
+    CHECK(u[1].message ==
+          "hostname \"www.t.test.\": rtt_explore is not read: its policy has no \"rtt\" stage");
+    CHECK(unread(config("[site.east]\n[site.west]\n[site.south]\n",
+                        "[hostname.\"www.t.test.\"]\npolicy = [\"health\", \"rtt\", \"random\"]\n"
+                        "rtt_max_age = 30\nrtt_explore = 0\n" +
+                            st::threeServices("www.t.test.")))
+              .empty());
+}
+
 TEST_CASE("unread: [load.metric] without the load-factor chooser") {
     auto u = unread(config("[site.east]\n[site.west]\n[site.south]\n",
                            "[load.metric.busy]\ncapacity = 1\n\n[hostname.\"www.t.test.\"]\n" +
