@@ -200,9 +200,9 @@ TEST_CASE("RttTable: readers never see half an update while the control thread w
             std::this_thread::yield();
         }
     });
-    // At least 200,000 updates, and on until the reader has read 1,000 times (a loaded machine may not run
-    // it before the first 200,000 are done); bounded at 50 million. Figures stay under the table's 4e6 ms.
-    for (uint32_t i = 2; i < 50000000 && (i < 200000 || reads.load(std::memory_order_relaxed) < 1000); ++i)
+    // At least 50,000 updates, and on until the reader has read 200 times (a loaded machine may not run
+    // it before the first 50,000 are done); bounded at 50 million. Figures stay under the table's 4e6 ms.
+    for (uint32_t i = 2; i < 50000000 && (i < 50000 || reads.load(std::memory_order_relaxed) < 200); ++i)
         t.update(k, i & 1, float(1 + i % 4000000), 1 + i % 4000000, 1 + i % 4000000);
     stop = true;
     reader.join();
