@@ -93,7 +93,7 @@ class DynamicHook {
 enum class Action : uint8_t {
     Send,  // send `len` octets of the output
     Drop,  // send nothing (a response, or a runt)
-    Axfr,  // a zone transfer over TCP: the server checks its ACL, then writes it with AxfrWriter
+    Axfr,  // a zone transfer over TCP: the server checks its ACL, then writes it with XfrWriter
            // (zones/axfr.hpp) or answers refuse()
 };
 

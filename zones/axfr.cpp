@@ -3,7 +3,9 @@
 #include <cstring>
 
 #include "zones/packet.hpp"
+#include "zones/read_name.hpp"
 #include "zones/rrtype.hpp"
+#include "zones/serial.hpp"
 #include "zones/writer.hpp"
 
 namespace gslb::zones {
@@ -18,7 +20,79 @@ inline const uint8_t* u8(std::string_view s) {
 
 }  // namespace
 
-AxfrWriter::AxfrWriter(const Zone& zone, std::span<const uint8_t> query, size_t msgMax) noexcept
+const char* xfrStyleName(XfrStyle s) {
+    switch (s) {
+        case XfrStyle::Axfr:
+            return "AXFR";
+        case XfrStyle::UpToDate:
+            return "IXFR, up to date";
+        case XfrStyle::Incremental:
+            return "IXFR";
+        case XfrStyle::AxfrStyle:
+            return "IXFR, AXFR-style";
+    }
+    return "AXFR";
+}
+
+std::optional<uint32_t> ixfrRequestSerial(std::span<const uint8_t> query, const Query& q) noexcept {
+    const uint8_t* p = query.data();
+    const size_t end = query.size();
+    if (q.questionEnd == 0 || end < kHeader) return std::nullopt;
+    size_t an = size_t(p[6]) << 8 | p[7], ns = size_t(p[8]) << 8 | p[9];
+    if (ns == 0) return std::nullopt;
+    size_t off = q.questionEnd;
+    for (size_t i = 0; i <= an; ++i) {  // the answers (none, normally), then the first authority record
+        off = readName(query, off);
+        if (off == 0 || end - off < 10) return std::nullopt;
+        uint16_t type = uint16_t(p[off] << 8 | p[off + 1]);
+        size_t rdlen = size_t(p[off + 8]) << 8 | p[off + 9];
+        off += 10;
+        if (rdlen > end - off) return std::nullopt;
+        if (i == an) {
+            if (type != kTypeSOA || rdlen < 22) return std::nullopt;
+            return soaSerial({reinterpret_cast<const char*>(p + off), rdlen});
+        }
+        off += rdlen;
+    }
+    return std::nullopt;
+}
+
+IxfrPlan planIxfr(const Zone& zone, uint32_t client) {
+    IxfrPlan plan;
+    if (!serialGreater(zone.serial(), client)) {
+        plan.style = XfrStyle::UpToDate;
+        return plan;
+    }
+    const Journal* j = zone.journal();
+    if (!j || j->serial != zone.serial()) return plan;
+    std::vector<const Changeset*> seq = j->from(client);
+    if (seq.empty()) return plan;
+    if (seq.size() == 1) {
+        // Borrowed: the journal lives as long as the zone (aliasing constructor, no owner).
+        plan.diff = std::shared_ptr<const Changeset>(std::shared_ptr<const Changeset>(), seq[0]);
+    } else {
+        plan.diff = std::make_shared<const Changeset>(condense(seq));
+    }
+    // Larger than the zone, and the whole zone is the cheaper answer (RFC 1995 §4 leaves it to us; BIND's
+    // max-ixfr-ratio 100 % is the same rule). Octets as both are transferred, before compression: one walk
+    // over the zone, for an admitted request only.
+    uint64_t zoneOctets = 0;
+    for (uint32_t ni = 0; ni < zone.nodeCount(); ++ni) {
+        const Node& n = zone.node(ni);
+        for (const RRset* s = zone.rrsetsBegin(n); s != zone.rrsetsEnd(n); ++s) {
+            zoneOctets += uint64_t(s->count) * (n.nameLen + 10);
+            for (uint32_t i = s->first; i < s->first + s->count; ++i) zoneOctets += zone.rdata(i).len;
+        }
+    }
+    if (plan.diff->records.size() > zoneOctets) {
+        plan.diff.reset();
+        return plan;
+    }
+    plan.style = XfrStyle::Incremental;
+    return plan;
+}
+
+XfrWriter::XfrWriter(const Zone& zone, std::span<const uint8_t> query, size_t msgMax) noexcept
     : zone_(zone),
       msgMax_(msgMax < 512     ? 512
               : msgMax > 65535 ? 65535
@@ -35,14 +109,35 @@ AxfrWriter::AxfrWriter(const Zone& zone, std::span<const uint8_t> query, size_t 
     qlen_ = uint16_t(q.questionEnd - kHeader);
     qnameLen_ = q.qnameLen;
     std::memcpy(question_, query.data() + kHeader, qlen_);
+    if (q.qtype != kTypeIXFR) return;
+    std::optional<uint32_t> client = ixfrRequestSerial(query, q);
+    requestSerial_ = client.value_or(0);
+    IxfrPlan plan = client ? planIxfr(zone, *client) : IxfrPlan{};
+    style_ = plan.style;
+    diff_ = std::move(plan.diff);
 }
 
-bool AxfrWriter::current(std::string_view& owner, uint16_t& type, uint32_t& ttl, const Rdata*& rd) {
+bool XfrWriter::current(std::string_view& owner, uint16_t& type, uint32_t& ttl, std::string_view& rdata) {
     if (phase_ == Phase::LeadSoa || phase_ == Phase::TrailSoa) {
+        const Rdata& rd = zone_.rdata(zone_.soa().first);
         owner = zone_.apex();
         type = kTypeSOA;
         ttl = zone_.soa().ttl;
-        rd = &zone_.rdata(zone_.soa().first);
+        rdata = {reinterpret_cast<const char*>(zone_.bytes(rd)), rd.len};
+        return true;
+    }
+    if (style_ == XfrStyle::Incremental) {
+        DiffReader rd(std::string_view(diff_->records).substr(diffOff_));
+        DiffRecord r;
+        if (!rd.next(r)) {
+            phase_ = Phase::TrailSoa;
+            return false;
+        }
+        owner = r.owner;
+        type = r.type;
+        ttl = r.ttl;
+        rdata = r.rdata;
+        diffLen_ = r.whole.size();
         return true;
     }
     // Body: skip to the next record that exists (empty RRsets and nodes without data, such as empty
@@ -60,14 +155,15 @@ bool AxfrWriter::current(std::string_view& owner, uint16_t& type, uint32_t& ttl,
             rec_ = 0;
             continue;
         }
+        const Rdata& rd = zone_.rdata(s->first + rec_);
         owner = zone_.nodeName(n);
         type = s->type;
         ttl = s->ttl;
-        rd = &zone_.rdata(s->first + rec_);
+        rdata = {reinterpret_cast<const char*>(zone_.bytes(rd)), rd.len};
         // The RRSIGs at a name are one RRset of the compiled zone (with their lowest TTL); each goes out with
         // the TTL of the RRset it covers, its Original TTL field (RFC 4034 §3).
-        if (type == kTypeRRSIG && rd->len >= 8) {
-            const uint8_t* b = zone_.bytes(*rd);
+        if (type == kTypeRRSIG && rd.len >= 8) {
+            const uint8_t* b = zone_.bytes(rd);
             ttl = uint32_t(b[4]) << 24 | uint32_t(b[5]) << 16 | uint32_t(b[6]) << 8 | b[7];
         }
         return true;
@@ -76,13 +172,17 @@ bool AxfrWriter::current(std::string_view& owner, uint16_t& type, uint32_t& ttl,
     return false;
 }
 
-void AxfrWriter::advance() {
+void XfrWriter::advance() {
     switch (phase_) {
         case Phase::LeadSoa:
-            phase_ = Phase::Body;
+            // RFC 1995 §4: to a client that is up to date, the SOA alone.
+            phase_ = style_ == XfrStyle::UpToDate ? Phase::Done : Phase::Body;
             break;
         case Phase::Body:
-            ++rec_;
+            if (style_ == XfrStyle::Incremental)
+                diffOff_ += diffLen_;
+            else
+                ++rec_;
             break;
         case Phase::TrailSoa:
             phase_ = Phase::Done;
@@ -92,7 +192,7 @@ void AxfrWriter::advance() {
     }
 }
 
-size_t AxfrWriter::next(std::span<uint8_t> out) noexcept {
+size_t XfrWriter::next(std::span<uint8_t> out) noexcept {
     if (phase_ == Phase::Done || out.size() < msgMax_) return 0;
     Writer w(out.data(), msgMax_);
     uint8_t zero[kHeader] = {};
@@ -107,10 +207,10 @@ size_t AxfrWriter::next(std::span<uint8_t> out) noexcept {
         std::string_view owner;
         uint16_t type = 0;
         uint32_t ttl = 0;
-        const Rdata* rd = nullptr;
+        std::string_view rd;
         if (!current(owner, type, ttl, rd)) continue;  // the body ended: the closing SOA is next
         auto m = w.mark();
-        if (w.rr(kAnswer, u8(owner), owner.size(), type, ttl, zone_.bytes(*rd), rd->len)) {
+        if (w.rr(kAnswer, u8(owner), owner.size(), type, ttl, u8(rd), rd.size())) {
             advance();
             continue;
         }

@@ -232,14 +232,14 @@ ZoneSigner::ZoneSigner(std::vector<DnssecKey> keys, const SignOptions& opt, std:
 }
 
 size_t ZoneSigner::header(const DnssecKey& key, std::string_view owner, uint16_t type, uint32_t ttl,
-                          uint8_t* out) const {
+                          uint8_t* out, uint32_t expiration) const {
     size_t labels = labelCount(owner);
     if (owner.size() >= 2 && owner[0] == 1 && owner[1] == '*') --labels;  // RFC 4034 §3.1.3
     put16(out, type);
     out[2] = key.algorithm;
     out[3] = uint8_t(labels);
     put32(out + 4, ttl);
-    put32(out + 8, expiration_);
+    put32(out + 8, expiration ? expiration : expiration_);
     put32(out + 12, inception_);
     put16(out + 16, key.tag);
     std::memcpy(out + 18, apex_.data(), apex_.size());
@@ -247,7 +247,7 @@ size_t ZoneSigner::header(const DnssecKey& key, std::string_view owner, uint16_t
 }
 
 bool ZoneSigner::sign(const DnssecKey& key, std::string_view owner, uint16_t type, uint32_t ttl,
-                      std::vector<std::string_view> rdatas, std::string& out) const {
+                      std::vector<std::string_view> rdatas, std::string& out, uint32_t expiration) const {
     std::vector<std::string> canon;
     canon.reserve(rdatas.size());
     for (auto r : rdatas) canon.push_back(canonicalRdata(type, r));
@@ -255,7 +255,7 @@ bool ZoneSigner::sign(const DnssecKey& key, std::string_view owner, uint16_t typ
               [](const std::string& a, const std::string& b) { return rdataCompare(a, b) < 0; });
     canon.erase(std::unique(canon.begin(), canon.end()), canon.end());
     uint8_t h[18 + kMaxNameLen];
-    size_t hl = header(key, owner, type, ttl, h);
+    size_t hl = header(key, owner, type, ttl, h, expiration);
     std::string data(reinterpret_cast<const char*>(h), hl);
     for (const auto& r : canon) {
         data.append(owner);
@@ -506,9 +506,45 @@ std::unique_ptr<Zone> compileSigned(const WireName& apex, SourceSet& set, const 
         }
     }
 
-    // The signatures, on up to four threads (a million RRsets is a million ECDSA signatures).
+    // The signatures, on up to four threads (a million RRsets is a million ECDSA signatures), or those of
+    // the previous zone where they still serve (see compileSigned in the header).
     std::vector<std::vector<std::string>> sigs(jobs.size());
     std::atomic<bool> failed{false};
+    const uint32_t validity = opt.validity;
+    const int64_t dueBy = opt.now + int64_t(validity) / 2 + int64_t(validity) / 16;  // exp must be past this
+    std::vector<int64_t> firstDue(jobs.size(), INT64_MAX);  // per job: when its earliest signature is due
+    auto spread = [&](std::string_view owner, uint16_t type) {
+        uint32_t h = hashName(owner) * 2654435761u ^ type * 40503u;
+        return validity / 4 ? h % (validity / 4) : 0;
+    };
+    auto reuse = [&](const Job& j, const DnssecKey& k) -> std::string_view {
+        const Zone* p = opt.previous;
+        if (!p) return {};
+        uint32_t ni = p->find(j.owner);
+        if (ni == kNone) return {};
+        const Node& n = p->node(ni);
+        const RRset* data = p->rrset(n, j.type);
+        const RRset* sig = p->rrset(n, kTypeRRSIG);
+        if (!data || !sig || data->ttl != j.ttl || data->count != j.rdatas.size()) return {};
+        for (uint32_t q = data->first; q < data->first + data->count; ++q) {
+            const Rdata& rd = p->rdata(q);
+            std::string_view b(reinterpret_cast<const char*>(p->bytes(rd)), rd.len);
+            if (std::find(j.rdatas.begin(), j.rdatas.end(), b) == j.rdatas.end()) return {};
+        }
+        for (uint32_t q = sig->first; q < sig->first + sig->count; ++q) {
+            const Rdata& rd = p->rdata(q);
+            const uint8_t* b = p->bytes(rd);
+            if (rd.len < 18 || (b[0] << 8 | b[1]) != j.type || b[2] != k.algorithm ||
+                (b[16] << 8 | b[17]) != k.tag)
+                continue;
+            uint32_t ttl = uint32_t(b[4]) << 24 | uint32_t(b[5]) << 16 | uint32_t(b[6]) << 8 | b[7];
+            uint32_t exp = uint32_t(b[8]) << 24 | uint32_t(b[9]) << 16 | uint32_t(b[10]) << 8 | b[11];
+            // RFC 1982 arithmetic on the 32-bit expiration (RFC 4034 §3.1.5), against the time now.
+            if (ttl != j.ttl || int32_t(exp - uint32_t(dueBy)) <= 0) continue;
+            return {reinterpret_cast<const char*>(b), rd.len};
+        }
+        return {};
+    };
     unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
     if (jobs.size() < 2000) threads = 1;
     auto work = [&](size_t from, size_t to) {
@@ -516,10 +552,20 @@ std::unique_ptr<Zone> compileSigned(const WireName& apex, SourceSet& set, const 
             const Job& j = jobs[i];
             for (const DnssecKey* k : signer->signers(j.type)) {
                 std::string out;
-                if (!signer->sign(*k, j.owner, j.type, j.ttl, j.rdatas, out)) {
-                    failed = true;
-                    return;
+                if (std::string_view old = reuse(j, *k); !old.empty()) {
+                    out.assign(old);
+                } else {
+                    uint32_t exp = signer->expiration() - spread(j.owner, j.type);
+                    if (!signer->sign(*k, j.owner, j.type, j.ttl, j.rdatas, out, exp)) {
+                        failed = true;
+                        return;
+                    }
                 }
+                const auto* b = reinterpret_cast<const uint8_t*>(out.data());
+                uint32_t exp = uint32_t(b[8]) << 24 | uint32_t(b[9]) << 16 | uint32_t(b[10]) << 8 | b[11];
+                // Due when half its validity is left: expiration - validity / 2 (relative to now: RFC 1982).
+                int64_t due = opt.now + int32_t(exp - uint32_t(opt.now)) - int64_t(validity) / 2;
+                firstDue[i] = std::min(firstDue[i], due);
                 sigs[i].push_back(std::move(out));
             }
         }
@@ -534,6 +580,7 @@ std::unique_ptr<Zone> compileSigned(const WireName& apex, SourceSet& set, const 
         error = fmt::format("{}: signing {} failed (OpenSSL)", file, nameToText(apex));
         return nullptr;
     }
+    for (int64_t due : firstDue) signer->refreshBy(due);
     for (size_t i = 0; i < jobs.size(); ++i)
         for (const auto& s : sigs[i])
             recs.push_back(SourceRecord{jobs[i].owner, set.store(s), kTypeRRSIG, jobs[i].ttl, fileIdx, 0});

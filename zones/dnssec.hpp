@@ -18,9 +18,13 @@ namespace gslb::zones {
 
 struct SignOptions {
     int64_t now = 0;                 // unix seconds: the signing time
-    uint32_t validity = 14 * 86400;  // s: expiration = now + validity
+    uint32_t validity = 14 * 86400;  // s: expiration = now + validity, less a spread (compileSigned)
     uint32_t inceptionSkew = 3600;   // s: inception = now - skew (clocks of validators that run behind)
     bool nsec3 = false;  // NSEC3 (RFC 5155) in RFC 9276's profile: SHA-1, iterations 0, no salt, no opt-out
+    // The signed zone this one replaces (nullptr: none): its signatures over RRsets that did not change are
+    // kept while they are not due (compileSigned), so a reload or a re-sign changes only what it must and
+    // its IXFR is small.
+    const Zone* previous = nullptr;
 };
 
 /// RFC 5155 §5 hash of a lower-case wire name with RFC 9276's parameters (no salt, no extra iteration).
@@ -34,8 +38,13 @@ class ZoneSigner {
 
     uint32_t inception() const { return inception_; }
     uint32_t expiration() const { return expiration_; }
-    /// Unix seconds at which this snapshot should be re-signed: halfway through the validity.
+    /// Unix seconds at which this snapshot should be re-signed: when its first signature reaches half its
+    /// validity (compileSigned).
     int64_t refreshAt() const { return refreshAt_; }
+    /// Moves refreshAt() to `t` when that is sooner.
+    void refreshBy(int64_t t) {
+        if (t < refreshAt_) refreshAt_ = t;
+    }
     /// Unix seconds this snapshot was signed at (SignOptions::now).
     int64_t signedAt() const { return signedAt_; }
     /// Unix seconds of the next key event after signedAt (a Publish, Activate, Inactive or Delete of one of
@@ -53,12 +62,12 @@ class ZoneSigner {
     /// wildcard owner keeps its '*' and the Labels field leaves it out). `rdatas` need not be sorted or
     /// canonical: this does both (RFC 4034 §6.2, §6.3). False when the key cannot sign.
     bool sign(const DnssecKey& key, std::string_view owner, uint16_t type, uint32_t ttl,
-              std::vector<std::string_view> rdatas, std::string& out) const;
+              std::vector<std::string_view> rdatas, std::string& out, uint32_t expiration = 0) const;
 
     /// The RRSIG header (everything before the signature) for `type` at `owner` with `key`, into `out`
     /// (18 + the apex's length octets); returns its length.
-    size_t header(const DnssecKey& key, std::string_view owner, uint16_t type, uint32_t ttl,
-                  uint8_t* out) const;
+    size_t header(const DnssecKey& key, std::string_view owner, uint16_t type, uint32_t ttl, uint8_t* out,
+                  uint32_t expiration = 0) const;
 
     /// Online signature of an RRset chosen on the query path (GSLB answers, the NSEC of a `none` fallback):
     /// the 64-octet signature of `key` over (owner, type, ttl, rdatas), from the cache or made now and
@@ -107,6 +116,14 @@ int canonicalCompare(std::string_view a, std::string_view b);
 
 /// Compiles `set` as zone `apex`, signed with `keys` (those published get a DNSKEY, those active sign):
 /// RRSIG/NSEC/NSEC3/NSEC3PARAM records of the file are dropped (we make our own), DNSKEYs of the file kept.
+/// Each RRset's signatures expire `validity` after signing less a spread of up to a quarter of it, fixed
+/// by the owner and type (so signing times spread over the zone, as BIND's sig-validity-interval jitter and
+/// Knot's rrsig-refresh spread them). A signature of opt.previous is kept when the RRset it covers is the
+/// same (owner, type, TTL and records), the key that made it still signs that type, and it is not due: more
+/// than half its validity left a sixteenth of the validity from now. So a reload re-signs only what
+/// changed, a re-sign only the signatures due (about a quarter of them each time), and the differences
+/// (IXFR) stay well below the zone. The signer's refreshAt() is then when the first signature becomes due,
+/// at least a sixteenth of the validity away (21 h at the default 14 days).
 /// nullptr and `error` when the zone does not compile or no key can sign. `set` gets the new records.
 std::unique_ptr<Zone> compileSigned(const WireName& apex, SourceSet& set, const std::string& file,
                                     std::vector<DnssecKey> keys, const SignOptions& opt, std::string& error);

@@ -16,6 +16,7 @@ namespace gslb::zones {
 inline constexpr uint32_t kNone = UINT32_MAX;
 
 class ZoneSigner;  // zones/dnssec.hpp
+struct Journal;    // zones/journal.hpp
 
 /// One record's data: bytes [offset, offset+len) of Zone::bytes_. `target` is the node (in this zone) that
 /// the domain name inside the rdata names, for NS, MX, SRV, CNAME, SVCB and HTTPS (whose ServiceMode "."
@@ -154,6 +155,11 @@ class Zone {
     const ZoneSigner* signer() const { return signer_.get(); }
     void setSigner(std::shared_ptr<ZoneSigner> s) { signer_ = std::move(s); }
 
+    /// The differences that lead to this version (IXFR, zones/journal.hpp), or nullptr: none kept.
+    const Journal* journal() const { return journal_.get(); }
+    const std::shared_ptr<const Journal>& sharedJournal() const { return journal_; }
+    void setJournal(std::shared_ptr<const Journal> j) { journal_ = std::move(j); }
+
     static std::unique_ptr<Zone> compile(const WireName& apex, const SourceSet& records,
                                          const std::string& file, std::string& error);
 
@@ -190,6 +196,7 @@ class Zone {
     uint32_t negTtl_ = 0;
     uint32_t serial_ = 0;
     std::shared_ptr<ZoneSigner> signer_;
+    std::shared_ptr<const Journal> journal_;
     std::vector<LoadWarning> warnings_;
     size_t fileRecords_ = 0;  // 0: all of them
 };

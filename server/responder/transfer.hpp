@@ -39,7 +39,7 @@ class Transfer {
 
   private:
     std::shared_ptr<const Snapshot> snap_;  // before writer_: the zone it reads lives in the snapshot
-    zones::AxfrWriter writer_;
+    zones::XfrWriter writer_;
     zones::TsigSession tsig_;
     Shared& shared_;
     ClientCounter::Key client_;

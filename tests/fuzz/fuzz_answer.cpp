@@ -5,7 +5,7 @@
 // f.test is DNSSEC-signed with NSEC (a fresh ECDSA CSK per run), other.test with NSEC3 (Ed25519 KSK + ZSK):
 // queries with DO exercise RRSIGs, NSEC and NSEC3 proofs and the online signature cache.
 // Every input is asked over UDP and over TCP; each response must hold the invariants of checkResponse, or the
-// target aborts. AXFR responses are written out whole (AxfrWriter) and checked message by message.
+// target aborts. AXFR responses are written out whole (XfrWriter) and checked message by message.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -324,7 +324,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 size_t n = gslb::zones::refuse(snap.answer, {data, size}, {w.out.data(), w.out.size()});
                 checkResponse(data, size, w.out.data(), n, 65535, "refuse");
                 // Written one message at a time, as the server does (zones/axfr.hpp); the buffer is reused.
-                gslb::zones::AxfrWriter axfr(*res.zone, {data, size}, 65535);
+                gslb::zones::XfrWriter axfr(*res.zone, {data, size}, 65535);
                 FUZZ_CHECK(axfr.ok(), "axfr writer refused " + hex(data, size));
                 size_t messages = 0;
                 std::vector<uint8_t> msg(65535);

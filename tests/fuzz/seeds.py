@@ -374,6 +374,43 @@ def nets():
         save("nets", b"\x01" + bytes([len(t)]) + b"".join(t) + clients)
 
 
+def ixfr_journal():
+    # zones/journal.hpp's file: magic, version, apex, serial, digest, changesets, SHA-256. Saved without the
+    # SHA-256 (the target appends the right one) and, once, with it.
+    def name(n):
+        return b"".join(bytes([len(l)]) + l.encode() for l in n.split(".") if l) + b"\0"
+
+    apex = name("j.test.")
+
+    def rec(owner, rtype, ttl, rdata):
+        return owner + struct.pack(">HIH", rtype, ttl, len(rdata)) + rdata
+
+    def soa(serial):
+        return rec(apex, 6, 300, name("ns1.j.test.") + name("h.j.test.") + struct.pack(">IIIII", serial, 3600, 600,
+                                                                                       86400, 60))
+
+    def cs(frm, to, removed, added):
+        body = soa(frm) + b"".join(removed) + soa(to) + b"".join(added)
+        return struct.pack(">IIIII", frm, to, 1 + len(removed), 1 + len(added), len(body)) + body
+
+    a = rec(name("www.j.test."), 1, 300, bytes([192, 0, 2, 1]))
+    b = rec(name("www.j.test."), 1, 300, bytes([192, 0, 2, 2]))
+    t = rec(name("t.j.test."), 16, 60, b"\x05hello")
+    sig = rec(name("www.j.test."), 46, 300, bytes(range(40)))
+    chains = [
+        (2, [cs(1, 2, [], [a])]),
+        (4, [cs(1, 2, [], [a]), cs(2, 3, [a], [b, t]), cs(3, 4, [t], [sig])]),
+        (7, []),
+        (4294967295, [cs(4294967290, 4294967295, [b], [a])]),
+    ]
+    for serial, entries in chains:
+        head = b"GSLBIXFR" + struct.pack(">H", 1) + bytes([len(apex)]) + apex + struct.pack(">I", serial) + bytes(32)
+        body = head + struct.pack(">I", len(entries)) + b"".join(entries)
+        save("ixfr_journal", body)
+        if serial == 4:
+            save("ixfr_journal", body + hashlib.sha256(body).digest())
+
+
 answer()
 loader()
 config()
@@ -383,3 +420,4 @@ http_response()
 zonetext()
 tsig()
 nets()
+ixfr_journal()

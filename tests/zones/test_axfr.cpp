@@ -29,7 +29,7 @@ struct Transfer {
     std::vector<std::vector<uint8_t>> raw;
 };
 
-Transfer run(AxfrWriter& w, size_t msgMax) {
+Transfer run(XfrWriter& w, size_t msgMax) {
     Transfer t;
     std::vector<uint8_t> buf(msgMax);
     for (int guard = 0; guard < 100000 && !w.done(); ++guard) {
@@ -54,7 +54,7 @@ TEST_CASE("AXFR writer: SOA first and last, every record once, the question only
     s.add("x.test.", bigZone(300));
     const Zone* z = s.db.zones().front().get();
     auto q = makeQuery("x.test.", kTypeAXFR);
-    AxfrWriter w(*z, {q.data(), q.size()}, 512);
+    XfrWriter w(*z, {q.data(), q.size()}, 512);
     REQUIRE(w.ok());
     Transfer t = run(w, 512);
     REQUIRE(t.msgs.size() > 10);  // 512-octet messages force many
@@ -81,7 +81,7 @@ TEST_CASE("AXFR writer: the message size only changes how records are grouped") 
     s.add("x.test.", bigZone(2000));
     const Zone* z = s.db.zones().front().get();
     auto q = makeQuery("x.test.", kTypeAXFR);
-    AxfrWriter small(*z, {q.data(), q.size()}, 512), large(*z, {q.data(), q.size()});
+    XfrWriter small(*z, {q.data(), q.size()}, 512), large(*z, {q.data(), q.size()});
     Transfer a = run(small, 512), b = run(large, 65535);
     CHECK(a.records == b.records);
     CHECK(b.msgs.size() > 1);  // 2000 × ~50 octets > 64 KiB
@@ -93,9 +93,9 @@ TEST_CASE("AXFR writer: two transfers of one zone interleaved are independent cu
     s.add("x.test.", bigZone(500));
     const Zone* z = s.db.zones().front().get();
     auto q = makeQuery("x.test.", kTypeAXFR);
-    AxfrWriter ref(*z, {q.data(), q.size()}, 512);
+    XfrWriter ref(*z, {q.data(), q.size()}, 512);
     Transfer whole = run(ref, 512);
-    AxfrWriter w1(*z, {q.data(), q.size()}, 512), w2(*z, {q.data(), q.size()}, 512);
+    XfrWriter w1(*z, {q.data(), q.size()}, 512), w2(*z, {q.data(), q.size()}, 512);
     std::vector<uint8_t> b(512);
     std::vector<std::vector<uint8_t>> m1, m2;
     while (!w1.done() || !w2.done()) {
@@ -112,7 +112,7 @@ TEST_CASE("AXFR writer: two transfers of one zone interleaved are independent cu
 TEST_CASE("AXFR writer: the cursor holds a position, not the transfer") {
     // The whole point: a client that stops reading costs the server this object and its buffer, whatever the
     // size of the zone.
-    CHECK(sizeof(AxfrWriter) < 400);
+    CHECK(sizeof(XfrWriter) < 400);
 }
 
 TEST_CASE("AXFR writer: a record that fits in no message ends the transfer with SERVFAIL") {
@@ -122,14 +122,14 @@ TEST_CASE("AXFR writer: a record that fits in no message ends the transfer with 
     s.add("x.test.", bigZone(3, "huge TXT" + txt + "\n"));
     const Zone* z = s.db.zones().front().get();
     auto q = makeQuery("x.test.", kTypeAXFR);
-    AxfrWriter w(*z, {q.data(), q.size()}, 512);  // an 800-octet TXT cannot fit in 512
+    XfrWriter w(*z, {q.data(), q.size()}, 512);  // an 800-octet TXT cannot fit in 512
     Transfer t = run(w, 512);
     REQUIRE(!t.msgs.empty());
     CHECK(t.msgs.back().rcode == kRcodeServFail);
     CHECK(t.msgs.back().an.empty());
     for (size_t i = 0; i + 1 < t.msgs.size(); ++i) CHECK(t.msgs[i].rcode == kRcodeNoError);
     // The same zone transfers whole in 64 KiB messages.
-    AxfrWriter big(*z, {q.data(), q.size()});
+    XfrWriter big(*z, {q.data(), q.size()});
     Transfer all = run(big, 65535);
     CHECK(all.msgs.back().rcode == kRcodeNoError);
     CHECK(all.records.size() == z->recordCount() + 1);
@@ -140,13 +140,13 @@ TEST_CASE("AXFR writer: a query that does not parse writes nothing") {
     s.add("x.test.", bigZone(1));
     const Zone* z = s.db.zones().front().get();
     std::vector<uint8_t> runt = {0x12, 0x34, 0, 0};
-    AxfrWriter w(*z, {runt.data(), runt.size()}, 512);
+    XfrWriter w(*z, {runt.data(), runt.size()}, 512);
     CHECK_FALSE(w.ok());
     CHECK(w.done());
     std::vector<uint8_t> b(512);
     CHECK(w.next({b.data(), b.size()}) == 0);
     auto q = makeQuery("x.test.", kTypeAXFR);
-    AxfrWriter ok(*z, {q.data(), q.size()}, 512);
+    XfrWriter ok(*z, {q.data(), q.size()}, 512);
     CHECK(ok.ok());
     CHECK(ok.next({b.data(), 100}) == 0);  // a buffer smaller than msgMax: refused, nothing written
     CHECK_FALSE(ok.done());

@@ -10,6 +10,7 @@
 
 #include "helpers.hpp"
 #include "zones/dnssec.hpp"
+#include "zones/journal.hpp"
 #include "zones/loader.hpp"
 #include "zones/rrtype.hpp"
 
@@ -227,4 +228,51 @@ TEST_CASE("NSEC3 hash (RFC 9276 profile) agrees with ldns") {
         ldns_rdf_deep_free(hashed);
         ldns_rdf_deep_free(name);
     }
+}
+
+TEST_CASE("a reload re-signs only what changed; a re-sign renews only the signatures due") {
+    std::string error;
+    DnssecKey key;
+    REQUIRE(generateKey("s.test.", kAlgEcdsaP256Sha256, 257, 1700000000, key, error));
+    WireName apex;
+    textToName("s.test.", {}, apex);
+    auto sign = [&](const std::string& text, int64_t now, const Zone* previous) {
+        SourceSet set;
+        REQUIRE_MESSAGE(readZoneFile(testutil::writeFile("reuse.zone", text), "s.test.", set, error), error);
+        SignOptions opt;
+        opt.now = now;
+        opt.previous = previous;
+        auto z = compileSigned(apex, set, "reuse.zone", {key}, opt, error);
+        REQUIRE_MESSAGE(z, error);
+        return z;
+    };
+    const int64_t t = 1800000000;
+    const uint32_t v = 14 * 86400;
+    auto v1 = sign(kZone, t, nullptr);
+    // Every signature expires within the last quarter of the validity; the first is due when half is left.
+    CHECK(v1->signer()->refreshAt() >= t + v / 4);
+    CHECK(v1->signer()->refreshAt() <= t + v / 2);
+    // One record added a minute later: the SOA and its RRSIG, big's NSEC (its next name is now "new") and
+    // its RRSIG go; the new SOA, A, NSECs and their four RRSIGs come. Every other signature is kept.
+    std::string more = kZone;
+    more.replace(more.find(" 7 3600"), 7, " 8 3600");
+    more += "new A 192.0.2.99\n";
+    auto v2 = sign(more, t + 60, v1.get());
+    auto cs = diffZones(*v1, *v2);
+    CHECK(cs->removed == 4);
+    CHECK(cs->added == 8);
+    // Signed from scratch instead, every RRSIG would be new.
+    auto fresh = sign(more, t + 60, nullptr);
+    size_t sigs = 0;
+    for (uint32_t i = 0; i < fresh->nodeCount(); ++i)
+        if (const RRset* s = fresh->rrset(fresh->node(i), kTypeRRSIG)) sigs += s->count;
+    CHECK(diffZones(*v1, *fresh)->removed > sigs / 2);
+    // The re-sign at refreshAt: the signatures due within the next sixteenth of the validity, not all.
+    int64_t at = v2->signer()->refreshAt();
+    CHECK(at >= t + 60 + v / 16);
+    auto v3 = sign(more, at, v2.get());
+    auto resign = diffZones(*v2, *v3);
+    CHECK(resign->removed > 1);         // the SOA's and at least the one that was due
+    CHECK(resign->removed - 1 < sigs);  // not every signature
+    CHECK(v3->signer()->refreshAt() > at);
 }

@@ -294,7 +294,7 @@ TEST_CASE(
     REQUIRE(verifyRequest({q.data(), q.size()}, res.tsigAt, keys, now(), ts));
     REQUIRE(ts.error == kTsigNoError);
     const size_t msgMax = 2048;
-    AxfrWriter w(*res.zone, {q.data(), q.size()}, msgMax - tsigRecordSize(keys[0]));
+    XfrWriter w(*res.zone, {q.data(), q.size()}, msgMax - tsigRecordSize(keys[0]));
     std::vector<uint8_t> buf(msgMax);
     size_t messages = 0, records = 0;
     while (!w.done()) {
