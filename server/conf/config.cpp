@@ -849,6 +849,8 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                             "\"increment\" or \"dateserial\")");
                     zc.serialPolicy = *pol;
                 }
+                zc.journal.depth = size_t(z.getInt("ixfr_journal_depth", 20, 0, 10000));
+                zc.journal.bytes = size_t(z.getInt("ixfr_journal_size", 10 << 20, 0, int64_t(1) << 32));
                 zc.axfrAllowSet = z.has("axfr_allow");
                 zc.axfrAllow = readAxfrAllow(
                     z, out.keys, {!out.server.tlsListen.empty(), !out.server.tlsClientCa.empty()});

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "zones/journal.hpp"
 #include "zones/serial.hpp"
 #include "zones/tsig.hpp"
 
@@ -163,6 +164,9 @@ struct ZoneConf {
     // The SOA serial served (zones/serial.hpp): default unixtime for a signed zone, whose every signing must
     // reach the secondaries; keep (the file's) for an unsigned one. `keep` is refused with dnssec.
     zones::SerialPolicy serialPolicy = zones::SerialPolicy::Keep;
+    // IXFR (RFC 1995): the differences kept for this zone (ixfr_journal_depth changesets, ixfr_journal_size
+    // octets; either 0: none, every IXFR is answered AXFR-style), in memory and in state_dir.
+    zones::JournalLimits journal;
 };
 
 /// Empty when the zone's file can be opened for reading; else "config:line: [[zone]] \"NAME\": file PATH: why

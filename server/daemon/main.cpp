@@ -127,6 +127,15 @@ struct Daemon {
         return std::clamp<int64_t>(int64_t(std::ceil(2 * longest)), 2, 60);
     }
 
+    // The IXFR journals the snapshot changed: a journal that is not written is dropped at the next start
+    // (it would not end at the zone then loaded), which costs secondaries a full transfer, nothing more.
+    void saveJournals(const Snapshot& s) {
+        if (stateDir.empty()) return;
+        std::string error;
+        if (!service::saveJournals(stateDir, s.journalWrites, error))
+            log::warn("IXFR journal not saved (a restart answers IXFR AXFR-style): {}", error);
+    }
+
     // After every admin change and reload: the drains on disk are the drains in the table.
     void saveAdminState() {
         if (etcd) etcd->memberChanged();
@@ -168,6 +177,7 @@ struct Daemon {
         }
         logBuildNotes(*s);
         saveZoneSerials(*s);
+        saveJournals(*s);
         for (const auto& [zone, line] : keyEventLines(old.get(), *s)) {
             log::info("{}", line);
             recordEvent(log::Level::Info, "dnssec", zone, line);
@@ -492,7 +502,9 @@ bool writeState(Daemon& d) {
         log::error("[server] state_dir is not writable: {}", error);
         return false;
     }
-    return d.saveZoneSerials(*d.shared.holder.get());
+    if (!d.saveZoneSerials(*d.shared.holder.get())) return false;
+    d.saveJournals(*d.shared.holder.get());
+    return true;
 }
 
 // doc/design.md "Start-up": one round of health checks, bounded by their timeouts, before the listeners

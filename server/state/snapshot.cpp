@@ -80,6 +80,9 @@ std::unique_ptr<zones::Zone> loadConfiguredZone(const ZoneConf& zc, std::optiona
             opt.now = int64_t(time(nullptr));
             opt.validity = zc.signatureValidity;
             opt.nsec3 = zc.denial == "nsec3";
+            // Signatures over what did not change are kept (until due): a reload's IXFR carries the change.
+            opt.previous =
+                before && before->signer() && before->signer()->nsec3 == opt.nsec3 ? before : nullptr;
             z = zones::compileSigned(apex, set, zc.file, std::move(keys), opt, error);
         }
     }
@@ -221,6 +224,8 @@ std::shared_ptr<Snapshot> buildSnapshot(const std::string& path, const Snapshot*
             at = z->signer()->keyEventAt();
             if (at && (!s->keyEventAt || at < s->keyEventAt)) s->keyEventAt = at;
         }
+        service::attachJournal(zc, *z, before, previous == nullptr, s->config.server.stateDir,
+                               s->journalWrites, s->warnings, s->serialNotes);
         s->servedSerials[key] = z->serial();
         if (!s->db.add(std::move(z))) {
             error = fmt::format("{}: zone {} is configured twice", path, zc.name);

@@ -16,6 +16,7 @@
 #include "server/state/cookies.hpp"
 #include "server/state/zone_serials.hpp"
 #include "server/state/gslb.hpp"
+#include "server/state/journal_store.hpp"
 #include "zones/answer.hpp"
 #include "zones/zonedb.hpp"
 
@@ -51,6 +52,9 @@ struct Snapshot {
     // (zones::Zone::warnings, file:line), and a line for each zone whose served serial is not the file's.
     std::vector<zones::LoadWarning> warnings;
     std::vector<std::string> serialNotes;
+    // The IXFR journals this snapshot changed (server/state/journal_store.hpp), for main to write into
+    // state_dir before publishing it.
+    std::vector<service::JournalWrite> journalWrites;
 };
 
 /// Reads zone `zc`, gives its SOA the serial of zc.serialPolicy (zones::nextServedSerial after `lastSerial`,
