@@ -2,7 +2,9 @@
 
 #include <cstring>
 
+#include "zones/axfr.hpp"
 #include "zones/dnssec.hpp"
+#include "zones/serial.hpp"
 #include "zones/rrtype.hpp"
 #include "zones/writer.hpp"
 
@@ -242,6 +244,23 @@ struct Ctx {
     }
 
     // A record that must be there: when it does not fit, the message is truncated (RFC 2181 §9).
+    // An IXFR's differences over UDP (RFC 1995 §2, §4): new SOA, the changeset's records (old SOA, removed,
+    // new SOA, added), new SOA, all in the answer section, or nothing (false) when they do not fit whole.
+    bool ixfr(const Zone& z, const IxfrPlan& plan) {
+        if (plan.style != XfrStyle::Incremental) return false;
+        const Rdata& soa = z.rdata(z.soa().first);
+        const uint8_t* apex = u8(z.apex());
+        auto m = w.mark();
+        bool ok = w.rr(kAnswer, apex, z.apex().size(), kTypeSOA, z.soa().ttl, z.bytes(soa), soa.len);
+        DiffReader rd(plan.diff->records);
+        DiffRecord r;
+        while (ok && rd.next(r))
+            ok = w.rr(kAnswer, u8(r.owner), r.owner.size(), r.type, r.ttl, u8(r.rdata), r.rdata.size());
+        ok = ok && w.rr(kAnswer, apex, z.apex().size(), kTypeSOA, z.soa().ttl, z.bytes(soa), soa.len);
+        if (!ok) w.rollback(m);
+        return ok;
+    }
+
     bool must(Section s, const Zone& z, const uint8_t* owner, size_t olen, const RRset& set, uint32_t ttl) {
         if (tc) return false;
         if (!addSet(s, z, owner, olen, set, ttl)) {
@@ -915,12 +934,28 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
                 res.rcode = kRcodeNoError;
                 return res;
             } else if (q.qtype == kTypeIXFR) {
-                // RFC 1995 §2: over UDP a server may answer with its SOA alone, telling the client to use
-                // TCP.
+                // RFC 1995 §2: over UDP, the differences when they fit in one datagram, else the SOA alone,
+                // which tells a client that is behind to ask again over TCP (and one that is not that it is
+                // up to date). Differences are zone data: only a client the server admitted gets them
+                // (info.transferAllowed); for any other request the journal could answer, Action::Axfr asks
+                // the server to decide, with the SOA-only answer already written. The check is cheap (no
+                // condensation) until the client is admitted.
                 std::string_view apex = z->apex();
                 c.countBy(apex);
-                c.must(kAnswer, *z, reinterpret_cast<const uint8_t*>(apex.data()), apex.size(), z->soa(),
-                       z->soa().ttl);
+                std::optional<uint32_t> from = ixfrRequestSerial(query, q);
+                const Journal* j = z->journal();
+                bool behind = from && serialGreater(z->serial(), *from) && j && j->serial == z->serial() &&
+                              j->covers(*from);
+                bool wrote = false;
+                if (behind && info.transferAllowed) {
+                    wrote = c.ixfr(*z, planIxfr(*z, *from));
+                } else if (behind) {
+                    res.action = Action::Axfr;
+                    res.zone = z;
+                }
+                if (!wrote)
+                    c.must(kAnswer, *z, reinterpret_cast<const uint8_t*>(apex.data()), apex.size(), z->soa(),
+                           z->soa().ttl);
             } else {
                 c.fail(kRcodeNotImp, Ede::kNotSupported);  // AXFR is a TCP-only exchange (RFC 5936 §4.2)
             }

@@ -94,7 +94,9 @@ enum class Action : uint8_t {
     Send,  // send `len` octets of the output
     Drop,  // send nothing (a response, or a runt)
     Axfr,  // a zone transfer over TCP: the server checks its ACL, then writes it with XfrWriter
-           // (zones/axfr.hpp) or answers refuse()
+           // (zones/axfr.hpp) or answers refuse(). Over UDP: an IXFR from a serial the zone's journal
+           // holds, the SOA-only answer already written (len); the server may answer it again with
+           // ClientInfo::transferAllowed when the ACL admits the client, else sends what is written
 };
 
 /// What a query's COOKIE option was worth (RFC 7873 §5.2).

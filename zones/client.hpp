@@ -24,6 +24,9 @@ inline constexpr uint8_t kFamilyIPv6 = 2;
 struct ClientInfo {
     const sockaddr* source = nullptr;  // the packet's source (sockaddr_in / sockaddr_in6); null: unknown
     uint32_t now = 0;  // wall-clock time, s since the Unix epoch (RFC 9018 server cookie timestamps)
+    // The server admitted this client to transfer the zone asked for (axfr_allow, TSIG): an IXFR over UDP
+    // may then carry the zone's differences (zones/answer.hpp answer()).
+    bool transferAllowed = false;
 };
 
 /// The full-length prefix of a socket address; an IPv4-mapped IPv6 address becomes IPv4. Family 0 for

@@ -89,6 +89,8 @@ void Responder::answerDatagrams(const Snapshot& snap, Datagram* dg, int n) {
         if (packed) dg[i].out = answers_.get() + off;
         res = zones::answer(snap.db, snap.answer, dg[i].query, false, {dg[i].out, kAnswerRoom}, &selector_,
                             zones::ClientInfo{peer, now});
+        if (res.action == zones::Action::Axfr) [[unlikely]]
+            admitUdpIxfr(snap, dg[i], now);
         // The next answer starts after this one, on a fresh cache line. A signed query's response is signed
         // (or replaced by a TSIG error) below, in place and longer: it keeps all its room.
         if (packed) off += res.tsigAt ? kAnswerRoom : (res.len + kAnswerAlign - 1) & ~(kAnswerAlign - 1);
@@ -143,6 +145,28 @@ void Responder::answerDatagrams(const Snapshot& snap, Datagram* dg, int n) {
     }
 }
 
+[[gnu::noinline, gnu::cold]] void Responder::admitUdpIxfr(const Snapshot& snap, Datagram& d, uint32_t now) {
+    // A signed request is verified here to know its key; answerDatagrams verifies it again to sign whatever
+    // goes back (a rare path: twice is cheap). A bad TSIG leaves the SOA-only answer for answerDatagrams to
+    // replace with the TSIG error.
+    const auto* peer = reinterpret_cast<const sockaddr*>(d.peer);
+    d.res.action = zones::Action::Send;
+    const zones::TsigKey* key = nullptr;
+    if (d.res.tsigAt) {
+        zones::TsigSession ts;
+        if (!zones::verifyRequest(d.query, d.res.tsigAt, snap.config.keys, unixNow(), ts) ||
+            ts.error != zones::kTsigNoError)
+            return;
+        key = ts.key;
+    }
+    // UDP is not TLS: an entry that requires XoT does not admit this client (the SOA alone, as to anyone).
+    if (!xfr::axfrRefusal(snap.config, xfr::axfrAcl(snap.config, d.res.zone->name()), peer, key, {}).empty())
+        return;
+    d.res = zones::answer(snap.db, snap.answer, d.query, false, {d.out, kAnswerRoom}, &selector_,
+                          zones::ClientInfo{peer, now, true});
+    d.res.action = zones::Action::Send;
+}
+
 Reply Responder::answer(const Snapshot& snap, std::span<const uint8_t> query, std::span<uint8_t> out,
                         const Client& client, Transport transport) {
     if (transport == Transport::Udp) {
@@ -187,8 +211,9 @@ Reply Responder::admitTransfer(const Snapshot& snap, std::span<const uint8_t> qu
     int per = snap.config.server.axfrMaxConcurrentPerClient;
     WorkerStats& st = stats();
     if (!why.empty()) {
-        logRefusal(fmt::format("AXFR of {} from {}{} refused: {}", res.zone->name(), peerText(client.addr),
-                               tls ? " (TLS)" : "", why));
+        logRefusal(fmt::format("{} of {} from {}{} refused: {}",
+                               res.qtype == zones::kTypeIXFR ? "IXFR" : "AXFR", res.zone->name(),
+                               peerText(client.addr), tls ? " (TLS)" : "", why));
         rcode = 5;
         outLen =
             zones::refuse(snap.answer, query, out, rcode, {zones::Ede::kProhibited, {}});  // RFC 8914 §4.19
@@ -207,8 +232,18 @@ Reply Responder::admitTransfer(const Snapshot& snap, std::span<const uint8_t> qu
         outLen = zones::refuse(snap.answer, query, out, 2, kEdeBusy);
     } else {
         st.count(res.qtype, res.rcode);
-        return Reply{Reply::Kind::Transfer, 0,
-                     std::make_unique<Transfer>(snap_, *res.zone, query, ts, shared_, client.key, per > 0)};
+        auto t = std::make_unique<Transfer>(snap_, *res.zone, query, ts, shared_, client.key, per > 0);
+        // One line per transfer sent, as Knot logs its outgoing ones: which kind went out tells an operator
+        // whether the journal served the secondary. Admitted transfers only, at most axfr_max_concurrent at
+        // a time: never a flood.
+        const zones::XfrWriter& w = t->writer();
+        if (w.style() == zones::XfrStyle::Axfr)
+            log::info("AXFR of {} to {}{}: serial {}", res.zone->name(), peerText(client.addr),
+                      tls ? " (TLS)" : "", res.zone->serial());
+        else
+            log::info("{} of {} to {}{}: serial {} -> {}", zones::xfrStyleName(w.style()), res.zone->name(),
+                      peerText(client.addr), tls ? " (TLS)" : "", w.requestSerial(), res.zone->serial());
+        return Reply{Reply::Kind::Transfer, 0, std::move(t)};
     }
     return Reply{};
 }

@@ -1,9 +1,9 @@
-// A zone transfer the responder admitted (RFC 5936 AXFR over a stream transport): its messages, signed when
-// the query was (RFC 8945 §5.3.1: every message signed, each MAC chained to the one before). The transport
-// asks for them as the client drains its output (server/net/tcp.cpp), so a client that stops reading costs
-// a bounded amount of memory whatever the zone's size. The transfer keeps the snapshot it reads alive across
-// a reload, and gives back the slots admission took (Shared::axfrActive, the client's unit of
-// Shared::axfrPerClient) when it is destroyed, done or not.
+// A zone transfer the responder admitted (RFC 5936 AXFR, or RFC 1995 IXFR, over a stream transport): its
+// messages, signed when the query was (RFC 8945 §5.3.1: every message signed, each MAC chained to the one
+// before). The transport asks for them as the client drains its output (server/net/tcp.cpp), so a client that
+// stops reading costs a bounded amount of memory whatever the zone's size. The transfer keeps the snapshot it
+// reads alive across a reload, and gives back the slots admission took (Shared::axfrActive, the client's unit
+// of Shared::axfrPerClient) when it is destroyed, done or not.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -36,6 +36,8 @@ class Transfer {
     bool done() const { return writer_.done(); }
     /// Messages written so far.
     size_t messages() const { return writer_.messages(); }
+    /// What goes out: an AXFR, or an IXFR's differences, SOA alone or whole zone (zones::XfrStyle).
+    const zones::XfrWriter& writer() const { return writer_; }
 
   private:
     std::shared_ptr<const Snapshot> snap_;  // before writer_: the zone it reads lives in the snapshot

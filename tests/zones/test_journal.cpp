@@ -1,4 +1,4 @@
-// IXFR's differences (zones/journal.cpp) and their transfer (zones/axfr.cpp XfrWriter):
+// IXFR's differences (zones/journal.cpp) and their transfer (zones/axfr.cpp XfrWriter, answer() over UDP):
 // worked examples with every record written out.
 #include <doctest/doctest.h>
 
@@ -352,4 +352,64 @@ TEST_CASE("IXFR over TCP: condensed differences, up to date, AXFR-style") {
     small->setJournal(j);
     CHECK(planIxfr(*small, 3).style == XfrStyle::AxfrStyle);
     CHECK(planIxfr(*small, 4).style == XfrStyle::UpToDate);
+}
+
+TEST_CASE("IXFR over UDP: the SOA until admitted, then the differences when they fit (RFC 1995 §2)") {
+    History h;
+    testutil::Server s;
+    s.db.add(std::move(h.v3));
+    const Zone& z = *s.db.zones().front();
+    auto q = ixfrQuery("x.test.", 1);
+    // Not admitted yet: the SOA-only answer is written and the server is asked (Action::Axfr).
+    auto res =
+        gslb::zones::answer(s.db, s.opt, {q.data(), q.size()}, false, {s.out.data(), s.out.size()}, nullptr);
+    CHECK(res.action == Action::Axfr);
+    CHECK(res.zone == &z);
+    auto r = testutil::decode(s.out.data(), res.len);
+    CHECK(r.an == V{"x.test. 300 IN SOA ns1.x.test. host.x.test. 3 3600 600 86400 60"});
+    // Admitted: the nine records of the transfer above, in one datagram.
+    ClientInfo ok;
+    ok.transferAllowed = true;
+    res = gslb::zones::answer(s.db, s.opt, {q.data(), q.size()}, false, {s.out.data(), s.out.size()}, nullptr,
+                              ok);
+    CHECK(res.action == Action::Send);
+    r = testutil::decode(s.out.data(), res.len);
+    CHECK(r.aa);
+    CHECK(!r.tc);
+    REQUIRE(r.an.size() == 9);
+    CHECK(r.an[1] == "x.test. 300 IN SOA ns1.x.test. host.x.test. 1 3600 600 86400 60");
+    CHECK(res.len <= 512);
+    // Up to date, or not in the journal: the SOA, and nothing for the server to decide.
+    for (uint32_t serial : {3u, 0u}) {
+        auto q2 = ixfrQuery("x.test.", serial);
+        res = gslb::zones::answer(s.db, s.opt, {q2.data(), q2.size()}, false, {s.out.data(), s.out.size()},
+                                  nullptr);
+        CHECK(res.action == Action::Send);
+        CHECK(testutil::decode(s.out.data(), res.len).an.size() == 1);
+    }
+}
+
+TEST_CASE("IXFR over UDP: differences larger than a datagram give the SOA alone") {
+    std::string big1 = head(1), big2 = head(2);
+    for (int i = 0; i < 40; ++i) big2 += "h" + std::to_string(i) + " TXT \"" + std::string(30, 'y') + "\"\n";
+    for (int i = 0; i < 60; ++i) {
+        big1 += "k" + std::to_string(i) + " A 192.0.2.1\n";
+        big2 += "k" + std::to_string(i) + " A 192.0.2.1\n";
+    }
+    auto a = load(big1), b = load(big2);
+    b->setJournal(extendJournal(nullptr, b->apex(), diffZones(*a, *b), zoneDigest(*b), JournalLimits{}));
+    testutil::Server s;
+    s.db.add(std::move(b));
+    auto q = ixfrQuery("x.test.", 1);
+    ClientInfo ok;
+    ok.transferAllowed = true;
+    auto res = gslb::zones::answer(s.db, s.opt, {q.data(), q.size()}, false, {s.out.data(), s.out.size()},
+                                   nullptr, ok);
+    auto r = testutil::decode(s.out.data(), res.len);
+    CHECK(r.an == V{"x.test. 300 IN SOA ns1.x.test. host.x.test. 2 3600 600 86400 60"});
+    CHECK(!r.tc);
+    // Over TCP the same request gets all 40 of them.
+    XfrStyle st;
+    CHECK(transfer(*s.db.zones().front(), q, st).size() == 1 + 1 + 1 + 40 + 1);
+    CHECK(st == XfrStyle::Incremental);
 }

@@ -219,3 +219,84 @@ TEST_CASE(
     CHECK(b.shared.stats[0].tcp.load() == 2);
     CHECK(b.shared.stats[0].tls.load() == 2);
 }
+
+namespace {
+
+// An IXFR request for t.test. from `serial` (RFC 1995 §3): the client's SOA in the authority section, its
+// owner a pointer to the QNAME, MNAME and RNAME the root.
+std::vector<uint8_t> ixfrQuery(uint32_t serial) {
+    auto q = st::makeQuery("t.test.", zones::kTypeIXFR);
+    q[9] = 1;  // NSCOUNT
+    const uint8_t rr[] = {0xC0, 12, 0, 6, 0, 1, 0, 0, 0, 0, 0, 22, 0, 0};
+    q.insert(q.end(), rr, rr + sizeof rr);
+    for (uint32_t v : {serial, 0u, 0u, 0u, 0u})
+        for (int s = 24; s >= 0; s -= 8) q.push_back(uint8_t(v >> s));
+    return q;
+}
+
+// The types of a response's answer section, in order.
+std::vector<int> answerTypes(const uint8_t* wire, size_t n) {
+    ldns_pkt* p = nullptr;
+    REQUIRE(ldns_wire2pkt(&p, wire, n) == LDNS_STATUS_OK);
+    std::vector<int> out;
+    for (size_t i = 0; i < ldns_rr_list_rr_count(ldns_pkt_answer(p)); ++i)
+        out.push_back(int(ldns_rr_get_type(ldns_rr_list_rr(ldns_pkt_answer(p), i))));
+    ldns_pkt_free(p);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "responder: IXFR from the journal: differences over UDP to a client the ACL admits, the SOA to "
+    "anyone else; over TCP the transfer says which kind went out") {
+    // Serial 2024010101, then a reload of the same file with one record more and serial 2024010102: the
+    // journal holds that difference (server/state/journal_store.hpp).
+    st::Written w = st::writeConfig(xfrConfig("axfr_allow = [\"127.0.0.0/8\"]\n"));
+    std::string error;
+    auto v1 = buildSnapshot(w.config, nullptr, error);
+    REQUIRE_MESSAGE(v1, error);
+    std::string z2 = st::kZone;
+    z2.replace(z2.find("2024010101"), 10, "2024010102");
+    st::writeFile(w.dir, "t.zone", z2 + "new IN A 192.0.2.77\n");
+    auto v2 = buildSnapshot(w.config, v1.get(), error);
+    REQUIRE_MESSAGE(v2, error);
+    Bench b(v2);
+    const Snapshot& snap = b.responder.snapshot();
+    const zones::Zone* zone = snap.db.zone(std::string_view("\x01t\x04test", 8));  // the NUL ends it
+    REQUIRE(zone);
+    REQUIRE(zone->serial() == 2024010102u);
+
+    sockaddr_storage lo{}, other{};
+    sockaddr_in a = ipv4("127.0.0.1", 40000), o = ipv4("192.0.2.9", 40000);
+    std::memcpy(&lo, &a, sizeof a);
+    std::memcpy(&other, &o, sizeof o);
+    auto q = ixfrQuery(2024010101);
+    // RFC 1995 §4 over one datagram: new SOA, old SOA, (nothing removed), new SOA, new's A, new SOA.
+    Datagram dg[2] = {{q, &lo, nullptr, {}}, {q, &other, nullptr, {}}};
+    b.responder.answerDatagrams(snap, dg, 2);
+    CHECK(answerTypes(dg[0].out, dg[0].res.len) == std::vector<int>{6, 6, 6, 1, 6});
+    // Not admitted: the SOA alone, as before there was a journal (RFC 1995 §2).
+    CHECK(answerTypes(dg[1].out, dg[1].res.len) == std::vector<int>{6});
+    // Up to date: the SOA alone to anyone.
+    auto current = ixfrQuery(2024010102);
+    Datagram up{current, &lo, nullptr, {}};
+    b.responder.answerDatagrams(snap, &up, 1);
+    CHECK(answerTypes(up.out, up.res.len) == std::vector<int>{6});
+    CHECK(b.shared.stats[0].udp.load() == 3);
+    CHECK(b.shared.stats[0].dropped.load() == 0);
+
+    // Over TCP: an admitted IXFR is a transfer of the differences; from a serial the journal never held,
+    // the whole zone (AXFR-style, RFC 1995 §4).
+    const Client admitted{reinterpret_cast<const sockaddr*>(&a),
+                          ClientCounter::keyOf(reinterpret_cast<sockaddr*>(&a))};
+    std::vector<uint8_t> out(65535);
+    Reply t = b.responder.answer(snap, q, out, admitted, Transport::Tcp);
+    REQUIRE(t.kind == Reply::Kind::Transfer);
+    CHECK(t.transfer->writer().style() == zones::XfrStyle::Incremental);
+    CHECK(t.transfer->writer().requestSerial() == 2024010101u);
+    t.transfer.reset();
+    Reply whole = b.responder.answer(snap, ixfrQuery(2023000000), out, admitted, Transport::Tcp);
+    REQUIRE(whole.kind == Reply::Kind::Transfer);
+    CHECK(whole.transfer->writer().style() == zones::XfrStyle::AxfrStyle);
+}
