@@ -787,11 +787,23 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                 zc.name = z.getString("name", "");
                 if (zc.name.empty()) z.fail(nullptr, "name", "is required");
                 if (zc.name.back() != '.') zc.name += '.';
+                zc.catalog = z.getBool("catalog", false);
                 std::string f = z.getString("file", "");
-                if (f.empty()) z.fail(nullptr, "file", "is required");
-                zc.file = resolvePath(path, f);
+                if (zc.catalog && !f.empty())
+                    z.fail(
+                        z.raw("file"), "file",
+                        "a catalog zone (catalog = true) is built by gslbd from the other [[zone]]s and has "
+                        "no file");
+                if (!zc.catalog && f.empty()) z.fail(nullptr, "file", "is required");
+                if (!f.empty()) zc.file = resolvePath(path, f);
                 if (const toml::node* fn = z.raw("file"))
                     zc.where = fmt::format("{}:{}", path, fn->source().begin.line);
+                zc.catalogGroup = z.getString("catalog_group", "");
+                if (zc.catalogGroup.size() > 255)
+                    z.fail(z.raw("catalog_group"), "catalog_group",
+                           "is longer than 255 octets (RFC 1035 §3.3)");
+                if (zc.catalog && !zc.catalogGroup.empty())
+                    z.fail(z.raw("catalog_group"), "catalog_group", "is for member zones, not for a catalog");
                 if (const toml::node* nn = z.raw("notify")) {
                     const toml::array* na = nn->as_array();
                     if (!na) z.fail(nn, "notify", "must be an array of addresses or { address, key } tables");
@@ -862,6 +874,11 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
             }
         }
         if (out.zones.empty()) top.fail(nullptr, "zone", "no [[zone]] configured: nothing to serve");
+        for (auto& cat : out.zones) {
+            if (!cat.catalog) continue;
+            for (const auto& m : out.zones)
+                if (!m.catalog) cat.catalogMembers.push_back({m.name, m.catalogGroup});
+        }
 
         // [defaults]
         {

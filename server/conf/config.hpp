@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "zones/catalog.hpp"
 #include "zones/journal.hpp"
 #include "zones/serial.hpp"
 #include "zones/tsig.hpp"
@@ -167,6 +168,11 @@ struct ZoneConf {
     // IXFR (RFC 1995): the differences kept for this zone (ixfr_journal_depth changesets, ixfr_journal_size
     // octets; either 0: none, every IXFR is answered AXFR-style), in memory and in state_dir.
     zones::JournalLimits journal;
+    // RFC 9432 catalog zone built by gslbd (no file): its members are every other [[zone]] that is not a
+    // catalog, in config order, each with its catalog_group.
+    bool catalog = false;
+    std::vector<zones::CatalogMember> catalogMembers;
+    std::string catalogGroup;  // this zone's RFC 9432 §4.4.2 group property in the catalogs; empty: none
 };
 
 /// Empty when the zone's file can be opened for reading; else "config:line: [[zone]] \"NAME\": file PATH: why

@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "server/conf/digest.hpp"
+#include "zones/catalog.hpp"
 #include "zones/dnssec.hpp"
 #include "zones/dnssec_rollover.hpp"
 #include "zones/loader.hpp"
@@ -21,12 +22,22 @@ std::unique_ptr<zones::Zone> loadConfiguredZone(const ZoneConf& zc, std::optiona
                                                 int64_t now, std::string& error, const zones::Zone* before,
                                                 std::string* note, bool* warn) {
     zones::SourceSet set;
-    if (error = zoneFileProblem(zc); !error.empty()) return nullptr;
-    if (!zones::readZoneFile(zc.file, zc.name, set, error)) return nullptr;
     zones::WireName apex;
     if (!zones::textToName(zc.name, {}, apex)) {
         error = fmt::format("{}: not a domain name", zc.name);
         return nullptr;
+    }
+    if (zc.catalog) {
+        // RFC 9432: the catalog's records from the config. Its "file" serial is the one served before (so
+        // "keep" moves it on by one only when the member set changed), or at start the time: a restart always
+        // moves it on, since the members may have changed while gslbd was down.
+        zones::lowerName(reinterpret_cast<uint8_t*>(apex.data()), apex.size());
+        uint32_t synth = before && lastSerial ? *lastSerial : uint32_t(now);
+        if (!zones::catalogRecords(apex, zc.catalogMembers, synth, "catalog " + zc.name, set, error))
+            return nullptr;
+    } else {
+        if (error = zoneFileProblem(zc); !error.empty()) return nullptr;
+        if (!zones::readZoneFile(zc.file, zc.name, set, error)) return nullptr;
     }
     // The served serial goes into the SOA before anything is compiled or signed: the SOA's RRSIG, AXFR and
     // NOTIFY all carry it. A zone without an apex SOA is left as it is, for compile() to refuse.
@@ -86,7 +97,7 @@ std::unique_ptr<zones::Zone> loadConfiguredZone(const ZoneConf& zc, std::optiona
             z = zones::compileSigned(apex, set, zc.file, std::move(keys), opt, error);
         }
     }
-    if (!z || !hasFileSerial || served == fileSerial || !note) return z;
+    if (!z || !hasFileSerial || served == fileSerial || !note || zc.catalog) return z;
     std::string last = lastSerial ? std::to_string(*lastSerial) : "none";
     const bool behind = zc.serialPolicy == zones::SerialPolicy::Keep;
     if (warn) *warn = behind;

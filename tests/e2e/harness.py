@@ -1044,12 +1044,15 @@ class Knot(_Daemon):
     """knotd as a secondary of a primary at 127.0.0.1@primary_port."""
     name = "knot"
 
-    def __init__(self, zone, primary_port, key=None):
+    def __init__(self, zone, primary_port, key=None, catalog=False):
         super().__init__()
         self.zone = zone
         self.primary_port = primary_port
         self.port = free_port()
         self.key = key  # (name, algorithm, base64 secret): transfers and NOTIFY signed with it (TSIG)
+        # `zone` is an RFC 9432 catalog (catalog-role: interpret): its members get the template "member",
+        # transferred from the same primary; none of them is in this configuration.
+        self.catalog = catalog
 
     def start(self):
         key_conf = remote_key = ""
@@ -1062,6 +1065,17 @@ class Knot(_Daemon):
 
 """
             remote_key = f"\n    key: {name}"
+        member = catalog = ""
+        if self.catalog:
+            member = f"""  - id: member
+    storage: "{self.dir}/zones"
+    zonefile-sync: -1
+    zonefile-load: none
+    journal-content: none
+    master: primary
+    acl: notify_from_primary
+"""
+            catalog = "\n    catalog-role: interpret\n    catalog-template: member"
         conf = key_conf + f"""server:
     rundir: "{self.dir}"
     user: root:root
@@ -1092,11 +1106,11 @@ template:
     zonefile-sync: -1
     zonefile-load: none
     journal-content: none
-
+{member}
 zone:
   - domain: {self.zone}
     master: primary
-    acl: notify_from_primary
+    acl: notify_from_primary{catalog}
 """
         os.makedirs(self.path("zones"), exist_ok=True)
         os.makedirs(self.path("db"), exist_ok=True)

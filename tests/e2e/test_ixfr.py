@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""IXFR out (RFC 1995) with real secondaries: Knot 3.2 and NSD follow gslbd by IXFR after `gslbctl zone add`
-and a reload (Knot's own log says IXFR, and how many bytes each transfer took: printed), across a restart (the
-journal in state_dir), and Knot follows a signed zone by IXFR after a change and a re-sign."""
+"""IXFR out (RFC 1995) and the catalog zone producer (RFC 9432), with real secondaries: Knot 3.2 and NSD
+follow gslbd by IXFR after `gslbctl zone add` and a reload (Knot's own log says IXFR, and how many bytes
+each transfer took: printed), across a restart (the journal in state_dir), and a Knot that interprets
+gslbd's catalog adds and drops member zones on gslbd's reload alone."""
 import os
 import re
 import shutil
@@ -26,10 +27,10 @@ def big_zone(serial=2024010101):
     return "\n".join(lines) + "\n"
 
 
-def config(port, state, notify):
+def config(port, state, notify, extra_zones="", catalog=""):
     n = ", ".join(f'"127.0.0.1:{p}"' for p in notify)
     return (f'[server]\nlisten = ["127.0.0.1:{port}"]\naxfr_allow = ["127.0.0.1"]\nstate_dir = "{state}"\n\n'
-            f'[[zone]]\nname = "{ORIGIN}"\nfile = "zone.db"\nnotify = [{n}]\n')
+            f'[[zone]]\nname = "{ORIGIN}"\nfile = "zone.db"\nnotify = [{n}]\n' + extra_zones + catalog)
 
 
 TRANSFER = re.compile(r"\[(\S+)\] (AXFR|IXFR), incoming, remote [^,]+, finished, [\d.]+ seconds, "
@@ -174,6 +175,62 @@ class SignedIxfr(unittest.TestCase):
             self.assertLess(kinds[1][1], axfr // 20)
             for _, b in kinds[2:]:
                 self.assertLess(b, axfr * 3 // 4)
+            g.stop()
+
+
+CAT = "catalog.gslb.example.com."
+MEMBER = "$ORIGIN {z}\n$TTL 300\n@ IN SOA ns1 admin 1 3600 900 604800 60\n@ IN NS ns1\nns1 IN A 192.0.2.1\n"
+
+
+def serves(port, zone):
+    r = kdig(port, zone, "SOA", "+time=1")
+    return r.rcode == "NOERROR" and bool(r.answer)
+
+
+@unittest.skipUnless(shutil.which("knotd"), "needs knotd")
+class Catalog(unittest.TestCase):
+    def test_knot_adds_and_drops_members_on_gslbd_reload(self):
+        g = Gslbd(files={"zone.db": big_zone(1), "a.zone": MEMBER.format(z="a.test."),
+                         "b.zone": MEMBER.format(z="b.test."), "c.zone": MEMBER.format(z="c.test.")},
+                  wait_zone=CAT)
+        knot = Knot(CAT, g.port, catalog=True)
+        zones = {"a.test.": 'catalog_group = "east"\n', "b.test.": ""}
+
+        def write_config():
+            extra = "".join(f'\n[[zone]]\nname = "{z}"\nfile = "{z[0]}.zone"\nnotify = ["127.0.0.1:{knot.port}"]\n'
+                            + group for z, group in zones.items())
+            g.raw_config = config(g.port, g.path("state"), [knot.port], extra,
+                                  f'\n[[zone]]\nname = "{CAT}"\ncatalog = true\nnotify = ["127.0.0.1:{knot.port}"]\n')
+            g.write("gslbd.toml", g.raw_config)
+
+        write_config()
+        os.makedirs(g.path("state"))
+        with g, knot:
+            t0 = time.monotonic()
+            for z in ("a.test.", "b.test.", ORIGIN):
+                wait(lambda: serves(knot.port, z), 30, f"knot serves {z} from the catalog\n{knot.stderr()}")
+            print(f"catalog: knot serves the 3 members {time.monotonic() - t0:.2f} s after start")
+            # The catalog's records: version 2, a PTR per member, a's group.
+            r = kdig(g.port, "version." + CAT, "TXT")
+            self.assertEqual([rr.rdata for rr in r.answer], ['"2"'])
+            old = soa_serial(g.port, CAT)
+            # Drop b, add c: gslbd's reload alone; knot's configuration is not touched.
+            del zones["b.test."]
+            zones["c.test."] = ""
+            write_config()
+            t0 = time.monotonic()
+            g.reload()
+            wait(lambda: serves(knot.port, "c.test."), 20, f"knot adds c.test.\n{knot.stderr()}\n{g.stderr()}")
+            wait(lambda: not serves(knot.port, "b.test."), 20, f"knot drops b.test.\n{knot.stderr()}")
+            print(f"catalog: knot added c.test. and dropped b.test. {time.monotonic() - t0:.2f} s after the reload")
+            self.assertTrue(serves(knot.port, "a.test."))
+            new = soa_serial(g.port, CAT)
+            self.assertEqual(new, old + 1)
+            # The catalog went by IXFR too (its journal), and a reload that changes nothing keeps its serial.
+            self.assertRegex(g.stderr(), rf"IXFR of {re.escape(CAT)} to 127\.0\.0\.1:\d+: serial {old} -> {new}")
+            g.reload()
+            time.sleep(0.5)
+            self.assertEqual(soa_serial(g.port, CAT), new)
             g.stop()
 
 
