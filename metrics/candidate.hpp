@@ -46,6 +46,18 @@ struct Candidate {
     double hashScore = kUnknown;      // hashed: weighted rendezvous score of (client prefix, service)
     double rttMs = kUnknown;  // rtt: the round-trip time site agents learned from the client's prefix to this
                               // candidate's site, ms (unknown: no figure, or older than rtt_max_age)
+    // The service's configured `capacity` (sessions or connections it can hold, > 0); NaN when not set. What
+    // utilisationOf (metrics/utilisation.hpp) divides connections by when the site reports no session table.
+    double capacity = kUnknown;
+    // A health check of the service failed but has not reached `fall` yet: still up, but uncertain. The
+    // headroom TTL rule (metrics/balance.hpp) gives such answers ttl_min, so a failure confirmed a few checks
+    // later leaves fewer clients cached on the site.
+    bool suspect = false;
+    // Filled per query by the server for the `headroom` chooser only (metrics/balance.hpp):
+    double flow = 0;           // committed flow: sum of the demand of answers naming this service still
+                               // cached by resolvers (sessions/s, >= 0), as this gslbd gave them
+    double demand = kUnknown;  // the querying resolver's estimated demand (sessions/s), the same in every
+                               // candidate of one query; NaN: unknown
 };
 
 }  // namespace gslb::metrics

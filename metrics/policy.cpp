@@ -42,6 +42,8 @@ Result<Policy> Policy::compile(const std::vector<std::string>& stageNames, const
     if (!inRange(params.sessionTolerance, 0, 100))
         return fail(
             fmt::format("session_tolerance = {} is out of range 0..100 (percent)", params.sessionTolerance));
+    if (!inRange(params.sessionFloor, 0, 100))
+        return fail(fmt::format("session_floor = {} is out of range 0..100 (percent)", params.sessionFloor));
     if (!inRange(params.flashbackTolerance, 0, 100))
         return fail(fmt::format("flashback_tolerance = {} is out of range 0..100 (percent)",
                                 params.flashbackTolerance));

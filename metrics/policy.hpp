@@ -18,7 +18,7 @@ namespace gslb::metrics {
 
 class Policy {
   public:
-    // Brocade's default metric order with HP's last step (doc/design.md).
+    // The stages of a hostname that names no policy (policy.cpp says which, and why those).
     static const std::vector<std::string>& defaultStageNames();
     static Policy defaultPolicy();
 

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "metrics/balance.hpp"
+
 namespace gslb::metrics {
 namespace {
 
@@ -38,6 +40,8 @@ constexpr std::array<StageInfo, kStageCount> kStages{{
      "random in proportion to the mod_cluster load factor"},
     {"hashed", StageKind::Hashed, true, nullptr, &chooseHashed,
      "the same client prefix gets the same service while it survives (weighted rendezvous hashing)"},
+    {"headroom", StageKind::Headroom, true, nullptr, &chooseHeadroom,
+     "random toward shares of capacity x headroom, counting the demand of answers still cached"},
 }};
 
 }  // namespace

@@ -30,9 +30,10 @@ enum class StageKind : std::uint8_t {
     BestServer,
     LoadFactor,
     Hashed,
+    Headroom,
 };
 
-inline constexpr std::size_t kStageCount = 17;
+inline constexpr std::size_t kStageCount = 18;
 
 struct StageInfo {
     std::string_view name;  // the config name, e.g. "session-threshold"

@@ -64,6 +64,7 @@ Result<std::shared_ptr<StateTable>> StateTable::build(const std::vector<std::str
 void StateTable::copyState(const ServiceState& from, ServiceState& to) noexcept {
     to.health.store(from.health.load(kRelaxed), kRelaxed);
     to.enabled.store(from.enabled.load(kRelaxed), kRelaxed);
+    to.suspect.store(from.suspect.load(kRelaxed), kRelaxed);
     to.connections.store(from.connections.load(kRelaxed), kRelaxed);
     to.connectionsAtMs.store(from.connectionsAtMs.load(kRelaxed), kRelaxed);
     to.l4Ms.store(from.l4Ms.load(kRelaxed), kRelaxed);
@@ -113,6 +114,9 @@ void StateTable::setHealth(std::uint32_t s, Health h) noexcept {
 }
 void StateTable::setServiceEnabled(std::uint32_t s, bool e) noexcept {
     services_[s].enabled.store(e, kRelaxed);
+}
+void StateTable::setSuspect(std::uint32_t s, bool suspect) noexcept {
+    services_[s].suspect.store(suspect, kRelaxed);
 }
 void StateTable::reportConnections(std::uint32_t s, double connections, std::int64_t nowMs) noexcept {
     services_[s].connections.store(connections, kRelaxed);
@@ -200,6 +204,7 @@ Candidate fillCandidate(const StateTable& table, std::uint32_t serviceSlot, std:
     Candidate c;
     c.health = static_cast<Health>(svc.health.load(kRelaxed));
     c.enabled = svc.enabled.load(kRelaxed);
+    c.suspect = svc.suspect.load(kRelaxed);
     c.siteUp = site.up.load(kRelaxed);
     c.siteEnabled = site.enabled.load(kRelaxed);
     c.preference = site.preference.load(kRelaxed);

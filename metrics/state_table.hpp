@@ -70,6 +70,8 @@ class StateTable {
     // ---- Writers: control thread only. Slot out of range is a precondition violation. ----
     void setHealth(std::uint32_t service, Health h) noexcept;
     void setServiceEnabled(std::uint32_t service, bool enabled) noexcept;
+    // A check of the service failed and has not reached `fall` yet (Candidate::suspect).
+    void setSuspect(std::uint32_t service, bool suspect) noexcept;
     void reportConnections(std::uint32_t service, double connections, std::int64_t nowMs) noexcept;
     // FlashBack times in ms (NaN = none; health checks refresh them every interval, so they don't age).
     void setFlashback(std::uint32_t service, double l4Ms, double l7Ms) noexcept;
@@ -112,6 +114,7 @@ class StateTable {
     struct ServiceState {
         std::atomic<std::uint8_t> health{static_cast<std::uint8_t>(Health::Unknown)};
         std::atomic<bool> enabled{true};
+        std::atomic<bool> suspect{false};
         std::atomic<double> connections{kUnknown};
         std::atomic<std::int64_t> connectionsAtMs{kNeverMs};
         std::atomic<double> l4Ms{kUnknown};

@@ -891,11 +891,12 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
     // RFC 7871 §7.1.1: the ECS prefix, when sent, is where the client is; else the packet's source.
     Client client;
     bool useEcs = opt.ecs && q.edns && q.ecsCount > 0;
+    client.resolver = subnetOf(info.source);
     if (useEcs && q.ecsValid) {
         client.subnet = q.ecs.subnet;
         client.fromEcs = true;
     } else {
-        client.subnet = subnetOf(info.source);
+        client.subnet = client.resolver;
     }
     bool echoEcs = false;  // a valid ECS goes back with our scope (§7.2.1)
     Ctx c(db, opt, q, w, hook, tcp, client);

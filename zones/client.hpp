@@ -37,7 +37,9 @@ ClientSubnet subnetOf(const sockaddr* sa) noexcept;
 /// else the packet's source.
 struct Client {
     ClientSubnet subnet;
-    bool fromEcs = false;  // the answer's scope goes back in the ECS option
+    bool fromEcs = false;   // the answer's scope goes back in the ECS option
+    ClientSubnet resolver;  // the packet's source, full length, whether or not ECS was sent (family 0:
+                            // unknown): who caches the answer when its scope is 0
 };
 
 /// An ECS option as it came in a query (RFC 7871 §6).

@@ -18,9 +18,25 @@ double available(const Candidate& c) {
 }  // namespace
 
 std::size_t filterSessionCapacity(std::span<Candidate> in, const Params& params) {
-    return detail::keepBest(
-        in, available, [](double a, double b) { return a > b; },
-        [&](double v, double best) { return equalWithinTolerance(v, best, params.sessionTolerance); });
+    // The most available sets the bar; the floor is taken against that site's table and the other's,
+    // whichever is smaller (the seats a difference is small against).
+    const Candidate* best = nullptr;
+    for (const Candidate& c : in) {
+        const double a = available(c);
+        if (!std::isnan(a) && (best == nullptr || a > available(*best))) best = &c;
+    }
+    if (best == nullptr) return in.size();
+    const double bestAvail = available(*best), bestMax = best->sessionsMax;
+    return detail::keepIf(
+        in,
+        [&](const Candidate& c) {
+            const double a = available(c);
+            if (std::isnan(a)) return true;  // unknown: kept, never the bar
+            if (equalWithinTolerance(a, bestAvail, params.sessionTolerance)) return true;
+            const double table = std::min(c.sessionsMax, bestMax);
+            return table > 0 && bestAvail - a <= table * params.sessionFloor / 100.0;
+        },
+        false);
 }
 
 }  // namespace gslb::metrics

@@ -52,8 +52,13 @@ std::size_t filterHealth(std::span<Candidate> in, const Params& params);
 std::size_t filterSessionThreshold(std::span<Candidate> in, const Params& params);
 
 // session-capacity (Brocade Virtual ADX GSLB Guide, p. 10): keeps sites whose available sessions (sessionsMax
-// - sessionsUsed, clamped at 0) are equal, within sessionTolerance percent of the larger, to the most
-// available.
+// - sessionsUsed, clamped at 0) are equal to the most available: within sessionTolerance percent of the
+// larger (the guide's 1,000,000 and 950,000 at 10 % are equal, 1,000,000 and 800,000 are not), or within
+// sessionFloor percent of the smaller of the two sites' session tables (sessionsMax). The floor is ours: a
+// tolerance relative to the seats left shrinks to nothing as sites fill, so near full one seat decided every
+// answer ("2 available is more than 10 % below the best 3"); a difference smaller than a few percent of a
+// table is within what one scrape interval changes. The stage still compares ABSOLUTE seats (a large site
+// wins while it has more free seats, however full): `gslbd --check` says so when it is named.
 std::size_t filterSessionCapacity(std::span<Candidate> in, const Params& params);
 
 // flashback (Brocade Virtual ADX GSLB Guide, p. 10): keeps services whose FlashBack time (ms, lower is
@@ -64,7 +69,15 @@ std::size_t filterSessionCapacity(std::span<Candidate> in, const Params& params)
 std::size_t filterFlashback(std::span<Candidate> in, const Params& params);
 
 // least-connections (HP SA9200 User Manual, p. 17): keeps services with connections <= fewest * (1 + factor).
+// When every candidate whose connections are known has a configured capacity (Candidate::capacity > 0), it
+// compares connections / capacity instead: the manual's own example of the trap ("Server B is the site with
+// the least number of connections, although it is already 80% loaded while Server A is only 30% loaded", HP
+// Multi-Site Traffic Director SA9200 User Manual, p. 17) — 900 of 3,000 beats 400 of 500. Without capacities
+// (the SA9200 "has no knowledge of the actual load potential"), raw counts, as the manual describes; `gslbd
+// --check` warns then. Unknown connections: kept, never the bar (the keep-the-best rule above).
 std::size_t filterLeastConnections(std::span<Candidate> in, const Params& params);
+// Whether filterLeastConnections compares connections / capacity for this input (explain shows which).
+bool connectionsRelativeToCapacity(std::span<const Candidate> in) noexcept;
 
 // cpu (HP SA9200 User Manual, p. 17): keeps services whose site cpu (percent) <= lowest * (1 + factor).
 std::size_t filterCpu(std::span<Candidate> in, const Params& params);

@@ -146,6 +146,12 @@ bool isAddress(const std::string& a) {
 PolicyConf readPolicy(TableReader& t, const PolicyConf& base) {
     PolicyConf p;
     p.ttl = uint32_t(t.getInt("ttl", base.ttl, 0, 2147483647));
+    p.ttlMin = t.getInt("ttl_min", base.ttlMin, 0, 2147483647);
+    if (t.has("ttl_min") && p.ttlMin > int64_t(p.ttl))
+        t.fail(t.raw("ttl_min"), "ttl_min", fmt::format("= {} is above ttl = {}", p.ttlMin, p.ttl));
+    // A ttl_min inherited from [defaults] above this table's own ttl: capped to it (the range holds one
+    // value).
+    if (p.ttlMin > int64_t(p.ttl)) p.ttlMin = p.ttl;
     p.answers = uint16_t(t.getInt("answers", base.answers, 1, 64));
     p.fallback = t.getString("fallback", base.fallback);
     if (p.fallback != "all" && p.fallback != "none") {
@@ -162,6 +168,7 @@ PolicyConf readPolicy(TableReader& t, const PolicyConf& base) {
     }
     p.sessionThreshold = t.getNumber("session_threshold", base.sessionThreshold, 0, 100);
     p.sessionTolerance = t.getNumber("session_tolerance", base.sessionTolerance, 0, 100);
+    p.sessionFloor = t.getNumber("session_floor", base.sessionFloor, 0, 100);
     p.flashbackTolerance = t.getNumber("flashback_tolerance", base.flashbackTolerance, 0, 100);
     p.flashbackFloor = t.getNumber("flashback_floor", base.flashbackFloor, 0, 10000);
     p.factor = t.getNumber("factor", base.factor, 0, 1000);
@@ -205,9 +212,10 @@ PolicyConf readPolicy(TableReader& t, const PolicyConf& base) {
     p.rttFloor = t.getNumber("rtt_floor", base.rttFloor, 0, 10000);
     p.rttMaxAge = int(t.getInt("rtt_max_age", base.rttMaxAge, 1, 86400));
     p.rttExplore = t.getNumber("rtt_explore", base.rttExplore, 0, 100);
-    for (const char* k : {"session_threshold", "session_tolerance", "flashback_tolerance", "flashback_floor",
-                          "factor", "topology", "nearest_tolerance", "hash_prefix_v4", "hash_prefix_v6",
-                          "rtt_tolerance", "rtt_floor", "rtt_max_age", "rtt_explore"})
+    for (const char* k :
+         {"ttl_min", "session_threshold", "session_tolerance", "session_floor", "flashback_tolerance",
+          "flashback_floor", "factor", "topology", "nearest_tolerance", "hash_prefix_v4", "hash_prefix_v6",
+          "rtt_tolerance", "rtt_floor", "rtt_max_age", "rtt_explore"})
         if (t.has(k)) p.written.emplace_back(k);
     return p;
 }

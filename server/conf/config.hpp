@@ -182,12 +182,20 @@ std::string zoneFileProblem(const ZoneConf& zc);
 
 /// Per-hostname behaviour; [defaults] gives every key's default, each [hostname."…"] may override it.
 struct PolicyConf {
-    uint32_t ttl = 30;                // s
+    uint32_t ttl = 30;    // s
+    int64_t ttlMin = -1;  // s, <= ttl (`headroom`'s adaptive TTL); -1: not set, effectiveTtlMin()
+    /// ttl_min as written, else ttl / 5 (at least 1 s when ttl >= 1): the shortest TTL the headroom chooser
+    /// gives, the `ttl` when calm.
+    uint32_t effectiveTtlMin() const {
+        if (ttlMin >= 0) return uint32_t(ttlMin);
+        return ttl == 0 ? 0 : ttl / 5 > 1 ? ttl / 5 : 1;
+    }
     uint16_t answers = 1;             // records per answer (distinct services)
     std::string fallback = "all";     // all | none | an address (when `health` leaves nothing)
     std::vector<std::string> policy;  // stage names; empty: the default policy
     double sessionThreshold = 90;     // percent of the session table used
     double sessionTolerance = 10;     // percent
+    double sessionFloor = 5;          // percent of the smaller session table (session-capacity)
     double flashbackTolerance = 10;   // percent
     double flashbackFloor = 5;        // ms: FlashBack times this close are equal whatever the percentage
     double factor = 0;  // close-enough factor (least-connections, cpu): value <= best * (1 + factor)
@@ -322,7 +330,10 @@ struct ServiceConf {
     std::string address;  // one of the hostname's A/AAAA records
     std::string site;
     double weight = 1;
-    double capacity = 0;       // informational (sessions/connections the service can take); 0: unknown
+    // Sessions (or connections) the service can hold; 0: unknown. Read where the site reports no session
+    // table: utilisation = connections / capacity (metrics/utilisation.hpp), by least-connections when every
+    // candidate has one, and by the headroom chooser.
+    double capacity = 0;
     std::string check;         // a [check.NAME]; empty: no health check (counts as up)
     std::string checkAddress;  // check this address instead of `address` (a VIP checked through another)
     int port = 0;              // check this port instead of the check's

@@ -24,6 +24,8 @@ struct KeyReader {
 constexpr KeyReader kKeyReaders[] = {
     {"session_threshold", kReadsSessions, "\"session-threshold\""},
     {"session_tolerance", kReadsSessions, "\"session-capacity\""},
+    {"session_floor", kReadsSessions, "\"session-capacity\""},
+    {"ttl_min", 0, "\"headroom\""},
     {"flashback_tolerance", kReadsFlashback, "\"flashback\""},
     {"flashback_floor", kReadsFlashback, "\"flashback\""},
     {"factor", kReadsFactor, "\"least-connections\" or \"cpu\""},
@@ -42,7 +44,8 @@ bool readsKey(const std::vector<std::string>& stages, const std::string& key) {
     const auto& st = effective(stages);
     auto has = [&](const char* s) { return std::find(st.begin(), st.end(), s) != st.end(); };
     if (key == "session_threshold") return has("session-threshold");
-    if (key == "session_tolerance") return has("session-capacity");
+    if (key == "session_tolerance" || key == "session_floor") return has("session-capacity");
+    if (key == "ttl_min") return has("headroom");
     if (key == "flashback_tolerance" || key == "flashback_floor") return has("flashback");
     if (key == "factor") return has("least-connections") || has("cpu");
     if (key == "topology" || key == "nearest_tolerance") return has("topology");
@@ -52,7 +55,8 @@ bool readsKey(const std::vector<std::string>& stages, const std::string& key) {
 }
 
 bool readsWeight(const std::string& stage) {
-    return stage == "weighted-random" || stage == "weighted-round-robin" || stage == "hashed";
+    return stage == "weighted-random" || stage == "weighted-round-robin" || stage == "hashed" ||
+           stage == "headroom";
 }
 
 }  // namespace
@@ -64,6 +68,8 @@ unsigned metricsReadBy(const std::vector<std::string>& stages) {
         if (s == "session-threshold" || s == "session-capacity") bits |= kReadsSessions;
         if (s == "load-factor") bits |= kReadsLoads;
         if (s == "least-connections") bits |= kReadsConnections | kReadsFactor;
+        // headroom's utilisation: the site's sessions_used / sessions_max, else connections / capacity.
+        if (s == "headroom") bits |= kReadsSessions | kReadsConnections;
         if (s == "preference") bits |= kReadsPreference;
         if (s == "flashback") bits |= kReadsFlashback;
     }
@@ -107,9 +113,10 @@ std::vector<UnreadSetting> unreadSettings(const Config& cfg) {
                     {at(h.line), fmt::format("hostname \"{}\": {} is not read: its policy has no {} stage",
                                              h.name, k, stages)});
             }
-    // A service's weight is read by the weighted choosers alone (metrics/stage_registry.cpp): under any other
-    // chooser it changes nothing. The bundled example once set weight = 3 on one of three sites under
-    // `random` and got a third of the answers there (67/69/64 of 200), with no word from the checks.
+    // A service's weight is read by the weighted choosers alone (metrics/stage_registry.cpp; headroom when no
+    // candidate's capacity is known, metrics/balance.hpp): under any other chooser it changes nothing. The
+    // bundled example once set weight = 3 on one of three sites under `random` and got a third of the answers
+    // there (67/69/64 of 200), with no word from the checks.
     for (const auto& h : cfg.hostnames) {
         const auto& st = effective(h.policy.policy);
         if (std::any_of(st.begin(), st.end(), [](const std::string& s) { return readsWeight(s); })) continue;
@@ -118,8 +125,8 @@ std::vector<UnreadSetting> unreadSettings(const Config& cfg) {
                 out.push_back(
                     {at(s.line), fmt::format("hostname \"{}\": service {} weight = {} is not read: its "
                                              "policy's chooser \"{}\" does not weigh services "
-                                             "(\"weighted-random\", \"weighted-round-robin\" and "
-                                             "\"hashed\" do)",
+                                             "(\"weighted-random\", \"weighted-round-robin\", "
+                                             "\"hashed\" and \"headroom\" do)",
                                              h.name, s.address, s.weight, st.back())});
     }
     for (const auto& s : cfg.sites) {
@@ -153,6 +160,41 @@ std::vector<UnreadSetting> unreadSettings(const Config& cfg) {
                     {at(m.line), fmt::format("[site.{}] loads.{} is mapped but not read: no hostname "
                                              "with a service at this site has the \"load-factor\" chooser",
                                              s.name, name)});
+    }
+    // Service settings the hostname's policy cannot read, and stages that cannot know capacity.
+    for (const auto& h : cfg.hostnames) {
+        const auto& st = effective(h.policy.policy);
+        auto has = [&](const char* n) { return std::find(st.begin(), st.end(), n) != st.end(); };
+        const bool named = !h.policy.policy.empty();
+        const bool readsCapacity = has("least-connections") || has("headroom");
+        for (const auto& sv : h.services) {
+            if (sv.capacity > 0 && !readsCapacity)
+                out.push_back(
+                    {at(sv.line), fmt::format("hostname \"{}\" service {}: capacity = {} is not read: "
+                                              "its policy has neither \"headroom\" nor "
+                                              "\"least-connections\"",
+                                              h.name, sv.address, sv.capacity)});
+        }
+        // Stages an operator named that compare load without knowing capacity.
+        if (named && has("least-connections") && h.services.size() > 1) {
+            size_t without = 0;
+            for (const auto& sv : h.services) without += sv.capacity > 0 ? 0 : 1;
+            if (without > 0)
+                out.push_back(
+                    {at(h.line),
+                     fmt::format("hostname \"{}\": \"least-connections\" compares raw connection counts: "
+                                 "{} of its {} services have no capacity, so a small full site looks "
+                                 "best beside a large busy one; set capacity on every service (it then "
+                                 "compares connections / capacity) or use the \"headroom\" chooser",
+                                 h.name, without, h.services.size())});
+        }
+        if (named && has("session-capacity"))
+            out.push_back(
+                {at(h.line), fmt::format("hostname \"{}\": \"session-capacity\" compares absolute "
+                                         "free sessions: a large site wins while it has more free "
+                                         "seats, however full it is; the \"headroom\" chooser compares "
+                                         "utilisation",
+                                         h.name)});
     }
     // A [check.NAME] no service names runs nothing (checks run per service that uses them).
     for (const auto& [name, c] : cfg.checks) {

@@ -16,9 +16,9 @@ namespace gslb::server {
 /// What the stages of one policy read, as bits.
 enum MetricRead : unsigned {
     kReadsCpu = 1u << 0,          // cpu
-    kReadsSessions = 1u << 1,     // session-threshold, session-capacity
+    kReadsSessions = 1u << 1,     // session-threshold, session-capacity, headroom
     kReadsLoads = 1u << 2,        // load-factor
-    kReadsConnections = 1u << 3,  // least-connections
+    kReadsConnections = 1u << 3,  // least-connections, headroom
     kReadsPreference = 1u << 4,   // preference
     kReadsFlashback = 1u << 5,    // flashback
     kReadsFactor = 1u << 6,       // least-connections, cpu

@@ -122,6 +122,11 @@ class Explainer {
             case StageKind::Flashback:
                 return {json{{"l7_ms", ms(c.l7Ms)}, {"l4_ms", ms(c.l4Ms)}}, nullptr};
             case StageKind::LeastConnections:
+                if (!std::isnan(c.connections) && c.capacity > 0)
+                    return {json{{"connections", c.connections},
+                                 {"capacity", c.capacity},
+                                 {"utilisation", c.connections / c.capacity}},
+                            jsonAge(svc.connectionsAtMs, now_)};
                 return {jsonNumber(c.connections), jsonAge(svc.connectionsAtMs, now_)};
             case StageKind::Cpu:
                 return {jsonNumber(c.cpu), jsonAge(site.cpuAtMs, now_)};
@@ -150,6 +155,10 @@ class Explainer {
                 return {v, jsonAge(f.atMs, now_)};
             }
             case StageKind::LeastSelected:
+                // What it compares: answers given per service. Each worker thread counts its own; the
+                // snapshot's total over all of them is the nearest an operator can see.
+                return {json{{"answered", s_.gslb.hostAnswers ? s_.gslb.hostAnswers->total(sv.hostSlot) : 0}},
+                        nullptr};
             case StageKind::BestServer:
                 return {json{{"l7_ms", ms(c.l7Ms)}, {"l4_ms", ms(c.l4Ms)}}, nullptr};
             default:
@@ -174,17 +183,29 @@ class Explainer {
                 return {{"threshold_percent", p.sessionThreshold}};
             case StageKind::SessionCapacity:
                 return {{"best_available", jsonNumber(best(available, false))},
-                        {"tolerance_percent", p.sessionTolerance}};
+                        {"tolerance_percent", p.sessionTolerance},
+                        {"floor_percent", p.sessionFloor}};
             case StageKind::Flashback:
                 return {{"fastest_l7_ms", ms(best([](const Candidate& c) { return c.l7Ms; }, true))},
                         {"fastest_l4_ms", ms(best([](const Candidate& c) { return c.l4Ms; }, true))},
                         {"tolerance_percent", p.flashbackTolerance}};
             case StageKind::LeastConnections:
+                if (metrics::connectionsRelativeToCapacity(in)) {
+                    double b = best([](const Candidate& c) { return c.connections / c.capacity; }, true);
+                    return {{"compares", "connections / capacity"},
+                            {"best", jsonNumber(b)},
+                            {"factor", p.factor},
+                            {"limit", jsonNumber(b * (1 + p.factor))}};
+                }
+                [[fallthrough]];
             case StageKind::Cpu: {
                 double b = k == StageKind::Cpu ? best([](const Candidate& c) { return c.cpu; }, true)
                                                : best([](const Candidate& c) { return c.connections; }, true);
-                return {
+                json j = {
                     {"best", jsonNumber(b)}, {"factor", p.factor}, {"limit", jsonNumber(b * (1 + p.factor))}};
+                if (k == StageKind::LeastConnections)
+                    j["compares"] = "connections (not every candidate has a capacity)";
+                return j;
             }
             case StageKind::Preference: {
                 double b = best([](const Candidate& c) { return double(c.preference); }, false);
@@ -234,12 +255,17 @@ class Explainer {
                 return fmt::format("sessions {:.1f} % used > threshold {} %",
                                    c.sessionsUsed / c.sessionsMax * 100, p.sessionThreshold);
             case StageKind::SessionCapacity:
-                return fmt::format("{} sessions available: more than {} % below the best {}", available(c),
-                                   p.sessionTolerance, b.value("best_available", 0.0));
+                return fmt::format(
+                    "{} sessions available: more than {} % below the best {}, and more than {} % of the "
+                    "smaller session table",
+                    available(c), p.sessionTolerance, b.value("best_available", 0.0), p.sessionFloor);
             case StageKind::Flashback:
                 return fmt::format("slower than the fastest by more than {} % (l7 {} ms, l4 {} ms)",
                                    p.flashbackTolerance, ms(c.l7Ms).dump(), ms(c.l4Ms).dump());
             case StageKind::LeastConnections:
+                if (b.value("compares", "") == "connections / capacity")
+                    return fmt::format("{} connections of capacity {} = {:.3f} > limit {}", c.connections,
+                                       c.capacity, c.connections / c.capacity, b["limit"].dump());
                 return fmt::format("{} connections > limit {}", c.connections, b["limit"].dump());
             case StageKind::Cpu:
                 return fmt::format("cpu {} % > limit {}", c.cpu, b["limit"].dump());
@@ -420,6 +446,7 @@ bool explain(const Snapshot& s, const ExplainRequest& req, json& out, std::strin
         }
     }
     if (!client.fromEcs && haveSource) client.subnet = source;
+    if (haveSource) client.resolver = source;
 
     std::string name = req.name;
     if (name.back() != '.') name += '.';
@@ -454,6 +481,7 @@ bool explain(const Snapshot& s, const ExplainRequest& req, json& out, std::strin
         c[i] = metrics::fillCandidate(*s.gslb.table, svcs[i].slot, svcs[i].site, svcs[i].weight, now,
                                       h.maxAgeMs);
         c[i].index = uint16_t(i);
+        c[i].capacity = svcs[i].capacity;
     }
     Location loc;
     if (h.usesTopology) s.gslb.topology->locate(client.subnet, loc);
@@ -550,10 +578,49 @@ bool explain(const Snapshot& s, const ExplainRequest& req, json& out, std::strin
         std::span<const Candidate> active(c.data(), n);
         const auto& ch = h.policy.chooser();
         json cj = {{"stage", ch.name}, {"received", ex.ids(active)}};
+        HeadroomQuery hq;
+        if (h.headroom)  // what the query path reads, without teaching the demand table anything
+            hq = fillHeadroom(s.gslb, h, f, client, d.scope, c.data(), n, now, false);
         json values = json::array();
         for (const auto& x : active) {
             Reading r = ex.read(ch.kind, x, d);
             values.push_back({{"service", ex.id(x)}, {"value", r.value}, {"age_s", r.ageS}});
+        }
+        if (h.headroom) {
+            metrics::Share shares[metrics::kMaxServices];
+            auto sum = metrics::headroomShares(active, 0, p, {shares, std::min(n, metrics::kMaxServices)});
+            for (size_t i = 0; i < values.size() && i < metrics::kMaxServices; ++i) {
+                const metrics::Share& sh = shares[i];
+                const auto& m = sh.measured;
+                // json(nullptr): a null const char* (the ternary's type) would throw building a string.
+                values[i]["value"] = {
+                    {"basis", m.basis == metrics::LoadBasis::Sessions      ? json("sessions")
+                              : m.basis == metrics::LoadBasis::Connections ? json("connections")
+                                                                           : json(nullptr)},
+                    {"capacity", jsonNumber(m.capacity)},
+                    {"load", jsonNumber(m.load)},
+                    {"utilisation", jsonNumber(m.value)},
+                    {"utilisation_used", sh.utilisation},
+                    {"headroom", sh.headroom},
+                    {"target", sh.target},
+                    {"flow", sh.flow},
+                    {"deficit", sh.deficit},
+                    {"fits", sh.fits},
+                    {"probability", sh.probability}};
+                if (std::isnan(m.value) && sum.basis == metrics::ShareBasis::Capacity)
+                    values[i]["value"]["note"] = std::isnan(m.capacity)
+                                                     ? "capacity unknown: counted as the mean of the others"
+                                                     : "load unknown: counted as the mean utilisation";
+            }
+            cj["bar"] = {
+                {"basis", sum.basis == metrics::ShareBasis::Capacity ? "capacity x headroom" : "weight"},
+                {"resolver_demand", hq.demand.demand},
+                {"demand_source", metrics::demandSourceName(hq.demand.source)},
+                {"gap_ms", hq.demand.gapMs > 0 ? json(hq.demand.gapMs) : json(nullptr)},
+                {"committed_flow", sum.totalFlow},
+                {"batch_fits_somewhere", sum.anyFits},
+                {"ttl_min", h.ttlMin},
+                {"ttl", h.ttl}};
         }
         cj["values"] = values;
         if (h.hashed)
@@ -578,11 +645,21 @@ bool explain(const Snapshot& s, const ExplainRequest& req, json& out, std::strin
             taken |= std::uint64_t{1} << x.index;
         }
         cj["picked"] = picked;
+        if (h.headroom && s.gslb.demand) {
+            uint16_t idx[metrics::kMaxServices];
+            size_t k = 0;
+            for (const auto& pk : picked)
+                for (const auto& x : active)
+                    if (ex.id(x) == pk && k < metrics::kMaxServices) idx[k++] = x.index;
+            auto t = headroomTtl(h, c.data(), n, idx, k);
+            answer["ttl"] = t.ttl;
+            answer["ttl_reason"] = metrics::ttlReasonName(t.reason);
+        }
         if (ch.kind == StageKind::RoundRobin || ch.kind == StageKind::WeightedRoundRobin ||
             ch.kind == StageKind::LeastSelected || ch.kind == StageKind::BestServer)
             cj["note"] = "a stateful chooser: shown from a fresh state; each worker thread keeps its own";
         else if (ch.kind == StageKind::Random || ch.kind == StageKind::WeightedRandom ||
-                 ch.kind == StageKind::LoadFactor)
+                 ch.kind == StageKind::LoadFactor || ch.kind == StageKind::Headroom)
             cj["note"] = "random: this pick is one draw";
         out["chooser"] = cj;
         out["fallback"] = nullptr;
@@ -703,7 +780,8 @@ std::string explainText(const json& j) {
         if (fb.contains("note")) o += "   (" + fb["note"].get<std::string>() + ")\n";
     }
     const json& a = j["answer"];
-    o += fmt::format("\nanswer   {} ttl {}: {}", a["rcode"].get<std::string>(), a["ttl"].dump(),
+    o += fmt::format("\nanswer   {} ttl {}{}: {}", a["rcode"].get<std::string>(), a["ttl"].dump(),
+                     a.contains("ttl_reason") ? " (" + a["ttl_reason"].get<std::string>() + ")" : "",
                      list(a["records"]));
     if (!a["ecs_scope"].is_null()) o += fmt::format("  (ECS scope /{})", a["ecs_scope"].dump());
     o += "\n";

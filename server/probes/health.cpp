@@ -286,6 +286,11 @@ struct HealthMonitor::Impl {
         auto slot = table->findService(e0->site, e0->address);
         if (!slot) return;
         table->setHealth(*slot, s.effective);
+        // Suspect: up, but a check has failed since its last success and has not reached `fall` (the
+        // headroom chooser's answers then get ttl_min, metrics/balance.hpp).
+        bool suspect = false;
+        for (const Entry* e : s.entries) suspect |= e->hyst.state() == Health::Up && e->hyst.failureRun() > 0;
+        table->setSuspect(*slot, suspect && s.effective == Health::Up);
         table->setFlashback(*slot, s.l4, s.l7);
         if (known || s.effective != before) updateSite(e0->site);
     }

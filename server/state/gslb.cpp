@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -166,6 +167,7 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
                     s.slot = *out.table->findService(hc.services[k].site, hc.services[k].address);
                     s.site = out.table->siteOf(s.slot);
                     s.weight = hc.services[k].weight;
+                    if (hc.services[k].capacity > 0) s.capacity = hc.services[k].capacity;
                     s.hashKey = metrics::serviceHashKey(s.rdata, s.rdlen);
                     s.conf = &hc.services[k];
                     s.hostSlot = hostSlots++;
@@ -193,6 +195,7 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
         metrics::Params params;
         params.sessionThreshold = p.sessionThreshold;
         params.sessionTolerance = p.sessionTolerance;
+        params.sessionFloor = p.sessionFloor;
         params.flashbackTolerance = p.flashbackTolerance;
         params.flashbackFloorMs = p.flashbackFloor;
         params.factor = p.factor;
@@ -200,11 +203,21 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
         params.nearestTolerance = p.nearestTolerance;
         params.rttTolerance = p.rttTolerance;
         params.rttFloorMs = p.rttFloor;
+        params.ttl = p.ttl;
+        params.ttlMin = p.effectiveTtlMin();
         auto policy = metrics::Policy::compile(
             p.policy.empty() ? metrics::Policy::defaultStageNames() : p.policy, params);
         if (!policy.ok()) return fail(hc.line, fmt::format("policy: {}", policy.error()));
         h.policy = policy.value();
         h.hashed = h.policy.chooser().kind == metrics::StageKind::Hashed;
+        h.headroom = h.policy.chooser().kind == metrics::StageKind::Headroom;
+        h.ttlMin = params.ttlMin;
+        {
+            // The demand table's key part: the name's lower-case wire form, hashed (the same after a reload).
+            uint64_t k = 0xcbf29ce484222325ULL;  // FNV-1a
+            for (char ch : h.wire) k = (k ^ uint8_t(std::tolower(uint8_t(ch)))) * 0x100000001b3ULL;
+            h.nameKey = k;
+        }
         h.hashBits[0] = uint8_t(p.hashPrefixV4);
         h.hashBits[1] = uint8_t(p.hashPrefixV6);
         for (const auto* st : h.policy.filters()) {
@@ -290,6 +303,31 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
                 if (auto slot = out.table->findSite(previous->sites[i])) map[i] = int(*slot);
             out.rtt->carryFrom(*previous->rtt, map);
         }
+    }
+    // headroom: bucket widths per service slot from the longest TTL of the headroom hostnames using it.
+    std::vector<uint32_t> widths(out.table->serviceCount(), 0);
+    size_t headroomHosts = 0;
+    for (const auto& h : out.hosts) {
+        if (!h.headroom) continue;
+        ++headroomHosts;
+        for (const auto& fam : h.family)
+            for (const auto& s : fam)
+                widths[s.slot] = std::max(widths[s.slot], metrics::FlowLedger::bucketWidthMs(h.ttl));
+    }
+    if (headroomHosts > 0) {
+        // 512 entries per headroom hostname and family, 64 K to 1 M: 1 to 16 MB.
+        size_t entries = std::clamp<size_t>(headroomHosts * 2 * 512, size_t{1} << 16, size_t{1} << 20);
+        if (previous && previous->demand && previous->demand->size() >= entries)
+            out.demand = previous->demand;
+        else
+            out.demand = std::make_shared<metrics::DemandTable>(entries);
+        out.flow = std::make_shared<metrics::FlowLedger>(workers, widths);
+        if (previous && previous->flow && previous->table)
+            for (uint32_t s = 0; s < previous->table->serviceCount(); ++s) {
+                const auto& key = previous->table->serviceKey(s);
+                if (auto slot = out.table->findService(key.site, key.address))
+                    out.flow->carry(*previous->flow, s, *slot);
+            }
     }
     out.answers = std::make_shared<AnswerCounters>(workers, out.table->serviceCount());
     if (previous && previous->answers && previous->table)
@@ -402,6 +440,45 @@ ClientDecision applyClient(const Gslb& g, const GslbHost& h, const std::vector<G
     return d;
 }
 
+uint64_t resolverDemandKey(const GslbHost& h, int f, const zones::Client& client, uint8_t scope) noexcept {
+    const zones::ClientSubnet& r = client.fromEcs && scope > 0 ? client.subnet : client.resolver;
+    const unsigned bits = client.fromEcs && scope > 0 ? std::min<unsigned>(r.bits, scope) : r.bits;
+    const uint64_t rk = metrics::clientPrefixKey(r.addr, r.family == zones::kFamilyIPv4 ? 4 : 16, bits) ^
+                        (uint64_t(r.family) << 56);
+    return metrics::DemandTable::key(rk, h.nameKey, f);
+}
+
+HeadroomQuery fillHeadroom(const Gslb& g, const GslbHost& h, int f, const zones::Client& client,
+                           uint8_t scope, metrics::Candidate* c, size_t n, int64_t nowMs,
+                           bool learn) noexcept {
+    HeadroomQuery q;
+    if (!g.demand || !g.flow) return q;
+    q.key = resolverDemandKey(h, f, client, scope);
+    q.demand = learn ? g.demand->observe(q.key, h.nameKey, nowMs) : g.demand->peek(q.key, h.nameKey);
+    const auto& svcs = h.family[f];
+    for (size_t i = 0; i < n; ++i) {
+        c[i].demand = q.demand.demand;
+        c[i].flow = g.flow->flow(svcs[c[i].index].slot, nowMs);
+    }
+    return q;
+}
+
+metrics::TtlDecision headroomTtl(const GslbHost& h, const metrics::Candidate* c, size_t n,
+                                 const uint16_t* picked, size_t count) noexcept {
+    metrics::TtlDecision best{h.ttl, metrics::TtlReason::Calm};
+    bool first = true;
+    for (size_t k = 0; k < count; ++k)
+        for (size_t i = 0; i < n; ++i)
+            if (c[i].index == picked[k]) {
+                // select() compacts in place: copies of one candidate are equal, so the first will do.
+                const metrics::TtlDecision d = metrics::adaptiveTtl(c[i], h.ttlMin, h.ttl);
+                if (first || d.ttl < best.ttl) best = d;
+                first = false;
+                break;
+            }
+    return best;
+}
+
 bool nothingUndrained(const metrics::StateTable& t, const std::vector<GslbService>& svcs) noexcept {
     for (const auto& s : svcs)
         if (!drainedOut(t, s.slot, s.site)) return false;
@@ -508,6 +585,7 @@ void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const
         new (&c[i]) metrics::Candidate(metrics::fillCandidate(*gslb_->table, svcs[i].slot, svcs[i].site,
                                                               svcs[i].weight, now, h.maxAgeMs));
         c[i].index = uint16_t(i);
+        c[i].capacity = svcs[i].capacity;
     }
     if (h.usesTopology || h.hashed || h.usesRtt) {
         static const Location kNowhere;
@@ -517,6 +595,9 @@ void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const
         const bool explore = h.usesRtt && mode_ == Mode::Worker && (rng_.next() >> 32) < h.rttExplore;
         out.scope = applyClient(*gslb_, h, svcs, client, loc, c, svcs.size(), now, explore).scope;
     }
+    const bool learn = mode_ == Mode::Worker;
+    HeadroomQuery hq;
+    if (h.headroom) hq = fillHeadroom(*gslb_, h, f, client, out.scope, c, svcs.size(), now, learn);
     uint16_t picked[metrics::kMaxServices];
     metrics::ChooserState* st = &none_;
     if (mode_ == Mode::Explain) {
@@ -537,6 +618,18 @@ void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const
             }
         }
         out.count = uint16_t(r.count);
+        if (h.headroom && gslb_->demand) {
+            // The TTL for this resolver and site (metrics/balance.hpp), then what this answer commits: its
+            // demand, shared by its records, until the TTL given runs out.
+            out.ttl = headroomTtl(h, c, svcs.size(), picked, r.count).ttl;
+            if (learn) {
+                gslb_->demand->answered(hq.key, now, out.ttl);
+                const double share = hq.demand.demand / double(r.count);
+                const int64_t expiry = now + int64_t(out.ttl) * 1000;
+                for (size_t k = 0; k < r.count; ++k)
+                    gslb_->flow->add(worker_, svcs[picked[k]].slot, share, expiry);
+            }
+        }
         return;
     }
     // Nothing healthy (or every site taken out): the hostname's fallback decides (doc/design.md "All down").

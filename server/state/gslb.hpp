@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "metrics/balance.hpp"
 #include "metrics/chooser_state.hpp"
+#include "metrics/demand.hpp"
+#include "metrics/flow.hpp"
 #include "metrics/policy.hpp"
 #include "metrics/rng.hpp"
 #include "metrics/state_table.hpp"
@@ -28,8 +31,9 @@ struct GslbService {
     uint32_t site = 0;      // site slot
     uint32_t hostSlot = 0;  // this (hostname, service)'s row in Gslb::hostAnswers
     double weight = 1;
-    uint64_t hashKey = 0;               // `hashed`: rendezvous key of the address
-    const ServiceConf* conf = nullptr;  // never null once built: the snapshot's config holds it
+    double capacity = metrics::kUnknown;  // the service's `capacity` (> 0), NaN when not set
+    uint64_t hashKey = 0;                 // `hashed`: rendezvous key of the address
+    const ServiceConf* conf = nullptr;    // never null once built: the snapshot's config holds it
     /// The address as configured (kept once, in the config; the answer path reads rdata).
     const std::string& address() const { return conf->address; }
 };
@@ -78,6 +82,10 @@ struct GslbHost {
     const HostnameConf* conf = nullptr;
     metrics::Policy policy = metrics::Policy::defaultPolicy();
     uint32_t ttl = 30;
+    uint32_t ttlMin = 6;    // `headroom`'s adaptive TTL range [ttlMin, ttl]
+    bool headroom = false;  // the chooser is `headroom`: resolver demand, committed flow, adaptive TTL
+    uint64_t nameKey =
+        0;  // a hash of the lower-case name: the demand table's key part, stable across reloads
     uint16_t answers = 1;
     int64_t maxAgeMs = 60000;
     Fallback fallback = Fallback::All;
@@ -134,6 +142,11 @@ struct Gslb {
     // `all` had nothing to give (NODATA) and a fixed address answered alone
     // (gslbd_hostname_fallbacks_total{fallback="drained"}).
     std::shared_ptr<AnswerCounters> drainedFallbacks;
+    // `headroom` (null when no hostname's chooser is headroom): each resolver's demand per hostname, kept
+    // across reloads (keyed by name, not position), and the committed flow per service slot, carried across a
+    // reload for the (site, address) pairs both snapshots have.
+    std::shared_ptr<metrics::DemandTable> demand;
+    std::shared_ptr<metrics::FlowLedger> flow;
     std::vector<std::string> sites;
     std::shared_ptr<const Topology> topology;  // [topology]; never null (empty when not configured)
     // The learned round-trip times ([rtt], POST /v1/sites/SITE/rtt): written by the control thread, read by
@@ -171,6 +184,26 @@ std::string drainedOutAnswer(const GslbHost& h, int family);
 
 /// Monotonic milliseconds (CLOCK_MONOTONIC_COARSE: a vDSO read, cheap enough per query).
 int64_t monotonicMs();
+
+/// The demand table key of the resolver of `client` for hostname `h`, family `f` (0 A, 1 AAAA): the ECS
+/// prefix when the answer is scoped to it (scope > 0: the resolver caches per prefix), else the packet's
+/// source (its cache is one for all its clients).
+uint64_t resolverDemandKey(const GslbHost& h, int f, const zones::Client& client, uint8_t scope) noexcept;
+
+/// What `headroom` decided beyond the records (the query path sets the TTL from it; explain shows it).
+struct HeadroomQuery {
+    metrics::DemandEstimate demand;
+    uint64_t key = 0;
+};
+/// Fills Candidate::demand and ::flow of c[0..n) for a headroom hostname; `learn`: the query path (the
+/// demand table learns from this query), else explain (reads only).
+HeadroomQuery fillHeadroom(const Gslb& g, const GslbHost& h, int f, const zones::Client& client,
+                           uint8_t scope, metrics::Candidate* c, size_t n, int64_t nowMs,
+                           bool learn) noexcept;
+/// The TTL of an answer of `count` records picked[] from c[0..n) (compacted by select, any order): the
+/// shortest of the picked candidates' adaptiveTtl.
+metrics::TtlDecision headroomTtl(const GslbHost& h, const metrics::Candidate* c, size_t n,
+                                 const uint16_t* picked, size_t count) noexcept;
 
 /// The per-worker selection hook: its own random generator and chooser state per hostname and family.
 class Selector : public zones::DynamicHook {

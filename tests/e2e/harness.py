@@ -9,6 +9,7 @@ Pieces:
 """
 
 import atexit
+import json
 import os
 import re
 import signal
@@ -85,6 +86,41 @@ def wait_for(pred, seconds, what, step=0.05):
             return v
         time.sleep(step)
     raise AssertionError(f"not within {seconds:.1f} s: {what}")
+
+
+def control_api(base, method, path, body=None, token=None):
+    """curl the control API at `base` (http://HOST:PORT); (status, parsed JSON or text). body: JSON-able or a
+    string sent as it is."""
+    cmd = ["curl", "-sS", "-m", "5", "-o", "-", "-w", "\n%{http_code}", "-X", method]
+    if token is not None:
+        cmd += ["-H", f"Authorization: Bearer {token}"]
+    if body is not None:
+        cmd += ["-H", "Content-Type: application/json", "--data-binary", "@-"]
+    cmd.append(base + path)
+    p = subprocess.run(cmd, input=(body if isinstance(body, str) else json.dumps(body)) if body is not None
+                       else "", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=10)
+    if p.returncode != 0:
+        raise AssertionError(f"curl failed ({p.returncode}): {p.stderr}")
+    text, _, code = p.stdout.rpartition("\n")
+    try:
+        return int(code), json.loads(text)
+    except ValueError:
+        return int(code), text
+
+
+def wait_control(g, base, token, seconds=5):
+    """Until the control API of gslbd `g` answers /v1/status (its listener opens with the DNS listeners: be
+    tolerant of a slow start); AssertionError with the daemon's log else."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if control_api(base, "GET", "/v1/status", token=token)[0] == 200:
+                return
+        except AssertionError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError("control API did not answer:\n" + g.stderr())
+        time.sleep(0.05)
 
 
 # --------------------------------------------------------------------------- ports

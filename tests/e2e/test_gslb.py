@@ -17,7 +17,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Gslbd, free_port, run_tests  # noqa: E402
+from harness import Gslbd, control_api, free_port, run_tests, wait_control  # noqa: E402
 
 ORIGIN = "gslb.example.com."
 TOKEN = "e2e-gslb-token-4f2a9c"
@@ -64,16 +64,7 @@ class Gslb(unittest.TestCase):
         cls.g.raw_config = config(cls.g.port, cls.cport)
         cls.g.__enter__()
         cls.base = f"http://127.0.0.1:{cls.cport}"
-        deadline = time.monotonic() + 5
-        while True:  # the control listener opens with the DNS listeners; be tolerant of a slow start
-            try:
-                if cls.api("GET", "/v1/status")[0] == 200:
-                    break
-            except AssertionError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError("control API did not answer:\n" + cls.g.stderr())
-            time.sleep(0.05)
+        wait_control(cls.g, cls.base, TOKEN)
 
     @classmethod
     def tearDownClass(cls):
@@ -84,21 +75,7 @@ class Gslb(unittest.TestCase):
     @classmethod
     def api(cls, method, path, body=None, token=TOKEN):
         """curl the control API; returns (status, parsed JSON or text)."""
-        cmd = ["curl", "-sS", "-m", "5", "-o", "-", "-w", "\n%{http_code}", "-X", method]
-        if token is not None:
-            cmd += ["-H", f"Authorization: Bearer {token}"]
-        if body is not None:
-            cmd += ["-H", "Content-Type: application/json", "--data-binary", "@-"]
-        cmd.append(cls.base + path)
-        p = subprocess.run(cmd, input=(body if isinstance(body, str) else json.dumps(body)) if body is not None
-                           else "", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=10)
-        if p.returncode != 0:
-            raise AssertionError(f"curl failed ({p.returncode}): {p.stderr}")
-        text, _, code = p.stdout.rpartition("\n")
-        try:
-            return int(code), json.loads(text)
-        except ValueError:
-            return int(code), text
+        return control_api(cls.base, method, path, body, token)
 
     def ok(self, method, path, body=None):
         code, j = self.api(method, path, body)

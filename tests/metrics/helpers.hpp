@@ -16,6 +16,14 @@
 
 namespace gslb::metrics::test {
 
+// Brocade's metric order with HP's last step: the default before `headroom` (doc/design.md), which the seeds'
+// pipeline tests name as an operator would.
+inline const std::vector<std::string>& brocadeStages() {
+    static const std::vector<std::string> names{"health",    "session-threshold", "session-capacity",
+                                                "flashback", "least-connections", "random"};
+    return names;
+}
+
 // n healthy candidates with indices 0..n-1 and every metric unknown.
 inline std::vector<Candidate> candidates(std::size_t n) {
     std::vector<Candidate> v(n);

@@ -1,7 +1,8 @@
-// Decision quality of the default policy over time (doc/design.md "Metric sources"): a new user's trial saw
-// 200 of 200 answers go to one of three equal sites, switching every 2 s, because LAN FlashBack noise is far
-// above 10 %. This simulates health-check rounds with jittery times (and the odd scheduling hiccup) through
-// the real smoothing (metrics/health/smoothing.hpp) and the real default pipeline, and counts the answers.
+// Decision quality of the seeds' pipeline over time (brocadeStages() in helpers.hpp, the default before
+// headroom): a new user's trial saw 200 of 200 answers go to one of three equal sites, switching every 2 s,
+// because LAN FlashBack noise is far above 10 %. This simulates health-check rounds with jittery times (and
+// the odd scheduling hiccup) through the real smoothing (metrics/health/smoothing.hpp) and that pipeline, and
+// counts the answers.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -31,7 +32,7 @@ Trial run(std::array<double, 3> baseMs, std::uint64_t seed, const Params& params
     std::uniform_real_distribution<double> u(0, 1);
     std::array<health::RollingMedian, 3> l4;
     std::array<double, 3> count{};
-    auto compiled = Policy::compile(Policy::defaultStageNames(), params);
+    auto compiled = Policy::compile(brocadeStages(), params);
     REQUIRE(compiled.ok());
     const Policy policy = compiled.value();
     ChooserState state(3);

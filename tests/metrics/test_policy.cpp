@@ -4,9 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "helpers.hpp"
 #include "metrics/policy.hpp"
 
 using namespace gslb::metrics;
+using gslb::metrics::test::brocadeStages;
 using Names = std::vector<std::string>;
 
 namespace {
@@ -20,7 +22,12 @@ bool contains(const std::string& s, const std::string& part) {
 }  // namespace
 
 TEST_CASE("policy: the default is Brocade's order with HP's random last") {
-    const Policy p = Policy::defaultPolicy();
+    CHECK(Policy::defaultStageNames() == brocadeStages());
+    CHECK(Policy::defaultPolicy().describe() == Policy::compile(brocadeStages(), Params{}).value().describe());
+}
+
+TEST_CASE("policy: Brocade's order with HP's random last, the default before headroom, when named") {
+    const Policy p = Policy::compile(brocadeStages(), Params{}).value();
     CHECK(p.describe() ==
           "health, session-threshold, session-capacity, flashback, least-connections, random");
     REQUIRE(p.filters().size() == 5);

@@ -17,7 +17,7 @@ Policy compile(std::vector<std::string> names, Params p = {}) {
 }
 }  // namespace
 
-TEST_CASE("select: the default pipeline end to end") {
+TEST_CASE("select: the seeds' pipeline (the default before headroom) end to end") {
     auto c = candidates(4);
     c[0].health = Health::Down;  // out by health
     for (auto& x : c) {
@@ -28,7 +28,7 @@ TEST_CASE("select: the default pipeline end to end") {
     }
     c[1].sessionsUsed = 950000;  // over 90 %: out by session-threshold
     c[2].connections = 50;       // fewest connections: the only one left for random
-    const Policy p = Policy::defaultPolicy();
+    const Policy p = Policy::compile(brocadeStages(), Params{}).value();
     ChooserState st(4);
     Rng rng(1);
     std::array<std::uint16_t, 4> out{};

@@ -11,7 +11,8 @@ TEST_CASE("registry: every stage by its exact config name") {
                              "flashback",  "least-connections", "cpu",
                              "preference", "topology",          "rtt"};
     const char* choosers[] = {"random",         "weighted-random", "round-robin", "weighted-round-robin",
-                              "least-selected", "best-server",     "load-factor", "hashed"};
+                              "least-selected", "best-server",     "load-factor", "hashed",
+                              "headroom"};
     for (const char* n : filters) {
         const StageInfo* s = findStage(n);
         REQUIRE(s != nullptr);
@@ -29,7 +30,7 @@ TEST_CASE("registry: every stage by its exact config name") {
         CHECK((s->filter == nullptr));
         CHECK(&stageInfo(s->kind) == s);
     }
-    CHECK(allStages().size() == 17);
+    CHECK(allStages().size() == 18);
     CHECK(findStage("Health") == nullptr);
     CHECK(findStage("least_connections") == nullptr);
     CHECK(findStage("") == nullptr);

@@ -33,7 +33,8 @@ TEST_CASE("sources: a scraped and a prometheus source with presets and explicit 
                                            "sources = [\"east-lb\"]\ncpu = { source = \"prom\", query = '100 "
                                            "- avg(rate(x[30s]))', label = \"site\" }\n",
                                            "connections = { source = \"east-lb\", metric = "
-                                           "'haproxy_frontend_current_sessions{proxy=\"www\"}' }\n"));
+                                           "'haproxy_frontend_current_sessions{proxy=\"www\"}' }\n"
+                                           "capacity = 1000\n"));  // least-connections reads capacity
     Config cfg;
     std::string error;
     REQUIRE_MESSAGE(loadConfig(w.config, cfg, error), error);
@@ -83,8 +84,9 @@ TEST_CASE("sources: refusals name file, line and key") {
 }
 
 TEST_CASE("sources: an explicit mapping no stage reads is warned about") {
-    st::Written w = st::writeConfig(config(kLb, "cpu = { source = \"east-lb\", metric = 'x' }\n", "",
-                                           "[\"health\", \"least-connections\", \"random\"]"));
+    st::Written w =
+        st::writeConfig(config(kLb, "cpu = { source = \"east-lb\", metric = 'x' }\n", "capacity = 10\n",
+                               "[\"health\", \"least-connections\", \"random\"]"));
     Config cfg;
     std::string error;
     REQUIRE_MESSAGE(loadConfig(w.config, cfg, error), error);

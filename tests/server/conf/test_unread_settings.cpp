@@ -87,12 +87,13 @@ TEST_CASE("unread: a service weight under a chooser that does not weigh") {
     CHECK(
         u[0].message ==
         "hostname \"www.t.test.\": service 192.0.2.1 weight = 3 is not read: its policy's chooser \"random\" "
-        "does not weigh services (\"weighted-random\", \"weighted-round-robin\" and \"hashed\" do)");
+        "does not weigh services (\"weighted-random\", \"weighted-round-robin\", \"hashed\" and \"headroom\" "
+        "do)");
     CHECK(u[1].message.find("service 192.0.2.3 weight = 0.5 is not read") != std::string::npos);
     // The default policy ends in random too.
     REQUIRE(unread(config(sites, "[hostname.\"www.t.test.\"]\n" + svcs)).size() == 2);
     // A chooser that weighs: nothing to say. Weight 1 (the default, written or not) is never named.
-    for (const char* chooser : {"weighted-random", "weighted-round-robin", "hashed"}) {
+    for (const char* chooser : {"weighted-random", "weighted-round-robin", "hashed", "headroom"}) {
         CAPTURE(chooser);
         CHECK(unread(config(sites, "[hostname.\"www.t.test.\"]\npolicy = [\"health\", \"" +
                                        std::string(chooser) + "\"]\n" + svcs))
@@ -131,5 +132,62 @@ TEST_CASE("unread: [load.metric] without the load-factor chooser") {
 
 TEST_CASE("unread: what the policy of each site reads") {
     CHECK(metricsReadBy({}) == (kReadsSessions | kReadsFlashback | kReadsConnections | kReadsFactor));
+    CHECK(metricsReadBy({"health", "headroom"}) == (kReadsSessions | kReadsConnections));
     CHECK(metricsReadBy({"health", "cpu", "load-factor"}) == (kReadsCpu | kReadsFactor | kReadsLoads));
+}
+
+TEST_CASE("unread: weight without a weighted chooser, capacity without a stage that reads it") {
+    const std::string sites = "[site.east]\n[site.west]\n[site.south]\n";
+    auto u = unread(config(sites, "[hostname.\"www.t.test.\"]\npolicy = [\"health\", \"random\"]\n" +
+                                      st::threeServices("www.t.test.", "weight = 5\ncapacity = 500\n")));
+    REQUIRE(u.size() == 6);
+    CHECK(
+        u[0].message ==
+        "hostname \"www.t.test.\": service 192.0.2.1 weight = 5 is not read: its policy's chooser \"random\" "
+        "does not weigh services (\"weighted-random\", \"weighted-round-robin\", \"hashed\" and "
+        "\"headroom\" do)");
+    CHECK(u[3].message ==
+          "hostname \"www.t.test.\" service 192.0.2.1: capacity = 500 is not read: its policy has neither "
+          "\"headroom\" nor \"least-connections\"");
+    // A weighted chooser reads weight; least-connections reads capacity (every service has one: no warning
+    // about raw counts either).
+    CHECK(unread(config(sites,
+                        "[hostname.\"www.t.test.\"]\n"
+                        "policy = [\"health\", \"least-connections\", \"weighted-random\"]\n" +
+                            st::threeServices("www.t.test.", "weight = 5\ncapacity = 500\n")))
+              .empty());
+}
+
+TEST_CASE("unread: stages that cannot know capacity, when an operator names them") {
+    const std::string sites = "[site.east]\n[site.west]\n[site.south]\n";
+    std::string path;
+    std::string text = config(sites,
+                              "[hostname.\"www.t.test.\"]\n"
+                              "policy = [\"health\", \"least-connections\", \"random\"]\n" +
+                                  st::threeServices("www.t.test."));
+    auto u = unread(text, &path);
+    REQUIRE(u.size() == 1);
+    CHECK(u[0].where == path + ":" + std::to_string(st::lineOf(text, "[hostname.")));
+    CHECK(
+        u[0].message ==
+        "hostname \"www.t.test.\": \"least-connections\" compares raw connection counts: 3 of its 3 services "
+        "have no capacity, so a small full site looks best beside a large busy one; set capacity on every "
+        "service (it then compares connections / capacity) or use the \"headroom\" chooser");
+    u = unread(config(sites,
+                      "[hostname.\"www.t.test.\"]\n"
+                      "policy = [\"health\", \"session-capacity\", \"random\"]\n" +
+                          st::threeServices("www.t.test.")));
+    REQUIRE(u.size() == 1);
+    CHECK(u[0].message ==
+          "hostname \"www.t.test.\": \"session-capacity\" compares absolute free sessions: a large site wins "
+          "while it has more free seats, however full it is; the \"headroom\" chooser compares utilisation");
+    // session_floor is read by session-capacity only.
+    u = unread(config(sites,
+                      "[hostname.\"www.t.test.\"]\npolicy = [\"health\", \"random\"]\n"
+                      "session_floor = 2\n" +
+                          st::threeServices("www.t.test.")));
+    REQUIRE(u.size() == 1);
+    CHECK(
+        u[0].message ==
+        "hostname \"www.t.test.\": session_floor is not read: its policy has no \"session-capacity\" stage");
 }

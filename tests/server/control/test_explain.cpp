@@ -15,7 +15,7 @@ std::string zone() {
     std::string z =
         "$ORIGIN x.test.\n$TTL 300\n@ IN SOA ns1 hostmaster 7 3600 900 604800 120\n@ IN NS ns1\n"
         "ns1 IN A 192.0.2.53\nstatic IN A 192.0.2.77\nalias IN CNAME hash\n";
-    for (const char* h : {"www", "hash", "down", "all"})
+    for (const char* h : {"www", "hash", "down", "all", "lsel", "lc", "head"})
         for (const char* a : {"192.0.2.1", "192.0.2.2", "192.0.2.3"})
             z += std::string(h) + " IN A " + a + "\n";
     return z;
@@ -36,6 +36,9 @@ std::string config() {
     host("hash", "policy = [\"health\", \"hashed\"]\n");
     host("down", "policy = [\"health\", \"random\"]\nfallback = \"none\"\n");
     host("all", "policy = [\"health\", \"session-capacity\", \"flashback\", \"random\"]\n");
+    host("lsel", "policy = [\"health\", \"least-selected\"]\n");
+    host("lc", "policy = [\"health\", \"least-connections\", \"random\"]\n");
+    host("head", "policy = [\"health\", \"headroom\"]\n");
     return c;
 }
 
@@ -194,4 +197,74 @@ TEST_CASE("explain: unknown session capacity is null, FlashBack times rounded, a
     CHECK_FALSE(explain(*f.snap, {"a..x.test.", "A", "", ""}, err, e));
     CHECK(e == "name \"a..x.test.\" is not a domain name");
     CHECK(explain(*f.snap, {"a\\000b.x.test.", "A", "", ""}, err, e));  // escaped: a name, not in the zone
+}
+
+TEST_CASE("explain: least-selected shows the answer counts it compares, not FlashBack times") {
+    Fixture f;
+    const GslbHost* h = nullptr;
+    for (const auto& x : f.snap->gslb.hosts)
+        if (x.name == "lsel.x.test.") h = &x;
+    REQUIRE(h);
+    for (int i = 0; i < 3; ++i) f.snap->gslb.hostAnswers->add(0, h->family[0][0].hostSlot);
+    f.snap->gslb.hostAnswers->add(0, h->family[0][2].hostSlot);
+    f.t().setFlashback(*f.t().findService("east", "192.0.2.1"), 1.5, 2.5);
+    json j = f.run({"lsel.x.test.", "A", "", ""});
+    const json& v = j["chooser"]["values"];
+    CHECK(v[0]["value"] == json{{"answered", 3}});
+    CHECK(v[1]["value"] == json{{"answered", 0}});
+    CHECK(v[2]["value"] == json{{"answered", 1}});
+}
+
+TEST_CASE("explain: least-connections says whether it compares connections / capacity") {
+    Fixture f;
+    auto& t = f.t();
+    t.reportConnections(*t.findService("east", "192.0.2.1"), 100, monotonicMs());
+    t.reportConnections(*t.findService("west", "192.0.2.2"), 900, monotonicMs());
+    json j = f.run({"lc.x.test.", "A", "", ""});
+    const json& lc = j["stages"][1];
+    CHECK(lc["bar"]["compares"] == "connections (not every candidate has a capacity)");
+    CHECK(lc["kept"] == json::array({"east/192.0.2.1", "south/192.0.2.3"}));
+    // With a capacity on every service: 900 of 3000 (0.3) beats 100 of 200 (0.5); south's connections are
+    // unknown: kept, never the bar.
+    for (auto& x : f.snap->gslb.hosts)
+        for (auto& s : x.family[0]) s.capacity = s.address() == "192.0.2.2" ? 3000 : 200;
+    j = f.run({"lc.x.test.", "A", "", ""});
+    const json& rel = j["stages"][1];
+    CHECK(rel["bar"]["compares"] == "connections / capacity");
+    CHECK(rel["bar"]["best"] == 0.3);
+    CHECK(rel["values"][0]["value"]["utilisation"] == 0.5);
+    CHECK(rel["kept"] == json::array({"west/192.0.2.2", "south/192.0.2.3"}));
+    CHECK(rel["dropped"][0]["why"] == "100 connections of capacity 200 = 0.500 > limit 0.3");
+}
+
+TEST_CASE("explain: headroom shows each candidate's utilisation, target and probability; unknown is null") {
+    // east 400 of 500 sessions (0.8), west 100 of 300 (1/3), south never reported: its capacity counts as the
+    // mean of the known (400) and its utilisation as theirs, 500 / 800 = 0.625. Targets C x (1 - u): 100,
+    // 200, 150 of 450. No answer committed yet and the default demand (1/s): the deficits are the targets.
+    Fixture f;
+    auto& t = f.t();
+    gslb::metrics::SiteReport r;
+    r.sessionsUsed = 400;
+    r.sessionsMax = 500;
+    t.reportSite(*t.findSite("east"), r, monotonicMs());
+    r.sessionsUsed = 100;
+    r.sessionsMax = 300;
+    t.reportSite(*t.findSite("west"), r, monotonicMs());
+    json j = f.run({"head.x.test.", "A", "", ""});
+    const json& ch = j["chooser"];
+    REQUIRE(ch["stage"] == "headroom");
+    const json& v = ch["values"];
+    CHECK(v[0]["value"]["basis"] == "sessions");
+    CHECK(v[0]["value"]["utilisation"] == doctest::Approx(0.8));
+    CHECK(v[0]["value"]["probability"] == doctest::Approx(100.0 / 450));
+    CHECK(v[1]["value"]["probability"] == doctest::Approx(200.0 / 450));
+    CHECK(v[2]["value"]["basis"].is_null());  // nothing known of south: null, not an error
+    CHECK(v[2]["value"]["utilisation"].is_null());
+    CHECK(v[2]["value"]["utilisation_used"] == doctest::Approx(0.625));
+    CHECK(v[2]["value"]["probability"] == doctest::Approx(150.0 / 450));
+    CHECK(ch["bar"]["demand_source"] == "default");
+    CHECK(ch["bar"]["resolver_demand"] == 1.0);
+    CHECK(j["answer"]["ttl"] == 30);  // every site can take 1/s over 30 s within half its free seats
+    CHECK(j["answer"]["ttl_reason"] == "calm");
+    CHECK(explainText(j).find("headroom (chooser)") != std::string::npos);
 }

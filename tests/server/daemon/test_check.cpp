@@ -208,3 +208,19 @@ TEST_CASE("check: a signed zone's records in the words of the reload line: \"N r
     CHECK(recordCountText(snap->db) == words);
     CHECK_MESSAGE(c.out.find(words) != std::string::npos, c.out);
 }
+
+TEST_CASE("check: stages that cannot know capacity and service settings no chooser reads are warnings") {
+    auto w =
+        st::writeConfig(st::baseConfig("[hostname.\"www.t.test.\"]\n"
+                                       "policy = [\"health\", \"least-connections\", \"random\"]\n" +
+                                       st::threeServices("www.t.test.", "weight = 3\n")));
+    auto r = check(w.config);
+    CHECK_MESSAGE(r.rc == 0, r.out);  // warnings do not fail the check
+    CHECK_MESSAGE(
+        r.out.find("warning: hostname \"www.t.test.\": \"least-connections\" compares raw connection "
+                   "counts: 3 of its 3 services have no capacity") != std::string::npos,
+        r.out);
+    CHECK_MESSAGE(r.out.find("warning: hostname \"www.t.test.\" service 192.0.2.1: weight = 3 is not read") !=
+                      std::string::npos,
+                  r.out);
+}

@@ -1,0 +1,69 @@
+#include "metrics/flow.hpp"
+
+#include <bit>
+#include <cmath>
+
+namespace gslb::metrics {
+
+namespace {
+constexpr auto kRelaxed = std::memory_order_relaxed;
+std::uint64_t pack(std::uint32_t bucket, float sum) noexcept {
+    return std::uint64_t(bucket) << 32 | std::bit_cast<std::uint32_t>(sum);
+}
+std::uint32_t bucketOf(std::uint64_t w) noexcept {
+    return std::uint32_t(w >> 32);
+}
+float sumOf(std::uint64_t w) noexcept {
+    return std::bit_cast<float>(std::uint32_t(w));
+}
+}  // namespace
+
+FlowLedger::FlowLedger(std::size_t workers, std::vector<std::uint32_t> widthMs)
+    : workers_(workers), width_(std::move(widthMs)) {
+    for (auto& w : width_) w = w == 0 ? 1 : w;
+    const std::size_t n = workers_ * width_.size() * kFlowBuckets;
+    words_ = std::make_unique<std::atomic<std::uint64_t>[]>(n);
+    for (std::size_t i = 0; i < n; ++i) words_[i].store(0, kRelaxed);
+}
+
+std::uint32_t FlowLedger::bucketWidthMs(std::uint32_t ttlS) noexcept {
+    const std::uint64_t ms = std::uint64_t(ttlS) * 1000;
+    const std::uint64_t w = (ms + kFlowBuckets - 3) / (kFlowBuckets - 2);
+    return w == 0 ? 1 : w > 0xffffffffULL ? 0xffffffffU : std::uint32_t(w);
+}
+
+void FlowLedger::add(std::size_t worker, std::uint32_t slot, double demand, std::int64_t expiryMs) noexcept {
+    if (worker >= workers_ || slot >= width_.size() || !(demand > 0) || !std::isfinite(demand)) return;
+    const auto bucket = std::uint32_t(std::uint64_t(expiryMs) / width_[slot]);
+    std::atomic<std::uint64_t>& word = row(worker, slot)[bucket % kFlowBuckets];
+    const std::uint64_t w = word.load(kRelaxed);
+    const float sum = bucketOf(w) == bucket ? sumOf(w) : 0.0f;  // another bucket number: expired, reuse
+    word.store(pack(bucket, sum + float(demand)), kRelaxed);
+}
+
+double FlowLedger::flow(std::uint32_t slot, std::int64_t nowMs) const noexcept {
+    if (slot >= width_.size()) return 0;
+    const auto now = std::uint32_t(std::uint64_t(nowMs) / width_[slot]);
+    double total = 0;
+    for (std::size_t wk = 0; wk < workers_; ++wk) {
+        const std::atomic<std::uint64_t>* r = row(wk, slot);
+        for (std::size_t b = 0; b < kFlowBuckets; ++b) {
+            const std::uint64_t w = r[b].load(kRelaxed);
+            // Live: its bucket is now's or later (within the ring). Signed difference: wraps safely.
+            const auto ahead = std::int32_t(bucketOf(w) - now);
+            if (ahead >= 0 && ahead < std::int32_t(kFlowBuckets)) total += double(sumOf(w));
+        }
+    }
+    return total;
+}
+
+void FlowLedger::carry(const FlowLedger& old, std::uint32_t oldSlot, std::uint32_t newSlot) noexcept {
+    if (old.workers_ != workers_ || oldSlot >= old.width_.size() || newSlot >= width_.size() ||
+        old.width_[oldSlot] != width_[newSlot])
+        return;
+    for (std::size_t wk = 0; wk < workers_; ++wk)
+        for (std::size_t b = 0; b < kFlowBuckets; ++b)
+            row(wk, newSlot)[b].store(old.row(wk, oldSlot)[b].load(kRelaxed), kRelaxed);
+}
+
+}  // namespace gslb::metrics

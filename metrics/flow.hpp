@@ -1,0 +1,56 @@
+#pragma once
+// The committed flow of each service (the `headroom` chooser, balance.hpp): the sum of the demand of the
+// answers naming it that resolvers still hold in their caches, as this gslbd gave them — the sessions per
+// second on their way to the service that its metrics cannot show yet. An answer counts from the moment it is
+// given until the TTL it was given runs out.
+//
+// Storage: per (worker, service slot) a ring of kFlowBuckets words, each a 32-bit bucket number (expiry ms ÷
+// the slot's bucket width) and a float sum of demand, in one 64-bit atomic (never torn apart). Only worker w
+// writes its rows (single writer: a relaxed load and store, no locked instruction), any thread reads and sums
+// the rows (as AnswerCounters in server/gslb.hpp). An answer is added to the bucket of its expiry; a bucket
+// whose number is before now's has expired and is reused. The width is the slot's longest TTL ÷
+// (kFlowBuckets - 2), so every live expiry has its own bucket; an answer counts until the end of its bucket,
+// at most one width (ttl / 6) late. A reader racing a writer may miss the newest answer — approximate, as
+// every metric here is.
+// Memory: workers x service slots x kFlowBuckets x 8 octets (64 per slot and worker): 5 MB for 10,000
+// hostnames x 2 sites x 4 workers.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace gslb::metrics {
+
+inline constexpr std::size_t kFlowBuckets = 8;
+
+class FlowLedger {
+  public:
+    // widthMs[slot]: the bucket width of each service slot (bucketWidthMs of its longest TTL).
+    FlowLedger(std::size_t workers, std::vector<std::uint32_t> widthMs);
+    static std::uint32_t bucketWidthMs(std::uint32_t ttlS) noexcept;
+
+    std::size_t workers() const noexcept { return workers_; }
+    std::size_t slots() const noexcept { return width_.size(); }
+    std::size_t bytes() const noexcept { return workers_ * slots() * kFlowBuckets * 8; }
+
+    // Worker `worker` only: an answer naming `slot` for a resolver of `demand` (sessions/s) that expires at
+    // `expiryMs` (monotonic ms). Out-of-range worker or slot: ignored.
+    void add(std::size_t worker, std::uint32_t slot, double demand, std::int64_t expiryMs) noexcept;
+    // Any thread: the committed flow of `slot` at `nowMs`, sessions/s, summed over every worker.
+    double flow(std::uint32_t slot, std::int64_t nowMs) const noexcept;
+    // A reload: the rows of slot oldSlot of `old` become those of newSlot here (same worker count and
+    // width; else nothing is carried). Control thread, before workers see this ledger.
+    void carry(const FlowLedger& old, std::uint32_t oldSlot, std::uint32_t newSlot) noexcept;
+
+  private:
+    std::atomic<std::uint64_t>* row(std::size_t worker, std::uint32_t slot) const noexcept {
+        return &words_[(worker * width_.size() + slot) * kFlowBuckets];
+    }
+    std::size_t workers_;
+    std::vector<std::uint32_t> width_;
+    std::unique_ptr<std::atomic<std::uint64_t>[]> words_;
+};
+
+}  // namespace gslb::metrics

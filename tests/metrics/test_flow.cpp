@@ -1,0 +1,44 @@
+// Committed flow with expiry (metrics/flow.hpp): worked values.
+#include <doctest/doctest.h>
+
+#include "metrics/flow.hpp"
+
+using namespace gslb::metrics;
+
+TEST_CASE("flow: answers count until the TTL they were given runs out, summed over workers") {
+    CHECK(FlowLedger::bucketWidthMs(5) == 834);  // ceil(5000 / 6)
+    CHECK(FlowLedger::bucketWidthMs(30) == 5000);
+    CHECK(FlowLedger::bucketWidthMs(0) == 1);
+    FlowLedger f(2, {834, 834});
+    CHECK(f.bytes() == 2 * 2 * kFlowBuckets * 8);
+    f.add(0, 0, 2.0, 10000);  // bucket 11 (10000 / 834), which ends at 10008
+    f.add(1, 0, 3.0, 12000);  // bucket 14, ends at 12510
+    f.add(1, 1, 7.0, 12000);
+    CHECK(f.flow(0, 9000) == 5);
+    CHECK(f.flow(0, 10007) == 5);  // counted to the end of its bucket: at most one width late
+    CHECK(f.flow(0, 10008) == 3);
+    CHECK(f.flow(0, 12509) == 3);
+    CHECK(f.flow(0, 12510) == 0);
+    CHECK(f.flow(1, 9000) == 7);
+    // Two answers expiring in one bucket add up; a bucket reused after its expiry starts from zero.
+    f.add(0, 0, 1.5, 10001);
+    CHECK(f.flow(0, 9000) == 6.5);
+    f.add(0, 0, 4.0, 10000 + 8 * 834);           // the same ring position as bucket 11, eight widths later
+    CHECK(f.flow(0, 10008 + 6 * 834) == 4 + 0);  // bucket 19: the old sums are gone
+    // Out of range, non-positive or NaN demand: ignored.
+    f.add(2, 0, 1, 20000);
+    f.add(0, 9, 1, 20000);
+    f.add(0, 0, -1, 20000);
+    CHECK(f.flow(9, 0) == 0);
+}
+
+TEST_CASE("flow: a reload carries a slot's rows when workers and width are the same") {
+    FlowLedger old(1, {834, 834});
+    old.add(0, 1, 2.5, 5000);
+    FlowLedger now(1, {834, 834, 834});
+    now.carry(old, 1, 2);
+    CHECK(now.flow(2, 4000) == 2.5);
+    FlowLedger other(1, {5000});
+    other.carry(old, 1, 0);  // another width: not carried
+    CHECK(other.flow(0, 4000) == 0);
+}
