@@ -21,9 +21,12 @@ bool contains(const std::string& s, const std::string& part) {
 }
 }  // namespace
 
-TEST_CASE("policy: the default is Brocade's order with HP's random last") {
-    CHECK(Policy::defaultStageNames() == brocadeStages());
-    CHECK(Policy::defaultPolicy().describe() == Policy::compile(brocadeStages(), Params{}).value().describe());
+TEST_CASE("policy: the default is health, then the headroom chooser") {
+    const Policy p = Policy::defaultPolicy();
+    CHECK(p.describe() == "health, headroom");
+    REQUIRE(p.filters().size() == 1);
+    CHECK(p.filters()[0]->kind == StageKind::Health);
+    CHECK(p.chooser().kind == StageKind::Headroom);
 }
 
 TEST_CASE("policy: Brocade's order with HP's random last, the default before headroom, when named") {

@@ -90,8 +90,8 @@ TEST_CASE("unread: a service weight under a chooser that does not weigh") {
         "does not weigh services (\"weighted-random\", \"weighted-round-robin\", \"hashed\" and \"headroom\" "
         "do)");
     CHECK(u[1].message.find("service 192.0.2.3 weight = 0.5 is not read") != std::string::npos);
-    // The default policy ends in random too.
-    REQUIRE(unread(config(sites, "[hostname.\"www.t.test.\"]\n" + svcs)).size() == 2);
+    // The default policy's chooser, headroom, reads weights when no service has a capacity.
+    CHECK(unread(config(sites, "[hostname.\"www.t.test.\"]\n" + svcs)).empty());
     // A chooser that weighs: nothing to say. Weight 1 (the default, written or not) is never named.
     for (const char* chooser : {"weighted-random", "weighted-round-robin", "hashed", "headroom"}) {
         CAPTURE(chooser);
@@ -131,8 +131,10 @@ TEST_CASE("unread: [load.metric] without the load-factor chooser") {
 }
 
 TEST_CASE("unread: what the policy of each site reads") {
-    CHECK(metricsReadBy({}) == (kReadsSessions | kReadsFlashback | kReadsConnections | kReadsFactor));
+    CHECK(metricsReadBy({}) == (kReadsSessions | kReadsConnections));  // health, headroom
     CHECK(metricsReadBy({"health", "headroom"}) == (kReadsSessions | kReadsConnections));
+    CHECK(metricsReadBy({"health", "session-threshold", "session-capacity", "flashback", "least-connections",
+                         "random"}) == (kReadsSessions | kReadsFlashback | kReadsConnections | kReadsFactor));
     CHECK(metricsReadBy({"health", "cpu", "load-factor"}) == (kReadsCpu | kReadsFactor | kReadsLoads));
 }
 

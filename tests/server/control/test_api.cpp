@@ -236,7 +236,7 @@ TEST_CASE("a valid report writes cpu, sessions, load factor and connections") {
 
 TEST_CASE("a report key no stage at the site reads is stored but said to be ignored") {
     Api a;
-    // east: www (least-connections) and dual (default policy: sessions, flashback, connections). No cpu.
+    // east: www (least-connections) and dual (the default policy, headroom: sessions, connections). No cpu.
     auto r = a.post("/v1/sites/east/report",
                     R"({"cpu": 20, "sessions_used": 1, "sessions_max": 2, "loads": {"busy": 0.5}})");
     REQUIRE(r.status == 200);
