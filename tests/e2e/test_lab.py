@@ -189,8 +189,15 @@ class LabRun(unittest.TestCase):
         self.assertLess(share[2], share[0])
         self.assertLess(share[2] / cap[2], 2.0)
 
-    # The balancing work's default policy: once it balances by headroom, assert here that it refuses no more than static
-    # weights (rows[DEFAULT]["refused"] <= rows[STATIC]["refused"]) in steady and health-failure.
+    def test_default_refuses_no_more_than_static_weights(self):
+        """The default policy (health, headroom) spreads answers by free capacity against the flow of answers still
+        cached: on the same sessions in the same run, it refuses no more than static weights in proportion to
+        capacity at 90 % load, and once a health failure's detection + TTL/2 has passed (the answers cached before
+        it expired)."""
+        rows = self.rows("steady")
+        self.assertLessEqual(rows[DEFAULT]["refused"], rows[STATIC]["refused"])
+        rows = self.rows("health-failure")
+        self.assertLessEqual(rows[DEFAULT]["refused_after_pct"], rows[STATIC]["refused_after_pct"])
 
     def test_health_failure_detected(self):
         """Every server's checker saw the site fail (the site's health endpoint counted its checks), and the
