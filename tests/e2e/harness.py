@@ -148,25 +148,73 @@ def _have_ipv6():
 HAVE_IPV6 = _have_ipv6()
 
 
+# Ports this process has handed out, and a claim on each shared with every other test process of the machine.
+# A port free when free_port() probes it is bound only later, by the daemon the test then starts; until then
+# the kernel may hand it to anyone's bind(port 0). Within one process that is the next free_port() call (a
+# test takes a DNS port and a control port, then starts gslbd: "Address already in use" on the second), and
+# since e2e suites run two at a time, another test process's. So a port is given out once per process, and
+# only when this process can create its claim file (O_EXCL) in a directory every test process shares; a
+# claim goes when the process ends, and one older than _CLAIM_TTL seconds (longer than any suite's timeout)
+# is left over from a killed run and is taken over.
+_HANDED_OUT = set()
+_CLAIM_DIR = os.path.join(tempfile.gettempdir(), "gslbd-e2e-ports")
+_CLAIM_TTL = 900
+
+
+def _release_claims():
+    for port in _HANDED_OUT:
+        try:
+            os.unlink(os.path.join(_CLAIM_DIR, str(port)))
+        except OSError:
+            pass
+
+
+atexit.register(_release_claims)
+
+
+def _claim(port):
+    try:
+        if not os.path.isdir(_CLAIM_DIR):
+            os.makedirs(_CLAIM_DIR, exist_ok=True)
+            os.chmod(_CLAIM_DIR, 0o1777)  # sticky and shared, as /tmp: tests that run as another user claim too
+        path = os.path.join(_CLAIM_DIR, str(port))
+        try:
+            if time.time() - os.stat(path).st_mtime > _CLAIM_TTL:
+                os.unlink(path)
+        except OSError:
+            pass
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        return True
+    except FileExistsError:
+        return False
+    except OSError:
+        return True  # no shared directory to claim in (read-only /tmp): the in-process check still holds
+
+
 def free_port():
-    """A port free for UDP and TCP on 127.0.0.1 and ::1 (when IPv6 exists)."""
+    """A port free for UDP and TCP on 127.0.0.1 and ::1 (when IPv6 exists), never handed out before by this
+    process and claimed against every other test process of the machine (see _claim)."""
     for _ in range(200):
         probe = _try_bind(socket.AF_INET, socket.SOCK_STREAM, "127.0.0.1", 0)
         port = probe.getsockname()[1]
         held = [probe]
-        ok = True
+        ok = port > 1024 and port not in _HANDED_OUT
         combos = [(socket.AF_INET, socket.SOCK_DGRAM, "127.0.0.1")]
         if HAVE_IPV6:
             combos += [(socket.AF_INET6, socket.SOCK_STREAM, "::1"), (socket.AF_INET6, socket.SOCK_DGRAM, "::1")]
         for fam, kind, addr in combos:
+            if not ok:
+                break
             s = _try_bind(fam, kind, addr, port)
             if s is None:
                 ok = False
                 break
             held.append(s)
+        ok = ok and _claim(port)
         for s in held:
             s.close()
-        if ok and port > 1024:
+        if ok:
+            _HANDED_OUT.add(port)
             return port
     raise RuntimeError("no free port")
 
