@@ -32,10 +32,14 @@ std::vector<FallbackTransition> FallbackWatch::sample(const Gslb& g) {
             for (const auto& s : fam) answers += g.hostAnswers->total(s.hostSlot);
         auto [it, fresh] = hosts_.try_emplace(h.name);
         State& st = it->second;
-        // A counter that went back (a hostname removed and added again, its counts not carried) restarts.
-        const bool comparable = !fresh && fallbacks >= st.fallbacks && answers >= st.answers;
-        const uint64_t df = comparable ? fallbacks - st.fallbacks : 0;
-        const uint64_t da = comparable ? answers - st.answers : 0;
+        // A hostname not seen before (the first sample after gslbd's start, or one a reload added) counts
+        // from zero, as its counters did: the answers before the control loop's first second count (a
+        // fallback in them was lost when the first sample only recorded the counts). A counter that went back
+        // (a hostname removed and added again, its counts not carried) restarts.
+        const uint64_t sinceF = fresh ? 0 : st.fallbacks, sinceA = fresh ? 0 : st.answers;
+        const bool comparable = fallbacks >= sinceF && answers >= sinceA;
+        const uint64_t df = comparable ? fallbacks - sinceF : 0;
+        const uint64_t da = comparable ? answers - sinceA : 0;
         st.fallbacks = fallbacks;
         st.answers = answers;
         st.seen = samples_;

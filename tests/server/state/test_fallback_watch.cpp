@@ -26,7 +26,7 @@ struct Host {
 TEST_CASE("fallback watch: one line when a hostname enters the fallback, one when it leaves, none between") {
     Host h;
     FallbackWatch w;
-    CHECK(w.sample(h.g()).empty());  // the first sample records the counts
+    CHECK(w.sample(h.g()).empty());  // the first sample: nothing answered yet
     h.answer(10);
     CHECK(w.sample(h.g()).empty());
     h.fallback(3);
@@ -69,4 +69,24 @@ TEST_CASE("fallback watch: many hostnames at once are bounded to a few lines and
     CHECK(lines.back().message ==
           "and 5 more hostname(s) entered the fallback, 2 more left it (per hostname: "
           "gslbd_hostname_fallbacks_total in /metrics)");
+}
+
+TEST_CASE("fallback watch: answers before the first sample count (gslbd's first second)") {
+    // gslbd answered from the fallback before the control loop's first tick: the first sample only recorded
+    // the counts, and the fallback was never logged (e2e-gslb-semantics FallbackLog queries right after
+    // start).
+    Host h;
+    FallbackWatch w;
+    h.fallback(20);
+    auto t = w.sample(h.g());
+    REQUIRE(t.size() == 1);
+    CHECK(t[0].entered);
+    CHECK(t[0].fallbacks == 20);
+    CHECK(t[0].answers == 0);
+    CHECK(w.sample(h.g()).empty());
+    // Answers only, before the first sample: not in the fallback, nothing to say.
+    Host other;
+    FallbackWatch w2;
+    other.answer(5);
+    CHECK(w2.sample(other.g()).empty());
 }
