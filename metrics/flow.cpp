@@ -6,8 +6,7 @@
 namespace gslb::metrics {
 
 namespace {
-constexpr auto kRelaxed = std::memory_order_relaxed;
-std::uint64_t pack(std::uint32_t bucket, float sum) noexcept {
+std::uint64_t packWord(std::uint32_t bucket, float sum) noexcept {
     return std::uint64_t(bucket) << 32 | std::bit_cast<std::uint32_t>(sum);
 }
 std::uint32_t bucketOf(std::uint64_t w) noexcept {
@@ -23,7 +22,7 @@ FlowLedger::FlowLedger(std::size_t workers, std::vector<std::uint32_t> widthMs)
     for (auto& w : width_) w = w == 0 ? 1 : w;
     const std::size_t n = workers_ * width_.size() * kFlowBuckets;
     words_ = std::make_unique<std::atomic<std::uint64_t>[]>(n);
-    for (std::size_t i = 0; i < n; ++i) words_[i].store(0, kRelaxed);
+    for (std::size_t i = 0; i < n; ++i) words_[i].store(0, std::memory_order_relaxed);
 }
 
 std::uint32_t FlowLedger::bucketWidthMs(std::uint32_t ttlS) noexcept {
@@ -36,9 +35,9 @@ void FlowLedger::add(std::size_t worker, std::uint32_t slot, double demand, std:
     if (worker >= workers_ || slot >= width_.size() || !(demand > 0) || !std::isfinite(demand)) return;
     const auto bucket = std::uint32_t(std::uint64_t(expiryMs) / width_[slot]);
     std::atomic<std::uint64_t>& word = row(worker, slot)[bucket % kFlowBuckets];
-    const std::uint64_t w = word.load(kRelaxed);
+    const std::uint64_t w = word.load(std::memory_order_relaxed);
     const float sum = bucketOf(w) == bucket ? sumOf(w) : 0.0f;  // another bucket number: expired, reuse
-    word.store(pack(bucket, sum + float(demand)), kRelaxed);
+    word.store(packWord(bucket, sum + float(demand)), std::memory_order_relaxed);
 }
 
 double FlowLedger::flow(std::uint32_t slot, std::int64_t nowMs) const noexcept {
@@ -48,7 +47,7 @@ double FlowLedger::flow(std::uint32_t slot, std::int64_t nowMs) const noexcept {
     for (std::size_t wk = 0; wk < workers_; ++wk) {
         const std::atomic<std::uint64_t>* r = row(wk, slot);
         for (std::size_t b = 0; b < kFlowBuckets; ++b) {
-            const std::uint64_t w = r[b].load(kRelaxed);
+            const std::uint64_t w = r[b].load(std::memory_order_relaxed);
             // Live: its bucket is now's or later (within the ring). Signed difference: wraps safely.
             const auto ahead = std::int32_t(bucketOf(w) - now);
             if (ahead >= 0 && ahead < std::int32_t(kFlowBuckets)) total += double(sumOf(w));
@@ -63,7 +62,8 @@ void FlowLedger::carry(const FlowLedger& old, std::uint32_t oldSlot, std::uint32
         return;
     for (std::size_t wk = 0; wk < workers_; ++wk)
         for (std::size_t b = 0; b < kFlowBuckets; ++b)
-            row(wk, newSlot)[b].store(old.row(wk, oldSlot)[b].load(kRelaxed), kRelaxed);
+            row(wk, newSlot)[b].store(old.row(wk, oldSlot)[b].load(std::memory_order_relaxed),
+                                      std::memory_order_relaxed);
 }
 
 }  // namespace gslb::metrics

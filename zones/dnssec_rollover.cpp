@@ -12,7 +12,7 @@
 namespace gslb::zones {
 namespace {
 
-constexpr uint16_t kTypeDNSKEY = 48;
+constexpr uint16_t kDnskeyType = 48;  // RFC 4034 §2 (named apart from zones/dnssec.cpp's: a unity build)
 
 uint32_t get32(const uint8_t* p) {
     return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
@@ -89,7 +89,7 @@ ZoneTtls zoneTtls(const Zone& z) {
         if (n.flags & kNodeOccluded) continue;  // glue: never signed
         const bool cut = n.flags & kNodeDelegation;
         for (const RRset* s = z.rrsetsBegin(n); s != z.rrsetsEnd(n); ++s) {
-            if (s->type == kTypeDNSKEY && s->ttl > t.key) t.key = s->ttl;  // kept from the file
+            if (s->type == kDnskeyType && s->ttl > t.key) t.key = s->ttl;  // kept from the file
             if (cut && s->type != kTypeDS) continue;  // at a cut only DS is signed (RFC 4035 §2.2)
             // The file's own signatures and chains are dropped at signing (gslbd makes its own).
             if (s->type == kTypeRRSIG || s->type == kTypeNSEC || s->type == kTypeNSEC3 ||

@@ -26,7 +26,7 @@ void put16(std::string& o, uint16_t v) {
 void put32(std::string& o, uint32_t v) {
     for (int s = 24; s >= 0; s -= 8) o.push_back(char(v >> s));
 }
-const uint8_t* u8(std::string_view s) {
+const uint8_t* bytesOf(std::string_view s) {
     return reinterpret_cast<const uint8_t*>(s.data());
 }
 
@@ -104,7 +104,7 @@ void soaRecord(const Zone& z, std::string& out) {
 
 bool DiffReader::next(DiffRecord& r) {
     if (bad_ || off_ >= p_.size()) return false;
-    const uint8_t* p = u8(p_) + off_;
+    const uint8_t* p = bytesOf(p_) + off_;
     size_t left = p_.size() - off_;
     size_t n = nameLen(p, left);
     if (n == 0 || left - n < 8) {
