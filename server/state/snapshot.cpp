@@ -22,6 +22,11 @@ std::unique_ptr<zones::Zone> loadConfiguredZone(const ZoneConf& zc, std::optiona
                                                 int64_t now, std::string& error, const zones::Zone* before,
                                                 std::string* note, bool* warn) {
     zones::SourceSet set;
+    // A zone's file first: its problems name the file (what an operator opens), before the name's.
+    if (!zc.catalog) {
+        if (error = zoneFileProblem(zc); !error.empty()) return nullptr;
+        if (!zones::readZoneFile(zc.file, zc.name, set, error)) return nullptr;
+    }
     zones::WireName apex;
     if (!zones::textToName(zc.name, {}, apex)) {
         error = fmt::format("{}: not a domain name", zc.name);
@@ -35,9 +40,6 @@ std::unique_ptr<zones::Zone> loadConfiguredZone(const ZoneConf& zc, std::optiona
         uint32_t synth = before && lastSerial ? *lastSerial : uint32_t(now);
         if (!zones::catalogRecords(apex, zc.catalogMembers, synth, "catalog " + zc.name, set, error))
             return nullptr;
-    } else {
-        if (error = zoneFileProblem(zc); !error.empty()) return nullptr;
-        if (!zones::readZoneFile(zc.file, zc.name, set, error)) return nullptr;
     }
     // The served serial goes into the SOA before anything is compiled or signed: the SOA's RRSIG, AXFR and
     // NOTIFY all carry it. A zone without an apex SOA is left as it is, for compile() to refuse.
