@@ -1,5 +1,6 @@
 // loadConfig: every refusal names the file, the line and the key's path (doc/design.md "The config file").
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include "server/conf/config.hpp"
 #include "server/daemon/check.hpp"
@@ -413,6 +414,7 @@ TEST_CASE("[rtt] and a site's agent_token_file") {
     text.replace(text.find("[site.east]\n"), 12, "[site.east]\nagent_token_file = \"east.token\"\n");
     st::Written w = st::writeConfig(text);
     st::writeFile(w.dir, "east.token", "  east-agent-token\n");
+    ::chmod((w.dir + "/east.token").c_str(), 0600);  // a token others can read is refused
     Config cfg;
     std::string error;
     REQUIRE_MESSAGE(loadConfig(w.config, cfg, error), error);

@@ -220,7 +220,7 @@ TEST_CASE("check: stages that cannot know capacity and service settings no choos
         r.out.find("warning: hostname \"www.t.test.\": \"least-connections\" compares raw connection "
                    "counts: 3 of its 3 services have no capacity") != std::string::npos,
         r.out);
-    CHECK_MESSAGE(r.out.find("warning: hostname \"www.t.test.\" service 192.0.2.1: weight = 3 is not read") !=
+    CHECK_MESSAGE(r.out.find("warning: hostname \"www.t.test.\": service 192.0.2.1 weight = 3 is not read") !=
                       std::string::npos,
                   r.out);
 }
