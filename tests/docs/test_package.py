@@ -105,6 +105,7 @@ class Package(unittest.TestCase):
         try:
             # The binaries, the unit, the user, the example config as a conffile, the manual.
             for path in ("/usr/bin/gslbd", "/usr/bin/gslbctl", "/lib/systemd/system/gslbd.service",
+                         "/usr/bin/gslbd-agent", "/lib/systemd/system/gslbd-agent.service",
                          "/usr/lib/sysusers.d/gslbd.conf", "/etc/gslbd/gslbd.toml", "/etc/gslbd/gslb.example.com.zone",
                          "/usr/share/doc/gslbd/manual/getting-started.md", "/usr/share/doc/gslbd/examples/gslbd.toml"):
                 self.assertTrue(os.path.exists(path), path)
@@ -119,13 +120,15 @@ class Package(unittest.TestCase):
             p = run(["gslbctl", "check", "-c", "/etc/gslbd/gslbd.toml"])
             self.assertEqual(p.returncode, 0, p.stdout)
             env = dict(os.environ, MANPAGER="cat", PAGER="cat", MANWIDTH="100")
-            for page, word in (("gslbd.toml", "token_file"), ("gslbd", "SIGHUP"), ("gslbctl", "rollover")):
+            for page, word in (("gslbd.toml", "token_file"), ("gslbd", "SIGHUP"), ("gslbctl", "rollover"),
+                               ("gslbd-agent", "NETLINK_SOCK_DIAG")):
                 p = run(["man", page], env=env)
                 self.assertEqual(p.returncode, 0, p.stdout)
                 self.assertIn(word, p.stdout.replace("\b", ""), page)
             if shutil.which("systemd-analyze"):
-                p = run(["systemd-analyze", "verify", "/lib/systemd/system/gslbd.service"])
-                self.assertEqual((p.returncode, p.stdout.strip()), (0, ""), p.stdout)
+                for unit in ("gslbd.service", "gslbd-agent.service"):
+                    p = run(["systemd-analyze", "verify", "/lib/systemd/system/" + unit])
+                    self.assertEqual((p.returncode, p.stdout.strip()), (0, ""), p.stdout)
 
             # Nothing started: neither a gslbd process nor, under systemd, an enabled or active unit.
             self.assertEqual(set(gslbd_processes()) - before, set())
