@@ -125,6 +125,19 @@ def wait_control(g, base, token, seconds=5):
 
 # --------------------------------------------------------------------------- ports
 
+
+def start_with_control(cls, files, origin, config, token):
+    """For a test class's setUpClass: starts a Gslbd of `files` (name -> text) on a free DNS port and a free
+    control port, its config `config(dns_port, control_port)`, waits for zone `origin` and the control API, and
+    sets cls.g, cls.cport and cls.base (http://127.0.0.1:PORT). tearDownClass stops it with
+    cls.g.__exit__(None, None, None)."""
+    cls.cport = free_port()
+    cls.g = Gslbd(files=files, wait_zone=origin)
+    cls.g.raw_config = config(cls.g.port, cls.cport)
+    cls.g.__enter__()
+    cls.base = f"http://127.0.0.1:{cls.cport}"
+    wait_control(cls.g, cls.base, token)
+
 def _try_bind(family, kind, addr, port):
     s = socket.socket(family, kind)
     try:

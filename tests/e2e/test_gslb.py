@@ -17,7 +17,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Gslbd, control_api, free_port, run_tests, wait_control  # noqa: E402
+from harness import control_api, run_tests, start_with_control  # noqa: E402
 
 ORIGIN = "gslb.example.com."
 TOKEN = "e2e-gslb-token-4f2a9c"
@@ -59,12 +59,7 @@ def config(port, cport, www_policy=WWW_POLICY, www_answers=1, broken=""):
 class Gslb(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.cport = free_port()
-        cls.g = Gslbd(files={"zone.db": ZONE, "control.token": TOKEN + "\n"}, wait_zone=ORIGIN)
-        cls.g.raw_config = config(cls.g.port, cls.cport)
-        cls.g.__enter__()
-        cls.base = f"http://127.0.0.1:{cls.cport}"
-        wait_control(cls.g, cls.base, TOKEN)
+        start_with_control(cls, {"zone.db": ZONE, "control.token": TOKEN + "\n"}, ORIGIN, config, TOKEN)
 
     @classmethod
     def tearDownClass(cls):
