@@ -1,12 +1,30 @@
-// Wall-clock time and libevent's timeval, for the control thread's timers and the unix-ms stamps in the
-// API, events and probe states (the query path has monotonicMs(), gslb.hpp).
+// The server's clocks, one of each: monotonic time for intervals, deadlines and ages (CLOCK_MONOTONIC, which
+// std::chrono::steady_clock also reads on Linux), wall-clock time for the unix-ms stamps in the API, events
+// and probe states, and libevent's timeval.
 #pragma once
 #include <sys/time.h>
+#include <time.h>
 
 #include <chrono>
 #include <cstdint>
 
 namespace gslb::server {
+
+/// Monotonic milliseconds (CLOCK_MONOTONIC_COARSE: a vDSO read of the last tick, cheap enough per query; it
+/// moves in steps of the kernel's tick, 1 to 4 ms). For ages, deadlines and timeouts in seconds.
+inline int64_t monotonicMs() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+/// Monotonic microseconds (the same clock read to the nanosecond, then truncated): where events less than a
+/// tick apart must be ordered (TCP's least-recently-active list) or a duration measured (a check's latency).
+inline int64_t monotonicUs() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return int64_t(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
 
 /// Milliseconds since the unix epoch (system clock: may step).
 inline int64_t wallMs() {

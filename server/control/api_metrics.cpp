@@ -7,6 +7,7 @@
 #include <ctime>
 #include <map>
 
+#include "server/base/clock.hpp"
 #include "server/control/api.hpp"
 #include "server/state/gslb.hpp"
 #include "server/net/xdp/path.hpp"

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "server/base/clock.hpp"
 #include "server/control/api.hpp"
 #include "server/state/gslb.hpp"
 #include "server/base/log.hpp"

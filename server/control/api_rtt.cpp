@@ -3,6 +3,7 @@
 // figures go straight into the snapshot's lock-free RttTable, which the workers read on the next query.
 #include <nlohmann/json.hpp>
 
+#include "server/base/clock.hpp"
 #include "server/base/log.hpp"
 #include "server/control/api.hpp"
 #include "server/state/rtt_report.hpp"

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "server/base/clock.hpp"
 #include "server/control/api.hpp"
 #include "server/control/json_values.hpp"
 

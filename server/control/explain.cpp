@@ -11,6 +11,7 @@
 #include "metrics/compare.hpp"
 #include "metrics/select.hpp"
 #include "metrics/stage_registry.hpp"
+#include "server/base/clock.hpp"
 #include "server/control/json_values.hpp"
 #include "zones/ldns.hpp"
 #include "zones/rrtype.hpp"

@@ -10,36 +10,13 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <climits>
 #include <cstring>
-#include <ctime>
 
+#include "server/base/clock.hpp"
 #include "server/net/tcp.hpp"
 
 namespace gslb::server {
-namespace {
-
-int64_t nowMs() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
-// Microseconds for the least-recently-active order: queries on loopback come less than a millisecond
-// apart, and with millisecond stamps two connections on different workers tied, so makeRoom() could
-// close the one just used rather than the idle one (e2e-core test_connection_limit, flaky on a quiet run).
-int64_t nowUs() {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
-timeval toTimeval(int64_t ms) {
-    return timeval{time_t(ms / 1000), suseconds_t(ms % 1000 * 1000)};
-}
-
-}  // namespace
 
 bool Worker::admit(evutil_socket_t fd, const sockaddr* sa, ClientCounter::Key& client) {
     const Snapshot& snap = responder_.snapshot();
@@ -100,7 +77,11 @@ void Worker::unlink(TcpConn* c) {
 }
 
 void Worker::touch(TcpConn* c) {
-    c->lastActive = nowUs();
+    // Microseconds for the least-recently-active order: queries on loopback come less than a millisecond
+    // apart, and with millisecond stamps two connections on different workers tied, so makeRoom() could
+    // close the one just used rather than the idle one (e2e-core test_connection_limit, flaky on a quiet
+    // run).
+    c->lastActive = monotonicUs();
     if (c != newest_) {
         if (c->older || c->newer || c == oldest_) unlink(c);
         c->older = newest_;
@@ -321,7 +302,7 @@ bool Worker::messageDeadline(TcpConn* c, const ServerConf& conf) {
             evtimer_del(c->deadline);
             return true;
         }
-        int64_t now = nowMs();
+        int64_t now = monotonicMs();
         if (c->messageStart == 0) {
             c->messageStart = now;
             timeval t{conf.tcpMessageTimeout, 0};
@@ -338,7 +319,7 @@ bool Worker::messageDeadline(TcpConn* c, const ServerConf& conf) {
         }
         return true;
     }
-    int64_t now = nowMs();
+    int64_t now = monotonicMs();
     if (c->messageStart == 0) c->messageStart = now;
     int64_t left = c->messageStart + int64_t(conf.tcpMessageTimeout) * 1000 - now;
     if (left <= 0) {
@@ -346,7 +327,7 @@ bool Worker::messageDeadline(TcpConn* c, const ServerConf& conf) {
         return false;
     }
     if (left < int64_t(conf.tcpIdleTimeout) * 1000) {
-        timeval t = toTimeval(left);
+        timeval t = toTimeval(double(left) / 1000);
         event_add(c->rev, &t);
         c->shortTimeout = true;
     }

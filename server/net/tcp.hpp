@@ -40,10 +40,10 @@ struct Worker::TcpConn {
     ClientCounter::Key client;       // its unit in shared_.tcpPerClient, given back by closeConn
     bool closing = false;            // nothing more is read; closed once `out` is written
     std::unique_ptr<Transfer> axfr;  // while set, reading is off: later queries wait for the transfer's end
-    int64_t lastActive = 0;          // steady µs: accepted, a whole message read, or a transfer progressed
-    int64_t messageStart = 0;        // steady ms when the message being read began; 0: none under way
-    bool shortTimeout = false;       // rev's timeout is the message's remaining time, not the idle one
-    TcpConn* older = nullptr;        // the worker's list, least recently active first
+    int64_t lastActive = 0;     // monotonicUs(): accepted, a whole message read, or a transfer progressed
+    int64_t messageStart = 0;   // monotonicMs() when the message being read began; 0: none under way
+    bool shortTimeout = false;  // rev's timeout is the message's remaining time, not the idle one
+    TcpConn* older = nullptr;   // the worker's list, least recently active first
     TcpConn* newer = nullptr;
     // DNS over TLS (RFC 7858): OpenSSL through libevent's bufferevent_openssl; null for plain TCP (then `fd`,
     // `rev`, `wev` and an `out` of its own). `out` is the bufferevent's output; what TLS decrypted is moved

@@ -42,7 +42,7 @@ using metrics::Health;
 namespace {
 
 double monoSec() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return double(monotonicUs()) / 1e6;
 }
 
 std::string slotKeyOf(const std::string& site, const std::string& address) {

@@ -1,6 +1,7 @@
 // The common part of a health check run: non-blocking connect, deadline, result (see health_check.hpp).
 #include "server/probes/health_check.hpp"
 
+#include "server/base/clock.hpp"
 #include "server/conf/config.hpp"
 
 #include <arpa/inet.h>
@@ -44,8 +45,7 @@ CheckRun::~CheckRun() {
 }
 
 double CheckRun::nowMs() const {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+    return double(monotonicUs()) / 1000;
 }
 
 double CheckRun::sinceStartMs() const {

@@ -3,9 +3,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include <chrono>
 #include <ctime>
 
+#include "server/base/clock.hpp"
 #include "server/base/log.hpp"
 #include "server/responder/acl.hpp"
 #include "server/responder/transfer.hpp"
@@ -26,12 +26,6 @@ constexpr zones::Ede kEdeBusy{zones::Ede::kOther, "too many zone transfers in fl
 
 uint64_t unixNow() {
     return uint64_t(time(nullptr));  // TSIG's Time Signed is wall-clock seconds (RFC 8945 §4.2)
-}
-
-int64_t nowMs() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
 }
 
 }  // namespace
@@ -292,7 +286,7 @@ size_t Responder::signAnswer(const zones::AnswerOptions& opt, std::span<const ui
 }
 
 void Responder::logRefusal(const std::string& message) {
-    int64_t sec = nowMs() / 1000;
+    int64_t sec = monotonicMs() / 1000;
     if (sec != logSecond_) {
         if (logged_ > 5) log::warn("{} more refused transfer/TSIG/TLS lines not logged", logged_ - 5);
         logSecond_ = sec;

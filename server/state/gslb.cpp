@@ -14,15 +14,10 @@
 
 #include "metrics/rendezvous.hpp"
 #include "metrics/select.hpp"
+#include "server/base/clock.hpp"
 #include "zones/rrtype.hpp"
 
 namespace gslb::server {
-
-int64_t monotonicMs() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
 
 AnswerCounters::AnswerCounters(size_t workers, size_t slots)
     : workers_(workers), slots_(slots), stride_((slots + 7) / 8 * 8 + 8) {

@@ -182,9 +182,6 @@ bool nothingUndrained(const metrics::StateTable& t, const std::vector<GslbServic
 /// What a fully drained (hostname, family) answers: "NODATA" or "fallback ADDRESS".
 std::string drainedOutAnswer(const GslbHost& h, int family);
 
-/// Monotonic milliseconds (CLOCK_MONOTONIC_COARSE: a vDSO read, cheap enough per query).
-int64_t monotonicMs();
-
 /// The demand table key of the resolver of `client` for hostname `h`, family `f` (0 A, 1 AAAA): the ECS
 /// prefix when the answer is scoped to it (scope > 0: the resolver caches per prefix), else the packet's
 /// source (its cache is one for all its clients).

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <ctime>
 #include <mutex>
 #include <string>
@@ -111,6 +112,26 @@ TEST_CASE("toTimeval and wallMs (server/base/clock.hpp), the control thread's on
     const int64_t t = int64_t(time(nullptr)) * 1000;
     CHECK(wallMs() >= t - 1000);
     CHECK(wallMs() <= t + 2000);
+}
+
+TEST_CASE(
+    "monotonicMs and monotonicUs (server/base/clock.hpp): one clock, CLOCK_MONOTONIC, at two resolutions") {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    const int64_t before = int64_t(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+    const int64_t us = monotonicUs();
+    const int64_t ms = monotonicMs();
+    CHECK(us >= before);
+    CHECK(us - before < 1000000);
+    // The coarse read is the last tick's: behind the precise one by at most a tick (10 ms at HZ=100).
+    CHECK(ms * 1000 <= monotonicUs());
+    CHECK(ms * 1000 > us - 20000);
+    // steady_clock reads the same clock.
+    const int64_t steady = std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count();
+    CHECK(steady >= us);
+    CHECK(steady - us < 1000000);
 }
 
 TEST_CASE("PollTimers: the round and the deadline fire on their own; clearDeadline stops the deadline") {

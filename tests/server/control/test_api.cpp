@@ -9,6 +9,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "server/base/clock.hpp"
 #include "server/conf/token.hpp"
 #include "server/control/api.hpp"
 #include "tests/server/helpers.hpp"

@@ -2,6 +2,7 @@
 // state the test sets as the control thread would.
 #include <doctest/doctest.h>
 
+#include "server/base/clock.hpp"
 #include "server/control/explain.hpp"
 #include "server/state/gslb.hpp"
 #include "tests/server/helpers.hpp"

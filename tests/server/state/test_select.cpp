@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "server/base/clock.hpp"
 #include "server/state/gslb.hpp"
 #include "server/state/snapshot.hpp"
 #include "tests/server/helpers.hpp"

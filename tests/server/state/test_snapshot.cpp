@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "server/base/clock.hpp"
 #include "server/state/snapshot.hpp"
 #include "tests/server/helpers.hpp"
 
