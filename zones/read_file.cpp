@@ -10,7 +10,7 @@
 
 namespace gslb::zones {
 
-bool readFile(const std::string& path, std::string& out, std::string& error) {
+bool readFile(const std::string& path, std::string& out, std::string& error, size_t maxSize) {
     out.clear();
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -19,26 +19,39 @@ bool readFile(const std::string& path, std::string& out, std::string& error) {
         errno = e;
         return false;
     }
+    const bool ok = readOpenFile(fd, path, out, error, maxSize);
+    const int e = errno;
+    close(fd);
+    errno = e;
+    return ok;
+}
+
+bool readOpenFile(int fd, const std::string& path, std::string& out, std::string& error, size_t maxSize) {
+    out.clear();
     struct stat st {};
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) out.reserve(size_t(st.st_size));
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && size_t(st.st_size) <= maxSize)
+        out.reserve(size_t(st.st_size));
     char buf[16 << 10];
     for (;;) {
         ssize_t n = read(fd, buf, sizeof buf);
         if (n > 0) {
+            if (size_t(n) > maxSize - out.size()) {
+                out.clear();
+                error = fmt::format("{}: larger than {} octets", path, maxSize);
+                errno = EFBIG;
+                return false;
+            }
             out.append(buf, size_t(n));
             continue;
         }
-        if (n == 0) break;
+        if (n == 0) return true;
         if (errno == EINTR) continue;
         int e = errno;
-        close(fd);
         out.clear();
         error = fmt::format("{}: cannot read: {}", path, std::strerror(e));
         errno = e;
         return false;
     }
-    close(fd);
-    return true;
 }
 
 }  // namespace gslb::zones

@@ -154,8 +154,9 @@ PolicyConf readPolicy(TableReader& t, const PolicyConf& base) {
     if (p.ttlMin > int64_t(p.ttl)) p.ttlMin = p.ttl;
     p.answers = uint16_t(t.getInt("answers", base.answers, 1, 64));
     p.fallback = t.getString("fallback", base.fallback);
+    p.fallbackLen = 0;
     if (p.fallback != "all" && p.fallback != "none") {
-        if (!isAddress(p.fallback))
+        if (!parseAddress(p.fallback, p.fallbackRdata, p.fallbackLen))
             t.fail(t.raw("fallback"), "fallback",
                    fmt::format("\"{}\" is not all, none or an IPv4/IPv6 address", p.fallback));
     }
@@ -650,16 +651,9 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
             if (sf.empty()) kr.fail(nullptr, "secret_file", "is required (the base64 secret, in a file)");
             sf = resolvePath(path, sf);
             std::string text, why;
-            if (FILE* f = fopen(sf.c_str(), "r")) {
-                char buf[4096];
-                size_t n;
-                while ((n = fread(buf, 1, sizeof buf, f)) > 0 && text.size() < (1u << 16))
-                    text.append(buf, n);
-                fclose(f);
-            } else {
+            if (!zones::readFile(sf, text, why, zones::kSecretMax))
                 kr.fail(kr.raw("secret_file"), "secret_file",
                         fmt::format("cannot read {}: {}", sf, strerror(errno)));
-            }
             if (!zones::parseSecretText(text, key.secret, why))
                 kr.fail(kr.raw("secret_file"), "secret_file", fmt::format("{}: {}", sf, why));
             for (const auto& other : out.keys)
@@ -1044,7 +1038,7 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
                     ServiceConf sc;
                     sc.line = sr.line();
                     sc.address = sr.getString("address", "");
-                    if (!isAddress(sc.address))
+                    if (!parseAddress(sc.address, sc.rdata, sc.rdlen))
                         sr.fail(sr.raw("address"), "address",
                                 fmt::format("\"{}\" is not an IPv4 or IPv6 address", sc.address));
                     sc.site = sr.getString("site", "");

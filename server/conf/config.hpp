@@ -192,6 +192,8 @@ struct PolicyConf {
     }
     uint16_t answers = 1;             // records per answer (distinct services)
     std::string fallback = "all";     // all | none | an address (when `health` leaves nothing)
+    uint8_t fallbackRdata[16]{};      // fallback = an address: parsed at load, wire form
+    uint8_t fallbackLen = 0;          // 4 (A), 16 (AAAA); 0: all or none
     std::vector<std::string> policy;  // stage names; empty: the default policy
     double sessionThreshold = 90;     // percent of the session table used
     double sessionTolerance = 10;     // percent
@@ -327,7 +329,9 @@ struct SiteConf {
 };
 
 struct ServiceConf {
-    std::string address;  // one of the hostname's A/AAAA records
+    std::string address;  // one of the hostname's A/AAAA records, as written (logs, API, state keys)
+    uint8_t rdata[16]{};  // the same address parsed at load, once: the record's rdata (A: 4 octets, AAAA: 16)
+    uint8_t rdlen = 0;    // 4 or 16
     std::string site;
     double weight = 1;
     // Sessions (or connections) the service can hold; 0: unknown. Read where the site reports no session

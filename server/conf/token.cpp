@@ -12,6 +12,8 @@
 #include <cstring>
 #include <vector>
 
+#include "zones/read_file.hpp"
+
 namespace gslb::server {
 
 std::string tokenModeProblem(const std::string& path, unsigned mode) {
@@ -46,19 +48,16 @@ bool loadControlToken(const std::string& path, std::string& token, std::string& 
         error = why;
         return false;
     }
-    std::string t;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 || t.size() > 64 * 1024) {
-            error = fmt::format("{}: cannot read the control token file: {}", path,
-                                n < 0 ? strerror(errno) : "longer than 64 KiB");
-            ::close(fd);
-            return false;
-        }
-        t.append(buf, size_t(n));
-    }
+    std::string t, why;
+    const bool read = zones::readOpenFile(fd, path, t, why, zones::kSecretMax);
+    const int err = errno;
     ::close(fd);
+    if (!read) {
+        error = fmt::format(
+            "{}: cannot read the control token file: {}", path,
+            err == EFBIG ? fmt::format("larger than {} octets", zones::kSecretMax) : strerror(err));
+        return false;
+    }
     while (!t.empty() && isspace(uint8_t(t.back()))) t.pop_back();
     while (!t.empty() && isspace(uint8_t(t.front()))) t.erase(t.begin());
     if (t.size() < 8) {

@@ -7,9 +7,10 @@
 #include <sys/random.h>
 
 #include <cstring>
-#include <fstream>
+#include <sstream>
 
 #include "zones/client.hpp"
+#include "zones/read_file.hpp"
 
 namespace gslb::server {
 namespace {
@@ -115,12 +116,10 @@ size_t CookieJar::make(const uint8_t* client, const zones::ClientInfo& ci, uint8
 }
 
 bool readCookieSecrets(const std::string& path, std::vector<CookieSecret>& out, std::string& error) {
-    std::ifstream f(path);
-    if (!f) {
-        error = fmt::format("{}: cannot open: {}", path, strerror(errno));
-        return false;
-    }
+    std::string text;
+    if (!zones::readFile(path, text, error, zones::kSecretMax)) return false;
     out.clear();
+    std::istringstream f(text);
     std::string line;
     int n = 0;
     while (std::getline(f, line)) {

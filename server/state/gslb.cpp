@@ -154,9 +154,11 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
                 const uint8_t* bytes = zone->bytes(rd);
                 bool found = false;
                 for (size_t k = 0; k < hc.services.size() && !found; ++k) {
+                    const ServiceConf& sc = hc.services[k];
+                    if (sc.rdlen != rd.len || std::memcmp(sc.rdata, bytes, rd.len) != 0) continue;
                     GslbService s;
-                    if (!parseAddress(hc.services[k].address, s.rdata, s.rdlen)) continue;
-                    if (s.rdlen != rd.len || std::memcmp(s.rdata, bytes, rd.len) != 0) continue;
+                    std::memcpy(s.rdata, sc.rdata, sizeof s.rdata);
+                    s.rdlen = sc.rdlen;
                     found = true;
                     used[k] = true;
                     s.slot = *out.table->findService(hc.services[k].site, hc.services[k].address);
@@ -283,7 +285,8 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
             h.fallback = Fallback::None;
         } else {
             h.fallback = Fallback::Address;
-            parseAddress(p.fallback, h.fallbackRdata, h.fallbackLen);
+            std::memcpy(h.fallbackRdata, p.fallbackRdata, sizeof p.fallbackRdata);
+            h.fallbackLen = p.fallbackLen;
         }
         zone->mutableNode(node).dynamic = int32_t(out.hosts.size());
         out.hosts.push_back(std::move(h));

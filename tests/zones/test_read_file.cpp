@@ -33,6 +33,20 @@ TEST_CASE("readFile: the bytes as they are, or an error that names the file") {
     CHECK(error == testutil::tempDir() + ": cannot read: Is a directory");
 }
 
+TEST_CASE("readFile: a file over maxSize is refused, read no further; exactly maxSize is read") {
+    std::string out, error;
+    std::string path = testutil::writeFile("read-file.capped", std::string(100, 's'));
+    REQUIRE_MESSAGE(readFile(path, out, error, 100), error);
+    CHECK(out.size() == 100);
+    CHECK_FALSE(readFile(path, out, error, 99));
+    CHECK(errno == EFBIG);
+    CHECK(error == path + ": larger than 99 octets");
+    CHECK(out.empty());
+    // A device that never ends (a secret_file = "/dev/zero" by mistake) stops at the cap.
+    CHECK_FALSE(readFile("/dev/zero", out, error, kSecretMax));
+    CHECK(error == "/dev/zero: larger than 65536 octets");
+}
+
 TEST_CASE("loadKeys names the key file it cannot read, and why") {
     DnssecKey k;
     std::string error;

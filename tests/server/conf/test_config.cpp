@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
+#include <cstring>
+
 #include "server/conf/config.hpp"
 #include "server/daemon/check.hpp"
 #include "server/net/xdp/path.hpp"
@@ -43,6 +45,40 @@ TEST_CASE("a good config loads with its values and the [defaults] inherited") {
           st::lineOf(text, "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.2"));
     CHECK(cfg.sites.size() == 3);
     CHECK(cfg.zones.at(0).file == w.dir + "/t.zone");
+}
+
+TEST_CASE("service addresses and an address fallback are parsed once, at load, into their rdata") {
+    std::string text = st::baseConfig(
+        "[defaults]\nfallback = \"2001:db8::53\"\n\n"
+        "[hostname.\"www.t.test.\"]\nfallback = \"192.0.2.99\"\n"
+        "[[hostname.\"www.t.test.\".service]]\naddress = \"192.0.2.1\"\nsite = \"east\"\n"
+        "[[hostname.\"www.t.test.\".service]]\naddress = \"2001:DB8::1\"\nsite = \"west\"\n"
+        "[hostname.\"v6.t.test.\"]\n"
+        "[[hostname.\"v6.t.test.\".service]]\naddress = \"2001:db8::2\"\nsite = \"east\"\n"
+        "[hostname.\"all.t.test.\"]\nfallback = \"all\"\n"
+        "[[hostname.\"all.t.test.\".service]]\naddress = \"192.0.2.3\"\nsite = \"east\"\n");
+    Config cfg = st::loadedConfig(text);
+    REQUIRE(cfg.hostnames.size() == 3);
+    auto host = [&](const std::string& name) -> const HostnameConf& {
+        for (const auto& h : cfg.hostnames)
+            if (h.name == name) return h;
+        FAIL("no hostname " << name);
+        return cfg.hostnames[0];
+    };
+    const auto& www = host("www.t.test.");
+    REQUIRE(www.services.size() == 2);
+    CHECK(www.services[0].rdlen == 4);
+    CHECK(std::memcmp(www.services[0].rdata, "\xc0\x00\x02\x01", 4) == 0);
+    CHECK(www.services[1].address == "2001:DB8::1");  // as written
+    CHECK(www.services[1].rdlen == 16);
+    CHECK(std::memcmp(www.services[1].rdata, "\x20\x01\x0d\xb8\0\0\0\0\0\0\0\0\0\0\0\x01", 16) == 0);
+    CHECK(www.policy.fallbackLen == 4);
+    CHECK(std::memcmp(www.policy.fallbackRdata, "\xc0\x00\x02\x63", 4) == 0);
+    // Inherited from [defaults]: parsed there too.
+    CHECK(host("v6.t.test.").policy.fallback == "2001:db8::53");
+    CHECK(host("v6.t.test.").policy.fallbackLen == 16);
+    CHECK(host("v6.t.test.").policy.fallbackRdata[15] == 0x53);
+    CHECK(host("all.t.test.").policy.fallbackLen == 0);
 }
 
 TEST_CASE("unknown key in [defaults]") {

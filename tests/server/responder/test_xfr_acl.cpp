@@ -69,6 +69,11 @@ TEST_CASE("[key.NAME] and key references: errors name the file, line and key") {
     CHECK_FALSE(load("[key.xfr]\nsecret_file = \"missing.key\"\n" + zoneWith(""), cfg, err));
     CHECK(err.find(":2: [key.xfr] secret_file: cannot read ") != std::string::npos);
     CHECK(err.find("missing.key: No such file or directory") != std::string::npos);
+    // A secret file is read whole or not at all: over 64 KiB is no key file (zones::kSecretMax).
+    CHECK_FALSE(load("[key.xfr]\nsecret_file = \"xfr.key\"\n" + zoneWith(""), cfg, err,
+                     "c2VjcmV0\n" + std::string(70000, '#')));
+    CHECK(err.find(":2: [key.xfr] secret_file: cannot read ") != std::string::npos);
+    CHECK(err.find("xfr.key: File too large") != std::string::npos);
     CHECK_FALSE(load("[key.xfr]\nsecret_file = \"xfr.key\"\n" + zoneWith(""), cfg, err, "not base64!\n"));
     CHECK(err.find("the secret is not base64") != std::string::npos);
     CHECK_FALSE(load("[key.xfr]\nsecret_file = \"xfr.key\"\nalgoritm = \"x\"\n" + zoneWith(""), cfg, err));
