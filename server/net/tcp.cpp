@@ -124,6 +124,10 @@ bool Worker::makeRoom() {
 
 void Worker::onWake(evutil_socket_t, short, void* arg) {
     auto* w = static_cast<Worker*>(arg);
+    if (w->stopping_.load(std::memory_order_relaxed)) {
+        event_base_loopbreak(w->base_);  // Worker::stop: from the loop's own thread, it cannot be lost
+        return;
+    }
     for (int n = w->shared_.tcp[w->id_].evict.exchange(0); n > 0 && w->oldest_; --n) w->closeConn(w->oldest_);
 }
 

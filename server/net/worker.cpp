@@ -199,8 +199,16 @@ void Worker::stop() {
         shutdown(u->fd, SHUT_RDWR);
         u->thread.join();
     }
-    if (base_) event_base_loopbreak(base_);
-    if (thread_.joinable()) thread_.join();
+    // The loop thread ends its loop itself, in onWake (tcp.cpp): an event made active waits in the loop's
+    // queue until the loop runs, whereas event_base_loopbreak() from here is forgotten when the thread has
+    // not entered event_base_loop() yet (libevent clears event_break as a loop starts), and that thread then
+    // waits in epoll_wait for ever: a stop right after the start on a loaded machine never returned.
+    // Only while the thread is there to run it: the destructor's last pass over the loop must not meet a
+    // break before the callbacks it runs.
+    if (thread_.joinable()) {
+        event_active(wake_, EV_READ, 0);  // thread-safe: the base was made after evthread_use_pthreads()
+        thread_.join();
+    }
 }
 
 }  // namespace gslb::server

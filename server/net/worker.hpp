@@ -107,6 +107,7 @@ class Worker {
     void unlink(TcpConn* c);
     void publishOldest();
     bool makeRoom();  // closes (or has another worker close) the least recently active connection
+    // Activated from other threads: another worker asks it to evict (makeRoom), or stop() to end the loop.
     static void onWake(evutil_socket_t, short, void* arg);
     // Sends an admitted transfer's messages as c drains them; c reads nothing more until it ends.
     void startAxfr(TcpConn* c, std::unique_ptr<Transfer> transfer);
