@@ -157,5 +157,33 @@ class FreePortsAreNotHandedOutTwice(unittest.TestCase):
                 os.unlink(os.path.join(harness._CLAIM_DIR, str(p)))
 
 
+class RunTestsCounts(unittest.TestCase):
+    """run_tests()' last line is what meson's log and a reader look at: it must count what passed."""
+
+    def summary(self, body):
+        src = ("import sys, unittest; sys.path.insert(0, %r)\nfrom harness import run_tests\n%s\nrun_tests()\n"
+               % (HERE, body))
+        r = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, timeout=60)
+        return r.returncode, r.stdout.strip().splitlines()[-1]
+
+    def test_a_failing_setupclass_is_one_failure_and_the_tests_that_ran_still_count(self):
+        rc, last = self.summary("class C(unittest.TestCase):\n"
+                                "    @classmethod\n"
+                                "    def setUpClass(cls): raise RuntimeError('no daemon')\n"
+                                "    def test_a(self): pass\n"
+                                "    def test_b(self): pass\n"
+                                "class D(unittest.TestCase):\n"
+                                "    def test_c(self): pass\n")
+        self.assertEqual((rc, last), (1, "1 passed, 1 failed"))  # "0 passed" before (and "-1" alone)
+
+    def test_passes_failures_and_skips(self):
+        rc, last = self.summary("class C(unittest.TestCase):\n"
+                                "    def test_a(self): pass\n"
+                                "    def test_b(self): self.fail('b')\n"
+                                "    @unittest.skip('s')\n"
+                                "    def test_c(self): pass\n")
+        self.assertEqual((rc, last), (1, "1 passed, 1 failed"))
+
+
 if __name__ == "__main__":
     run_tests()
