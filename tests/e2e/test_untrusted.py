@@ -354,9 +354,11 @@ class ControlLarge(unittest.TestCase):
         s.connect(("127.0.0.1", self.cport))
         return s
 
-    def read_all(self, s, pause_at=(), pause=0.0, idle=3.0):
+    def read_all(self, s, pause_at=(), pause=0.0, idle=8.0):
         """Reads until the server closes, pausing `pause` seconds once the reply reaches each of `pause_at`
-        (octets). Returns the octets and whether the server closed (else `idle` seconds passed without one)."""
+        (octets). Returns the octets and whether the server closed (else `idle` seconds passed without one).
+        `idle` stays under evhttp's 10 s timeout, the stall this class catches, and well above the seconds the
+        control thread (SCHED_BATCH) may take to build a 5 MB /v1/status on a loaded 2-core machine."""
         s.settimeout(idle)
         out, pauses = bytearray(), sorted(pause_at)
         try:
