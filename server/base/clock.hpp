@@ -18,12 +18,19 @@ inline int64_t monotonicMs() {
     return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-/// Monotonic microseconds (the same clock read to the nanosecond, then truncated): where events less than a
-/// tick apart must be ordered (TCP's least-recently-active list) or a duration measured (a check's latency).
-inline int64_t monotonicUs() {
+/// Monotonic nanoseconds (CLOCK_MONOTONIC, a vDSO read to the nanosecond): RRL's buckets, whose theoretical
+/// arrival times move one interval (1 s / rate: 100 us at 10,000/s) per response, finer than a tick, and the
+/// AF_XDP worker's bound on waiting for its TX ring (1 ms). Read once per batch on the query path.
+inline int64_t monotonicNs() {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return int64_t(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+    return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+/// Monotonic microseconds (the same clock, truncated): where events less than a tick apart must be ordered
+/// (TCP's least-recently-active list) or a duration measured (a check's latency, a NOTIFY's round trip).
+inline int64_t monotonicUs() {
+    return monotonicNs() / 1000;
 }
 
 /// Milliseconds since the unix epoch (system clock: may step).

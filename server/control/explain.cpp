@@ -5,7 +5,6 @@
 #include <strings.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
 #include "metrics/compare.hpp"
@@ -356,8 +355,7 @@ json staticAnswer(const Snapshot& s, const std::string& name, uint16_t qtype, co
     // Explain mode: no worker's counters are touched (the control thread must not write a worker's row), and
     // no chooser state is made per hostname (a CNAME chain reaches a GSLB name or two, not the zone's
     // 10,000).
-    Selector sel(0, uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()),
-                 Selector::Mode::Explain);
+    Selector sel(0, uint64_t(monotonicNs()), Selector::Mode::Explain);
     sel.rebind(&s.gslb);
     std::vector<uint8_t> out(65535);
     auto r = zones::answer(s.db, s.answer, q, true, out, &sel, zones::ClientInfo{source});
@@ -633,7 +631,7 @@ bool explain(const Snapshot& s, const ExplainRequest& req, json& out, std::strin
                            d.hashBits))
                      : json(nullptr)}};
         metrics::ChooserState state(svcs.size());
-        metrics::Rng rng(uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()));
+        metrics::Rng rng{uint64_t(monotonicNs())};
         std::uint64_t taken = 0;
         json picked = json::array();
         size_t want = std::min<size_t>(h.answers, n);

@@ -17,6 +17,7 @@
 #include <random>
 #include <vector>
 
+#include "server/base/clock.hpp"
 #include "server/control/api.hpp"
 #include "server/daemon/check.hpp"
 #include "server/cluster/admin_sync.hpp"
@@ -292,10 +293,8 @@ void onSweep(evutil_socket_t, short, void* arg) {
     auto snap = d->shared.holder.get();
     if (snap) logFallbackTransitions(d->fallbacks, snap->gslb);
     if (!snap || !d->shared.rrl) return;
-    timespec mono;
-    clock_gettime(CLOCK_MONOTONIC, &mono);
-    uint64_t now = uint64_t(mono.tv_sec) * 1000000000u + uint64_t(mono.tv_nsec);
-    size_t n = d->shared.rrl->sweep(snap->config.rrl, now, [](const std::string& m) { log::info("{}", m); });
+    size_t n = d->shared.rrl->sweep(snap->config.rrl, uint64_t(monotonicNs()),
+                                    [](const std::string& m) { log::info("{}", m); });
     d->shared.rrlLimited.store(n, std::memory_order_relaxed);
 }
 

@@ -2,9 +2,10 @@
 
 #include <fmt/format.h>
 #include <systemd/sd-daemon.h>
-#include <time.h>
 
 #include <cstdint>
+
+#include "server/base/clock.hpp"
 
 namespace gslb::server::service {
 
@@ -13,10 +14,8 @@ void notifyReady(std::string_view status) {
 }
 
 void notifyReloading() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t usec = uint64_t(ts.tv_sec) * 1000000 + uint64_t(ts.tv_nsec) / 1000;
-    sd_notify(0, fmt::format("RELOADING=1\nMONOTONIC_USEC={}\nSTATUS=reloading", usec).c_str());
+    // sd_notify(3): MONOTONIC_USEC is CLOCK_MONOTONIC in microseconds.
+    sd_notify(0, fmt::format("RELOADING=1\nMONOTONIC_USEC={}\nSTATUS=reloading", monotonicUs()).c_str());
 }
 
 void notifyStopping() {

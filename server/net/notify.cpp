@@ -6,10 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <random>
 
+#include "server/base/clock.hpp"
 #include "server/base/log.hpp"
 
 namespace gslb::server::xfr {
@@ -99,7 +99,7 @@ struct Notifier::Job {
     int delayMs = 0;
     int fd = -1;
     event* ev = nullptr;
-    std::chrono::steady_clock::time_point started;
+    int64_t startedUs = 0;  // monotonicUs() when the first attempt was sent
 };
 
 Notifier::Notifier(event_base* base, int firstDelayMs) : base_(base), firstDelayMs_(firstDelayMs) {}
@@ -132,7 +132,7 @@ void Notifier::send(const std::string& zone, std::string_view apexWire, uint32_t
             j->sign = true;
             j->tsigKey = keys[size_t(nt.key)];
         }
-        j->started = std::chrono::steady_clock::now();
+        j->startedUs = monotonicUs();
         j->fd = socket(t.addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (j->fd < 0 || connect(j->fd, reinterpret_cast<const sockaddr*>(&t.addr), t.len) != 0) {
             // connect() on UDP: only the target's replies reach this socket, and ICMP errors show up.
@@ -196,9 +196,7 @@ void Notifier::onEvent(evutil_socket_t fd, short what, void* arg) {
             self->finish(*j);
             return;
         }
-        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                        j->started)
-                      .count();
+        const int64_t ms = (monotonicUs() - j->startedUs) / 1000;
         if (rc == 0)
             log::info("notify {} serial {} to {}: acknowledged after {} attempt(s), {} ms{}", j->zone,
                       j->serial, j->target, j->attempts, ms,

@@ -18,7 +18,6 @@
 #include "server/probes/health.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <map>
 #include <set>
@@ -683,7 +682,7 @@ struct HealthMonitor::Impl {
     void runInitialRound() {
         if (entries.empty()) return;
         double longest = 0;
-        auto t0 = std::chrono::steady_clock::now();
+        const int64_t t0 = monotonicUs();
         for (auto& [id, e] : entries) {
             longest = std::max(longest, e->timeout);
             if (!e->inRound) {
@@ -711,7 +710,7 @@ struct HealthMonitor::Impl {
             if (s.effective == Health::Up) ++up;
             if (s.effective == Health::Down) ++down;
         }
-        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        const double ms = double(monotonicUs() - t0) / 1000;
         log::info("health: initial round of {} check(s) in {:.0f} ms: {} service(s) up, {} down, {} unknown",
                   entries.size(), ms, up, down, slots.size() - up - down);
     }

@@ -49,7 +49,7 @@ double CheckRun::nowMs() const {
 }
 
 double CheckRun::sinceStartMs() const {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+    return double(monotonicUs() - startUs_) / 1000;
 }
 
 void CheckRun::cleanup() {
@@ -77,7 +77,7 @@ void CheckRun::start() {
     running_ = true;
     l4Ms_ = NAN;
     certNotAfterUnix_ = 0;
-    start_ = std::chrono::steady_clock::now();
+    startUs_ = monotonicUs();
     double t = spec_.timeout > 0 ? spec_.timeout : 0.001;
     timeval tv{time_t(t), suseconds_t((t - double(time_t(t))) * 1e6)};
     evtimer_add(deadline_, &tv);

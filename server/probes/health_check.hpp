@@ -6,7 +6,6 @@
 #include <event2/event.h>
 #include <sys/socket.h>
 
-#include <chrono>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -91,7 +90,7 @@ class CheckRun {
     bool connecting_ = false;
     event* io_ = nullptr;
     event* deadline_ = nullptr;
-    std::chrono::steady_clock::time_point start_;
+    int64_t startUs_ = 0;  // monotonicUs() at start()
 };
 
 std::unique_ptr<CheckRun> makeTcpCheck(event_base* base, const CheckSpec& spec, CheckRun::Done done);

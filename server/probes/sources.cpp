@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <map>
 
@@ -89,7 +88,7 @@ struct SourceMonitor::Impl {
         std::map<size_t, std::string> bodies;  // prometheus: answers of this round by target
         size_t pending = 0;
         std::string roundError;
-        std::chrono::steady_clock::time_point started;
+        int64_t startedUs = 0;  // monotonicUs() when the request was sent
         SourceStatus st;
         bool retired = false;
     };
@@ -274,7 +273,7 @@ struct SourceMonitor::Impl {
     // ---- one round ----
     void start(Source& s) {
         if (s.pending > 0) return;
-        s.started = std::chrono::steady_clock::now();
+        s.startedUs = monotonicUs();
         s.roundError.clear();
         s.bodies.clear();
         s.timers->deadlineIn(s.conf.timeout);
@@ -330,8 +329,7 @@ struct SourceMonitor::Impl {
     }
 
     void finish(Source& s, const std::string& error) {
-        const double dur =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s.started).count();
+        const double dur = double(monotonicUs() - s.startedUs) / 1000;
         s.st.durationMs = dur;
         ++s.st.scrapes;
         std::string err = error;

@@ -67,9 +67,7 @@ const Snapshot& Responder::refresh() {
 
 void Responder::answerDatagrams(const Snapshot& snap, Datagram* dg, int n) {
     uint32_t now = uint32_t(time(nullptr));  // once per batch: cookie timestamps are in seconds
-    timespec mono;
-    clock_gettime(CLOCK_MONOTONIC, &mono);
-    uint64_t nowNs = uint64_t(mono.tv_sec) * 1000000000u + uint64_t(mono.tv_nsec);
+    const uint64_t nowNs = uint64_t(monotonicNs());
     RateLimiter* rrl = snap.config.rrl.enabled ? shared_.rrl.get() : nullptr;
     // Every query of the batch is answered first, then counted: RRL's locate() prefetches each answer's
     // bucket (a cache miss, most likely), and it arrives while the next queries are answered.

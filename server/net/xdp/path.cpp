@@ -20,6 +20,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "server/base/clock.hpp"
 #include "server/base/events.hpp"
 #include "server/base/log.hpp"
 #include "server/responder/stats.hpp"
@@ -222,11 +223,7 @@ class Queue {
             q.reclaim();
             return again;
         }
-        static int64_t nowNs() {
-            timespec t;
-            clock_gettime(CLOCK_MONOTONIC, &t);
-            return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-        }
+        static int64_t nowNs() { return monotonicNs(); }
     };
 
     void serve() {

@@ -115,7 +115,8 @@ TEST_CASE("toTimeval and wallMs (server/base/clock.hpp), the control thread's on
 }
 
 TEST_CASE(
-    "monotonicMs and monotonicUs (server/base/clock.hpp): one clock, CLOCK_MONOTONIC, at two resolutions") {
+    "monotonicMs, monotonicUs and monotonicNs (server/base/clock.hpp): one clock, CLOCK_MONOTONIC, at three "
+    "resolutions") {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     const int64_t before = int64_t(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
@@ -132,6 +133,11 @@ TEST_CASE(
                                .count();
     CHECK(steady >= us);
     CHECK(steady - us < 1000000);
+    // The nanosecond read (RRL, AF_XDP) is the microsecond read's clock, finer.
+    const int64_t ns = monotonicNs();
+    CHECK(ns / 1000 >= steady);
+    CHECK(ns / 1000 - steady < 1000000);
+    CHECK(monotonicUs() >= ns / 1000);
 }
 
 TEST_CASE("PollTimers: the round and the deadline fire on their own; clearDeadline stops the deadline") {
