@@ -613,6 +613,473 @@ bool parseListen(const std::string& text, ListenAddr& out) {
     return true;
 }
 
+namespace {
+
+// Each reader below takes one part of the file, in the order loadConfig calls them (a part may name what an
+// earlier one defined: keys, sites, checks, sources). Each fails by TableReader::fail (ConfigError, with
+// file:line and the key's path), caught by loadConfig: doc/design.md "Errors".
+
+// [key.NAME]: the TSIG keys (RFC 8945). First: axfr_allow and notify entries name keys.
+void readKeys(TableReader& top, const std::string& path, Config& out) {
+    top.forEachTable("key", "key", [&](const std::string& name, TableReader& kr) {
+        zones::TsigKey key;
+        key.label = name;
+        if (!zones::textToName(name, std::string_view("\0", 1), key.name))
+            kr.fail(nullptr, "", fmt::format("\"{}\" is not a valid key name (a domain name)", name));
+        std::string alg = kr.getString("algorithm", "hmac-sha256");
+        if (!zones::tsigAlgorithmFromName(alg, key.algorithm))
+            kr.fail(kr.raw("algorithm"), "algorithm",
+                    fmt::format("\"{}\" is not hmac-md5, hmac-sha1, hmac-sha224, hmac-sha256, "
+                                "hmac-sha384 or hmac-sha512",
+                                alg));
+        // RFC 8945 §5.2.4: the shortest truncated MAC taken from a peer; the full hash by default (BIND's
+        // rule for a key not configured for truncation), down to §5.2.2.1's max(10, half the hash).
+        const size_t full = zones::tsigMacSize(key.algorithm);
+        key.minMacSize = uint16_t(
+            kr.getInt("min_mac_size", int64_t(full), int64_t(std::max<size_t>(10, full / 2)), int64_t(full)));
+        std::string sf = kr.getString("secret_file", "");
+        if (sf.empty()) kr.fail(nullptr, "secret_file", "is required (the base64 secret, in a file)");
+        sf = resolvePath(path, sf);
+        std::string text, why;
+        if (!zones::readFile(sf, text, why, zones::kSecretMax))
+            kr.fail(kr.raw("secret_file"), "secret_file",
+                    fmt::format("cannot read {}: {}", sf, strerror(errno)));
+        if (!zones::parseSecretText(text, key.secret, why))
+            kr.fail(kr.raw("secret_file"), "secret_file", fmt::format("{}: {}", sf, why));
+        for (const auto& other : out.keys)
+            if (other.name == key.name)
+                kr.fail(nullptr, "", fmt::format("key name {} is configured twice", name));
+        kr.finish();
+        out.keySecretFiles.emplace_back(fmt::format("[key.{}] secret_file", name), sf);
+        out.keys.push_back(std::move(key));
+    });
+}
+
+// [server] listen: the UDP and TCP addresses.
+void readListen(TableReader& s, ServerConf& sv) {
+    auto listen = s.getStrings("listen", {"127.0.0.1:10053"});
+    if (listen.empty()) s.fail(s.raw("listen"), "listen", "needs at least one address");
+    for (const auto& l : listen) {
+        ListenAddr a;
+        if (!parseListen(l, a))
+            s.fail(s.raw("listen"), "listen", fmt::format("\"{}\" is not ADDRESS:PORT or [ADDRESS]:PORT", l));
+        sv.listen.push_back(a);
+    }
+}
+
+// [server] tls_listen and the TLS files: DNS over TLS (RFC 7858) and XoT (RFC 9103). Read before axfr_allow,
+// whose `tls` entries need them.
+void readTls(TableReader& s, const std::string& path, ServerConf& sv) {
+    for (const auto& l : s.getStrings("tls_listen", {})) {
+        ListenAddr a;
+        if (!parseListen(l, a))
+            s.fail(s.raw("tls_listen"), "tls_listen",
+                   fmt::format("\"{}\" is not ADDRESS:PORT or [ADDRESS]:PORT", l));
+        for (const auto& u : sv.listen)
+            if (u.text == a.text)
+                s.fail(
+                    s.raw("tls_listen"), "tls_listen",
+                    fmt::format("\"{}\" is also in `listen`: DNS over TLS needs a port of its own (853)", l));
+        sv.tlsListen.push_back(a);
+    }
+    if (std::string f = s.getString("tls_certificate", ""); !f.empty())
+        sv.tlsCertificate = resolvePath(path, f);
+    if (std::string f = s.getString("tls_key", ""); !f.empty()) sv.tlsKey = resolvePath(path, f);
+    if (std::string f = s.getString("tls_client_ca", ""); !f.empty()) sv.tlsClientCa = resolvePath(path, f);
+    if (!sv.tlsListen.empty() && sv.tlsCertificate.empty())
+        s.fail(s.raw("tls_listen"), "tls_listen", "needs `tls_certificate` and `tls_key` (PEM files)");
+    if (!sv.tlsListen.empty() && sv.tlsKey.empty())
+        s.fail(s.raw("tls_listen"), "tls_listen", "needs `tls_key` (the PEM private key of tls_certificate)");
+}
+
+// [server] xdp: the interfaces of the AF_XDP fast path.
+void readXdp(TableReader& s, ServerConf& sv) {
+    sv.xdp = s.getStrings("xdp", {});
+    for (size_t i = 0; i < sv.xdp.size(); ++i) {
+        const std::string& x = sv.xdp[i];
+        // IFNAMSIZ is 16 with its NUL; a name is never a path (it is joined into /sys/class/net/NAME).
+        if (x.empty() || x.size() > 15 || x.find_first_of("/ \t\n") != std::string::npos || x == "." ||
+            x == "..")
+            s.fail(s.raw("xdp"), "xdp",
+                   fmt::format("\"{}\" is not an interface name (1 to 15 characters, no '/' or space)", x));
+        // Twice would be two programs for one interface: the second bind fails and logs a fallback while
+        // the first serves, which reads as if the fast path were off.
+        else if (std::find(sv.xdp.begin(), sv.xdp.begin() + long(i), x) != sv.xdp.begin() + long(i))
+            s.fail(s.raw("xdp"), "xdp", fmt::format("\"{}\" is listed twice", x));
+    }
+#ifndef GSLBD_XDP
+    if (!sv.xdp.empty())
+        s.fail(s.raw("xdp"), "xdp",
+               "this gslbd was built without the AF_XDP fast path (it needs libxdp-dev, libbpf-dev and "
+               "clang at build time: meson setup -Dxdp=enabled); remove `xdp` to serve on sockets");
+#endif
+}
+
+// [server]: sockets, limits, TLS, transfers, identity, cookies, logging, AF_XDP.
+void readServer(TableReader& top, const std::string& path, Config& out) {
+    const toml::table* st = top.getTable("server");
+    const toml::table empty;
+    TableReader s(st ? *st : empty, path, "[server]");
+    ServerConf& sv = out.server;
+    readListen(s, sv);
+    sv.workers = int(s.getInt("workers", 2, 1, kMaxWorkers));
+    sv.udpPayloadMax = uint16_t(s.getInt("udp_payload_max", 1232, 512, 65535));
+    sv.tcpIdleTimeout = int(s.getInt("tcp_idle_timeout", 10, 1, 3600));
+    sv.tcpMessageTimeout = int(s.getInt("tcp_message_timeout", 3, 1, 3600));
+    sv.tcpMaxConnections = int(s.getInt("tcp_max_connections", 1024, 1, 1000000));
+    sv.tcpMaxConnectionsPerClient = int(s.getInt("tcp_max_connections_per_client", 0, 0, 1000000));
+    readTls(s, path, sv);
+    TlsPresence tls{!sv.tlsListen.empty(), !sv.tlsClientCa.empty()};
+    sv.axfrAllow = readAxfrAllow(s, out.keys, tls);
+    sv.axfrMaxConcurrent = int(s.getInt("axfr_max_concurrent", 10, 1, 100000));
+    sv.axfrMaxConcurrentPerClient = int(s.getInt("axfr_max_concurrent_per_client", 0, 0, 100000));
+    sv.minimalResponses = s.getBool("minimal_responses", true);
+    sv.identity = s.getString("identity", "");
+    sv.version = s.getString("version", "");
+    sv.ecs = s.getBool("ecs", true);
+    sv.user = s.getString("user", "");
+    std::string sd = s.getString("state_dir", "");
+    if (!sd.empty()) sv.stateDir = resolvePath(path, sd);
+    sv.log = s.getString("log", "stderr");
+    if (sv.log != "stderr" && sv.log != "syslog")
+        s.fail(s.raw("log"), "log", fmt::format("\"{}\" is not stderr or syslog", sv.log));
+    sv.nsid = s.getBool("nsid", false);
+    if (sv.nsid && sv.identity.empty())
+        s.fail(s.raw("nsid"), "nsid", "needs `identity`: the NSID sent is the server's identity");
+    if (std::string cf = s.getString("cookie_secret_file", ""); !cf.empty())
+        sv.cookieSecretFile = resolvePath(path, cf);
+    sv.cookieRollover = int(s.getInt("cookie_rollover", 3600, 0, 86400 * 30));
+    readXdp(s, sv);
+    s.finish();
+}
+
+// [rrl]: response rate limiting, on when the table is there.
+void readRrl(TableReader& top, const std::string& path, RrlConf& rc) {
+    const toml::table* rt = top.getTable("rrl");
+    if (!rt) return;
+    TableReader r(*rt, path, "[rrl]");
+    rc.enabled = true;
+    rc.responsesPerSecond = int(r.getInt("responses_per_second", 20, 1, 1000000));
+    rc.window = int(r.getInt("window", 15, 1, 3600));
+    rc.slip = int(r.getInt("slip", 2, 0, 10));
+    rc.ipv4Prefix = int(r.getInt("ipv4_prefix", 24, 8, 32));
+    rc.ipv6Prefix = int(r.getInt("ipv6_prefix", 56, 16, 64));
+    for (const auto& a : r.getStrings("exempt", {})) {
+        Prefix p;
+        if (!parsePrefix(a, p))
+            r.fail(r.raw("exempt"), "exempt", fmt::format("\"{}\" is not an address or prefix", a));
+        rc.exempt.push_back(p);
+    }
+    rc.tableSize = int(r.getInt("table_size", 131072, 1024, 1 << 24));
+    r.finish();
+}
+
+// A zone's notify: addresses, or { address, key } tables naming a [key.NAME] (RFC 1996, RFC 8945).
+void readNotify(TableReader& z, const toml::node* nn, const std::string& path,
+                const std::vector<zones::TsigKey>& keys, std::vector<NotifyTarget>& notify) {
+    const toml::array* na = nn->as_array();
+    if (!na) z.fail(nn, "notify", "must be an array of addresses or { address, key } tables");
+    for (const auto& e : *na) {
+        NotifyTarget t;
+        std::string n;
+        if (e.is_string()) {
+            n = *e.value<std::string>();
+        } else if (const toml::table* et = e.as_table()) {
+            TableReader r(*et, path, z.join("notify"));
+            n = r.getString("address", "");
+            if (n.empty()) r.fail(nullptr, "address", "is required");
+            std::string key = r.getString("key", "");
+            if (!key.empty()) {
+                for (size_t k = 0; k < keys.size(); ++k)
+                    if (keys[k].label == key) t.key = int(k);
+                if (t.key < 0) r.fail(r.raw("key"), "key", fmt::format("no [key.{}] is configured", key));
+            }
+            r.finish();
+        } else {
+            z.fail(&e, "notify", "must be an array of addresses or { address, key } tables");
+        }
+        uint8_t bytes[16], len;
+        bool ok = parseListen(n, t.addr);
+        if (!ok && parseAddress(n, bytes, len))  // a bare address: the DNS port
+            ok = parseListen(len == 4 ? n + ":53" : "[" + n + "]:53", t.addr);
+        if (!ok)
+            z.fail(&e, "notify", fmt::format("\"{}\" is not ADDRESS, ADDRESS:PORT or [ADDRESS]:PORT", n));
+        notify.push_back(t);
+    }
+}
+
+// A zone's serial_policy: "keep" by default, "unixtime" with dnssec (a re-sign must grow the serial).
+zones::SerialPolicy readSerialPolicy(TableReader& z, bool dnssec) {
+    std::string sp = z.getString("serial_policy", dnssec ? "unixtime" : "keep");
+    auto pol = zones::parseSerialPolicy(sp);
+    if (!pol)
+        z.fail(z.raw("serial_policy"), "serial_policy",
+               "must be \"keep\", \"increment\", \"unixtime\" or \"dateserial\"");
+    if (*pol == zones::SerialPolicy::Keep && dnssec)
+        z.fail(z.raw("serial_policy"), "serial_policy",
+               "\"keep\" does not work with dnssec = true: every re-sign changes the zone, and "
+               "secondaries transfer it only when the serial grows (use \"unixtime\", "
+               "\"increment\" or \"dateserial\")");
+    return *pol;
+}
+
+// One [[zone]]: its file or catalog role, notify targets, DNSSEC, serials, IXFR journal and axfr_allow.
+ZoneConf readZone(TableReader& z, const std::string& path, const Config& out) {
+    ZoneConf zc;
+    zc.name = z.getString("name", "");
+    if (zc.name.empty()) z.fail(nullptr, "name", "is required");
+    if (zc.name.back() != '.') zc.name += '.';
+    zc.catalog = z.getBool("catalog", false);
+    std::string f = z.getString("file", "");
+    if (zc.catalog && !f.empty())
+        z.fail(z.raw("file"), "file",
+               "a catalog zone (catalog = true) is built by gslbd from the other [[zone]]s and has "
+               "no file");
+    if (!zc.catalog && f.empty()) z.fail(nullptr, "file", "is required");
+    if (!f.empty()) zc.file = resolvePath(path, f);
+    if (const toml::node* fn = z.raw("file")) zc.where = fmt::format("{}:{}", path, fn->source().begin.line);
+    zc.catalogGroup = z.getString("catalog_group", "");
+    if (zc.catalogGroup.size() > 255)
+        z.fail(z.raw("catalog_group"), "catalog_group", "is longer than 255 octets (RFC 1035 §3.3)");
+    if (zc.catalog && !zc.catalogGroup.empty())
+        z.fail(z.raw("catalog_group"), "catalog_group", "is for member zones, not for a catalog");
+    if (const toml::node* nn = z.raw("notify")) readNotify(z, nn, path, out.keys, zc.notify);
+    zc.dnssec = z.getBool("dnssec", false);
+    std::string kd = z.getString("key_dir", "");
+    if (zc.dnssec && kd.empty()) z.fail(z.raw("dnssec"), "key_dir", "is required with dnssec = true");
+    if (!kd.empty()) zc.keyDir = resolvePath(path, kd);
+    zc.denial = z.getString("denial", "nsec");
+    if (zc.denial != "nsec" && zc.denial != "nsec3")
+        z.fail(z.raw("denial"), "denial", "must be \"nsec\" or \"nsec3\"");
+    zc.signatureValidity = uint32_t(z.getInt("signature_validity", 14 * 86400, 10, 90 * 86400));
+    zc.serialPolicy = readSerialPolicy(z, zc.dnssec);
+    zc.journal.depth = size_t(z.getInt("ixfr_journal_depth", 20, 0, 10000));
+    zc.journal.bytes = size_t(z.getInt("ixfr_journal_size", 10 << 20, 0, int64_t(1) << 32));
+    zc.axfrAllowSet = z.has("axfr_allow");
+    zc.axfrAllow =
+        readAxfrAllow(z, out.keys, {!out.server.tlsListen.empty(), !out.server.tlsClientCa.empty()});
+    for (const auto& other : out.zones)
+        if (strcasecmp(other.name.c_str(), zc.name.c_str()) == 0)
+            z.fail(z.raw("name"), "name", fmt::format("zone {} is configured twice", zc.name));
+    z.finish();
+    return zc;
+}
+
+// [[zone]], then each catalog zone's members (RFC 9432): every other zone.
+void readZones(TableReader& top, const std::string& path, Config& out) {
+    if (const toml::node* zn = top.raw("zone")) {
+        const toml::array* za = zn->as_array();
+        if (!za) top.fail(zn, "zone", "must be an array of tables ([[zone]])");
+        int i = 0;
+        for (const auto& e : *za) {
+            ++i;
+            const toml::table* zt = e.as_table();
+            if (!zt) top.fail(&e, "zone", "must be an array of tables ([[zone]])");
+            TableReader z(*zt, path, fmt::format("zone {}", i));
+            out.zones.push_back(readZone(z, path, out));
+        }
+    }
+    if (out.zones.empty()) top.fail(nullptr, "zone", "no [[zone]] configured: nothing to serve");
+    for (auto& cat : out.zones) {
+        if (!cat.catalog) continue;
+        for (const auto& m : out.zones)
+            if (!m.catalog) cat.catalogMembers.push_back({m.name, m.catalogGroup});
+    }
+}
+
+// [check.NAME]: a health check (tcp, http, https or none), its timing and what a pass is.
+CheckConf readCheck(TableReader& c, const std::string& name, const std::string& path) {
+    CheckConf cc;
+    cc.name = name;
+    cc.line = c.line();
+    cc.type = c.getString("type", "tcp");
+    if (cc.type != "tcp" && cc.type != "http" && cc.type != "https" && cc.type != "none")
+        c.fail(c.raw("type"), "type", fmt::format("\"{}\" is not tcp, http, https or none", cc.type));
+    cc.port = int(c.getInt("port", cc.type == "https" ? 443 : 80, 1, 65535));
+    cc.sni = c.getString("sni", "");
+    cc.caFile = c.getString("ca_file", "");
+    if (!cc.caFile.empty()) cc.caFile = resolvePath(path, cc.caFile);
+    cc.insecure = c.getBool("insecure", false);
+    cc.path = c.getString("path", "/");
+    if (cc.path.empty() || cc.path[0] != '/') c.fail(c.raw("path"), "path", "must start with /");
+    cc.host = c.getString("host", "");
+    cc.expectStatus.clear();
+    if (const toml::node* es = c.raw("expect_status")) {
+        const toml::array* a = es->as_array();
+        if (!a || a->empty()) c.fail(es, "expect_status", "must be a non-empty array of HTTP status codes");
+        for (const auto& e : *a) {
+            auto v2 = e.is_integer() ? e.value<int64_t>() : std::nullopt;  // a float: no cast
+            if (!v2 || *v2 < 100 || *v2 > 599)
+                c.fail(&e, "expect_status", "must hold HTTP status codes (100..599)");
+            cc.expectStatus.push_back(int(*v2));
+        }
+    } else {
+        cc.expectStatus = {200};
+    }
+    cc.expectBody = c.getString("expect_body", "");
+    cc.interval = c.getNumber("interval", 5, 0.05, 86400);
+    cc.timeout = c.getNumber("timeout", 2, 0.01, 3600);
+    if (cc.timeout > cc.interval)
+        c.fail(c.raw("timeout"), "timeout",
+               fmt::format("{} s is longer than the interval ({} s)", cc.timeout, cc.interval));
+    cc.rise = int(c.getInt("rise", 2, 1, 100));
+    cc.fall = int(c.getInt("fall", 3, 1, 100));
+    c.finish();
+    return cc;
+}
+
+// [load]: the composite load of a site, from its [load.metric.NAME]s. Before the sites, whose `loads`
+// mappings name the metrics.
+void readLoad(TableReader& top, const std::string& path, LoadConf& lc) {
+    const toml::table* lt = top.getTable("load");
+    if (!lt) return;
+    TableReader l(*lt, path, "[load]");
+    lc.decay = l.getNumber("decay", 2, 1, 1000);
+    lc.history = int(l.getInt("history", 9, 0, 64));
+    l.forEachTable("metric", "load.metric", [&](const std::string& name, TableReader& mr) {
+        LoadMetricConf lm;
+        lm.name = name;
+        lm.weight = mr.getNumber("weight", 1, 0, 1e6);
+        lm.capacity = mr.getNumber("capacity", 1, 1e-9, 1e18);
+        mr.finish();
+        lc.metrics.push_back(lm);
+    });
+    l.finish();
+}
+
+// [site.NAME]: preference, region, location, the agent's token and the site's sources.
+SiteConf readSite(TableReader& si, const std::string& name, const std::string& path, Config& out) {
+    SiteConf sc;
+    sc.name = name;
+    sc.line = si.line();
+    sc.preference = int(si.getInt("preference", 128, 0, 255));
+    sc.region = si.getString("region", "");
+    if (const toml::node* ln = si.raw("location")) {
+        const toml::array* a = ln->as_array();
+        if (!a || a->size() != 2 || !(*a)[0].is_number() || !(*a)[1].is_number())
+            si.fail(ln, "location", "must be [latitude, longitude] in degrees");
+        sc.latitude = (*a)[0].value<double>().value_or(0);
+        sc.longitude = (*a)[1].value<double>().value_or(0);
+        if (!(sc.latitude >= -90 && sc.latitude <= 90 && sc.longitude >= -180 && sc.longitude <= 180))
+            si.fail(ln, "location", "latitude must be in [-90, 90] and longitude in [-180, 180]");
+        sc.hasLocation = true;
+    }
+    if (si.has("agent_token_file")) {
+        sc.agentTokenFile = resolvePath(path, si.getString("agent_token_file", ""));
+        std::string why;
+        if (!loadControlToken(sc.agentTokenFile, sc.agentToken, why))
+            si.fail(si.raw("agent_token_file"), "agent_token_file", why);
+        out.keySecretFiles.emplace_back(fmt::format("[site.{}] agent_token_file", name), sc.agentTokenFile);
+    }
+    readSiteSources(si, sc, out);
+    si.finish();
+    return sc;
+}
+
+// [rtt]: the learned round-trip table's size and prefix lengths.
+void readRtt(TableReader& top, const std::string& path, RttConf& rc) {
+    const toml::table* rt = top.getTable("rtt");
+    if (!rt) return;
+    TableReader r(*rt, path, "[rtt]");
+    rc.prefixesMax = int(r.getInt("prefixes_max", 100000, 16, 1 << 24));
+    rc.prefixV4 = int(r.getInt("prefix_v4", 24, 8, 32));
+    rc.prefixV6 = int(r.getInt("prefix_v6", 56, 16, 64));
+    rc.prefixesMaxPerReport =
+        int(r.getInt("prefixes_max_per_report", std::min(10000, rc.prefixesMax), 1, rc.prefixesMax));
+    r.finish();
+}
+
+// [topology]: the GeoIP database and the nets (a file or a table) that map a client to a region.
+void readTopology(TableReader& top, const std::string& path, TopologyConf& tc) {
+    const toml::table* tt = top.getTable("topology");
+    if (!tt) return;
+    TableReader tr(*tt, path, "[topology]");
+    tc.line = tr.line();
+    std::string g = tr.getString("geoip", "");
+    if (!g.empty()) tc.geoip = resolvePath(path, g);
+    std::string nf = tr.getString("nets_file", "");
+    if (!nf.empty()) tc.netsFile = resolvePath(path, nf);
+    if (const toml::table* nt = tr.getTable("nets")) {
+        for (const auto& [k, v] : *nt) {
+            if (!v.is_string()) tr.fail(&v, "nets", fmt::format("\"{}\" must map to a region name", k.str()));
+            tc.nets.emplace_back(std::string(k.str()), *v.value<std::string>());
+        }
+    }
+    tr.finish();
+}
+
+// One [[hostname."NAME".service]]: an address at a site, its weight, capacity, check and connections.
+ServiceConf readService(TableReader& sr, const HostnameConf& hc, const Config& out) {
+    ServiceConf sc;
+    sc.line = sr.line();
+    sc.address = sr.getString("address", "");
+    if (!parseAddress(sc.address, sc.rdata, sc.rdlen))
+        sr.fail(sr.raw("address"), "address",
+                fmt::format("\"{}\" is not an IPv4 or IPv6 address", sc.address));
+    sc.site = sr.getString("site", "");
+    if (sc.site.empty()) sr.fail(nullptr, "site", "is required");
+    bool known = false;
+    for (const auto& si : out.sites) known |= si.name == sc.site;
+    if (!known)
+        sr.fail(sr.raw("site"), "site", fmt::format("unknown site \"{}\" (no [site.{}])", sc.site, sc.site));
+    sc.weight = sr.getNumber("weight", 1, 0, 1e6);
+    sc.capacity = sr.getNumber("capacity", 0, 0, 1e12);
+    sc.check = sr.getString("check", "");
+    if (!sc.check.empty() && !out.checks.count(sc.check))
+        sr.fail(sr.raw("check"), "check",
+                fmt::format("unknown check \"{}\" (no [check.{}])", sc.check, sc.check));
+    sc.checkAddress = sr.getString("check_address", "");
+    if (!sc.checkAddress.empty() && !isAddress(sc.checkAddress))
+        sr.fail(sr.raw("check_address"), "check_address", "is not an IPv4 or IPv6 address");
+    sc.port = int(sr.getInt("port", 0, 0, 65535));
+    sc.connections = readMapping(sr, "connections", out.sources);
+    for (const auto& other : hc.services)
+        if (other.address == sc.address)
+            sr.fail(sr.raw("address"), "address", fmt::format("{} is described twice", sc.address));
+    sr.finish();
+    return sc;
+}
+
+// [hostname."NAME"]: its policy (over [defaults]) and its [[hostname."NAME".service]]s.
+HostnameConf readHostname(TableReader& h, const std::string& name, const std::string& hp,
+                          const std::string& path, const Config& out) {
+    HostnameConf hc;
+    hc.name = name;
+    hc.line = h.line();
+    hc.policy = readPolicy(h, out.defaults);
+    const toml::node* sn = h.raw("service");
+    if (!sn) h.fail(nullptr, "service", "has no [[hostname.\"…\".service]]: nothing to choose from");
+    const toml::array* sa = sn->as_array();
+    if (!sa) h.fail(sn, "service", "must be an array of tables");
+    hc.services.reserve(sa->size());
+    int i = 0;
+    for (const auto& e : *sa) {
+        ++i;
+        const toml::table* st2 = e.as_table();
+        if (!st2) h.fail(&e, "service", "must be an array of tables");
+        TableReader sr(*st2, path, fmt::format("{} service {}", hp, i));
+        hc.services.push_back(readService(sr, hc, out));
+    }
+    h.finish();
+    return hc;
+}
+
+// [hostname."NAME"], each: the GSLB hostnames.
+void readHostnames(TableReader& top, const std::string& path, Config& out) {
+    if (const toml::table* hts = top.getTable("hostname")) {
+        for (const auto& [k, v] : *hts) {
+            std::string name(k.str());
+            const toml::table* ht = v.as_table();
+            std::string hp = fmt::format("hostname \"{}\"", name);
+            if (!ht) top.fail(&v, "hostname", fmt::format("{} must be a table", hp));
+            TableReader h(*ht, path, hp);
+            out.hostnames.push_back(readHostname(h, name, hp, path, out));
+        }
+    }
+}
+
+}  // namespace
+
 bool loadConfig(const std::string& path, Config& out, std::string& error) {
     // Every key at its default. A named object, not `out = Config{}`: GCC 12 at -O3 (tools/build --server)
     // warned that the temporary's strings may be used uninitialized, a false positive in README's first
@@ -630,446 +1097,34 @@ bool loadConfig(const std::string& path, Config& out, std::string& error) {
     if (!parseTomlFile(path, root, error)) return false;
     try {
         TableReader top(root, path, "");
-        // [key.NAME] first: axfr_allow and notify entries name keys.
-        top.forEachTable("key", "key", [&](const std::string& name, TableReader& kr) {
-            zones::TsigKey key;
-            key.label = name;
-            if (!zones::textToName(name, std::string_view("\0", 1), key.name))
-                kr.fail(nullptr, "", fmt::format("\"{}\" is not a valid key name (a domain name)", name));
-            std::string alg = kr.getString("algorithm", "hmac-sha256");
-            if (!zones::tsigAlgorithmFromName(alg, key.algorithm))
-                kr.fail(kr.raw("algorithm"), "algorithm",
-                        fmt::format("\"{}\" is not hmac-md5, hmac-sha1, hmac-sha224, hmac-sha256, "
-                                    "hmac-sha384 or hmac-sha512",
-                                    alg));
-            // RFC 8945 §5.2.4: the shortest truncated MAC taken from a peer; the full hash by default (BIND's
-            // rule for a key not configured for truncation), down to §5.2.2.1's max(10, half the hash).
-            const size_t full = zones::tsigMacSize(key.algorithm);
-            key.minMacSize = uint16_t(kr.getInt("min_mac_size", int64_t(full),
-                                                int64_t(std::max<size_t>(10, full / 2)), int64_t(full)));
-            std::string sf = kr.getString("secret_file", "");
-            if (sf.empty()) kr.fail(nullptr, "secret_file", "is required (the base64 secret, in a file)");
-            sf = resolvePath(path, sf);
-            std::string text, why;
-            if (!zones::readFile(sf, text, why, zones::kSecretMax))
-                kr.fail(kr.raw("secret_file"), "secret_file",
-                        fmt::format("cannot read {}: {}", sf, strerror(errno)));
-            if (!zones::parseSecretText(text, key.secret, why))
-                kr.fail(kr.raw("secret_file"), "secret_file", fmt::format("{}: {}", sf, why));
-            for (const auto& other : out.keys)
-                if (other.name == key.name)
-                    kr.fail(nullptr, "", fmt::format("key name {} is configured twice", name));
-            kr.finish();
-            out.keySecretFiles.emplace_back(fmt::format("[key.{}] secret_file", name), sf);
-            out.keys.push_back(std::move(key));
-        });
-
-        // [server]
-        const toml::table* st = top.getTable("server");
-        toml::table empty;
-        TableReader s(st ? *st : empty, path, "[server]");
-        auto listen = s.getStrings("listen", {"127.0.0.1:10053"});
-        if (listen.empty()) s.fail(s.raw("listen"), "listen", "needs at least one address");
-        for (const auto& l : listen) {
-            ListenAddr a;
-            if (!parseListen(l, a))
-                s.fail(s.raw("listen"), "listen",
-                       fmt::format("\"{}\" is not ADDRESS:PORT or [ADDRESS]:PORT", l));
-            out.server.listen.push_back(a);
-        }
-        out.server.workers = int(s.getInt("workers", 2, 1, kMaxWorkers));
-        out.server.udpPayloadMax = uint16_t(s.getInt("udp_payload_max", 1232, 512, 65535));
-        out.server.tcpIdleTimeout = int(s.getInt("tcp_idle_timeout", 10, 1, 3600));
-        out.server.tcpMessageTimeout = int(s.getInt("tcp_message_timeout", 3, 1, 3600));
-        out.server.tcpMaxConnections = int(s.getInt("tcp_max_connections", 1024, 1, 1000000));
-        out.server.tcpMaxConnectionsPerClient =
-            int(s.getInt("tcp_max_connections_per_client", 0, 0, 1000000));
-        // DNS over TLS (RFC 7858) / XoT (RFC 9103): read before axfr_allow, whose `tls` entries need it.
-        for (const auto& l : s.getStrings("tls_listen", {})) {
-            ListenAddr a;
-            if (!parseListen(l, a))
-                s.fail(s.raw("tls_listen"), "tls_listen",
-                       fmt::format("\"{}\" is not ADDRESS:PORT or [ADDRESS]:PORT", l));
-            for (const auto& u : out.server.listen)
-                if (u.text == a.text)
-                    s.fail(s.raw("tls_listen"), "tls_listen",
-                           fmt::format(
-                               "\"{}\" is also in `listen`: DNS over TLS needs a port of its own (853)", l));
-            out.server.tlsListen.push_back(a);
-        }
-        if (std::string f = s.getString("tls_certificate", ""); !f.empty())
-            out.server.tlsCertificate = resolvePath(path, f);
-        if (std::string f = s.getString("tls_key", ""); !f.empty()) out.server.tlsKey = resolvePath(path, f);
-        if (std::string f = s.getString("tls_client_ca", ""); !f.empty())
-            out.server.tlsClientCa = resolvePath(path, f);
-        if (!out.server.tlsListen.empty() && out.server.tlsCertificate.empty())
-            s.fail(s.raw("tls_listen"), "tls_listen", "needs `tls_certificate` and `tls_key` (PEM files)");
-        if (!out.server.tlsListen.empty() && out.server.tlsKey.empty())
-            s.fail(s.raw("tls_listen"), "tls_listen",
-                   "needs `tls_key` (the PEM private key of tls_certificate)");
-        TlsPresence tls{!out.server.tlsListen.empty(), !out.server.tlsClientCa.empty()};
-        out.server.axfrAllow = readAxfrAllow(s, out.keys, tls);
-        out.server.axfrMaxConcurrent = int(s.getInt("axfr_max_concurrent", 10, 1, 100000));
-        out.server.axfrMaxConcurrentPerClient = int(s.getInt("axfr_max_concurrent_per_client", 0, 0, 100000));
-        out.server.minimalResponses = s.getBool("minimal_responses", true);
-        out.server.identity = s.getString("identity", "");
-        out.server.version = s.getString("version", "");
-        out.server.ecs = s.getBool("ecs", true);
-        out.server.user = s.getString("user", "");
-        std::string sd = s.getString("state_dir", "");
-        if (!sd.empty()) out.server.stateDir = resolvePath(path, sd);
-        out.server.log = s.getString("log", "stderr");
-        if (out.server.log != "stderr" && out.server.log != "syslog")
-            s.fail(s.raw("log"), "log", fmt::format("\"{}\" is not stderr or syslog", out.server.log));
-        out.server.nsid = s.getBool("nsid", false);
-        if (out.server.nsid && out.server.identity.empty())
-            s.fail(s.raw("nsid"), "nsid", "needs `identity`: the NSID sent is the server's identity");
-        if (std::string cf = s.getString("cookie_secret_file", ""); !cf.empty())
-            out.server.cookieSecretFile = resolvePath(path, cf);
-        out.server.cookieRollover = int(s.getInt("cookie_rollover", 3600, 0, 86400 * 30));
-        out.server.xdp = s.getStrings("xdp", {});
-        for (size_t i = 0; i < out.server.xdp.size(); ++i) {
-            const std::string& x = out.server.xdp[i];
-            // IFNAMSIZ is 16 with its NUL; a name is never a path (it is joined into /sys/class/net/NAME).
-            if (x.empty() || x.size() > 15 || x.find_first_of("/ \t\n") != std::string::npos || x == "." ||
-                x == "..")
-                s.fail(
-                    s.raw("xdp"), "xdp",
-                    fmt::format("\"{}\" is not an interface name (1 to 15 characters, no '/' or space)", x));
-            // Twice would be two programs for one interface: the second bind fails and logs a fallback while
-            // the first serves, which reads as if the fast path were off.
-            else if (std::find(out.server.xdp.begin(), out.server.xdp.begin() + long(i), x) !=
-                     out.server.xdp.begin() + long(i))
-                s.fail(s.raw("xdp"), "xdp", fmt::format("\"{}\" is listed twice", x));
-        }
-#ifndef GSLBD_XDP
-        if (!out.server.xdp.empty())
-            s.fail(s.raw("xdp"), "xdp",
-                   "this gslbd was built without the AF_XDP fast path (it needs libxdp-dev, libbpf-dev and "
-                   "clang at build time: meson setup -Dxdp=enabled); remove `xdp` to serve on sockets");
-#endif
-        s.finish();
-
-        // [rrl]
-        if (const toml::table* rt = top.getTable("rrl")) {
-            TableReader r(*rt, path, "[rrl]");
-            RrlConf& rc = out.rrl;
-            rc.enabled = true;
-            rc.responsesPerSecond = int(r.getInt("responses_per_second", 20, 1, 1000000));
-            rc.window = int(r.getInt("window", 15, 1, 3600));
-            rc.slip = int(r.getInt("slip", 2, 0, 10));
-            rc.ipv4Prefix = int(r.getInt("ipv4_prefix", 24, 8, 32));
-            rc.ipv6Prefix = int(r.getInt("ipv6_prefix", 56, 16, 64));
-            for (const auto& a : r.getStrings("exempt", {})) {
-                Prefix p;
-                if (!parsePrefix(a, p))
-                    r.fail(r.raw("exempt"), "exempt", fmt::format("\"{}\" is not an address or prefix", a));
-                rc.exempt.push_back(p);
-            }
-            rc.tableSize = int(r.getInt("table_size", 131072, 1024, 1 << 24));
-            r.finish();
-        }
-
-        // [control]
+        readKeys(top, path, out);
+        readServer(top, path, out);
+        readRrl(top, path, out.rrl);
         if (const toml::table* ct = top.getTable("control")) readControl(*ct, path, out.control);
         if (const toml::table* ct = top.getTable("cluster"))
             readCluster(*ct, path, out.control, true, out.cluster);
-
-        // [[zone]]
-        if (const toml::node* zn = top.raw("zone")) {
-            const toml::array* za = zn->as_array();
-            if (!za) top.fail(zn, "zone", "must be an array of tables ([[zone]])");
-            int i = 0;
-            for (const auto& e : *za) {
-                ++i;
-                const toml::table* zt = e.as_table();
-                if (!zt) top.fail(&e, "zone", "must be an array of tables ([[zone]])");
-                TableReader z(*zt, path, fmt::format("zone {}", i));
-                ZoneConf zc;
-                zc.name = z.getString("name", "");
-                if (zc.name.empty()) z.fail(nullptr, "name", "is required");
-                if (zc.name.back() != '.') zc.name += '.';
-                zc.catalog = z.getBool("catalog", false);
-                std::string f = z.getString("file", "");
-                if (zc.catalog && !f.empty())
-                    z.fail(
-                        z.raw("file"), "file",
-                        "a catalog zone (catalog = true) is built by gslbd from the other [[zone]]s and has "
-                        "no file");
-                if (!zc.catalog && f.empty()) z.fail(nullptr, "file", "is required");
-                if (!f.empty()) zc.file = resolvePath(path, f);
-                if (const toml::node* fn = z.raw("file"))
-                    zc.where = fmt::format("{}:{}", path, fn->source().begin.line);
-                zc.catalogGroup = z.getString("catalog_group", "");
-                if (zc.catalogGroup.size() > 255)
-                    z.fail(z.raw("catalog_group"), "catalog_group",
-                           "is longer than 255 octets (RFC 1035 §3.3)");
-                if (zc.catalog && !zc.catalogGroup.empty())
-                    z.fail(z.raw("catalog_group"), "catalog_group", "is for member zones, not for a catalog");
-                if (const toml::node* nn = z.raw("notify")) {
-                    const toml::array* na = nn->as_array();
-                    if (!na) z.fail(nn, "notify", "must be an array of addresses or { address, key } tables");
-                    for (const auto& e : *na) {
-                        NotifyTarget t;
-                        std::string n;
-                        if (e.is_string()) {
-                            n = *e.value<std::string>();
-                        } else if (const toml::table* et = e.as_table()) {
-                            TableReader r(*et, path, z.join("notify"));
-                            n = r.getString("address", "");
-                            if (n.empty()) r.fail(nullptr, "address", "is required");
-                            std::string key = r.getString("key", "");
-                            if (!key.empty()) {
-                                for (size_t k = 0; k < out.keys.size(); ++k)
-                                    if (out.keys[k].label == key) t.key = int(k);
-                                if (t.key < 0)
-                                    r.fail(r.raw("key"), "key",
-                                           fmt::format("no [key.{}] is configured", key));
-                            }
-                            r.finish();
-                        } else {
-                            z.fail(&e, "notify", "must be an array of addresses or { address, key } tables");
-                        }
-                        uint8_t bytes[16], len;
-                        bool ok = parseListen(n, t.addr);
-                        if (!ok && parseAddress(n, bytes, len))  // a bare address: the DNS port
-                            ok = parseListen(len == 4 ? n + ":53" : "[" + n + "]:53", t.addr);
-                        if (!ok)
-                            z.fail(&e, "notify",
-                                   fmt::format("\"{}\" is not ADDRESS, ADDRESS:PORT or [ADDRESS]:PORT", n));
-                        zc.notify.push_back(t);
-                    }
-                }
-                zc.dnssec = z.getBool("dnssec", false);
-                std::string kd = z.getString("key_dir", "");
-                if (zc.dnssec && kd.empty())
-                    z.fail(z.raw("dnssec"), "key_dir", "is required with dnssec = true");
-                if (!kd.empty()) zc.keyDir = resolvePath(path, kd);
-                zc.denial = z.getString("denial", "nsec");
-                if (zc.denial != "nsec" && zc.denial != "nsec3")
-                    z.fail(z.raw("denial"), "denial", "must be \"nsec\" or \"nsec3\"");
-                zc.signatureValidity = uint32_t(z.getInt("signature_validity", 14 * 86400, 10, 90 * 86400));
-                {
-                    std::string sp = z.getString("serial_policy", zc.dnssec ? "unixtime" : "keep");
-                    auto pol = zones::parseSerialPolicy(sp);
-                    if (!pol)
-                        z.fail(z.raw("serial_policy"), "serial_policy",
-                               "must be \"keep\", \"increment\", \"unixtime\" or \"dateserial\"");
-                    if (*pol == zones::SerialPolicy::Keep && zc.dnssec)
-                        z.fail(
-                            z.raw("serial_policy"), "serial_policy",
-                            "\"keep\" does not work with dnssec = true: every re-sign changes the zone, and "
-                            "secondaries transfer it only when the serial grows (use \"unixtime\", "
-                            "\"increment\" or \"dateserial\")");
-                    zc.serialPolicy = *pol;
-                }
-                zc.journal.depth = size_t(z.getInt("ixfr_journal_depth", 20, 0, 10000));
-                zc.journal.bytes = size_t(z.getInt("ixfr_journal_size", 10 << 20, 0, int64_t(1) << 32));
-                zc.axfrAllowSet = z.has("axfr_allow");
-                zc.axfrAllow = readAxfrAllow(
-                    z, out.keys, {!out.server.tlsListen.empty(), !out.server.tlsClientCa.empty()});
-                for (const auto& other : out.zones)
-                    if (strcasecmp(other.name.c_str(), zc.name.c_str()) == 0)
-                        z.fail(z.raw("name"), "name", fmt::format("zone {} is configured twice", zc.name));
-                z.finish();
-                out.zones.push_back(zc);
-            }
-        }
-        if (out.zones.empty()) top.fail(nullptr, "zone", "no [[zone]] configured: nothing to serve");
-        for (auto& cat : out.zones) {
-            if (!cat.catalog) continue;
-            for (const auto& m : out.zones)
-                if (!m.catalog) cat.catalogMembers.push_back({m.name, m.catalogGroup});
-        }
-
-        // [defaults]
+        readZones(top, path, out);
         {
             const toml::table* dt = top.getTable("defaults");
+            const toml::table empty;
             TableReader d(dt ? *dt : empty, path, "[defaults]");
             out.defaults = readPolicy(d, PolicyConf{});
             d.finish();
         }
-
-        // [check.NAME]
         top.forEachTable("check", "check", [&](const std::string& name, TableReader& c) {
-            CheckConf cc;
-            cc.name = name;
-            cc.line = c.line();
-            cc.type = c.getString("type", "tcp");
-            if (cc.type != "tcp" && cc.type != "http" && cc.type != "https" && cc.type != "none")
-                c.fail(c.raw("type"), "type", fmt::format("\"{}\" is not tcp, http, https or none", cc.type));
-            cc.port = int(c.getInt("port", cc.type == "https" ? 443 : 80, 1, 65535));
-            cc.sni = c.getString("sni", "");
-            cc.caFile = c.getString("ca_file", "");
-            if (!cc.caFile.empty()) cc.caFile = resolvePath(path, cc.caFile);
-            cc.insecure = c.getBool("insecure", false);
-            cc.path = c.getString("path", "/");
-            if (cc.path.empty() || cc.path[0] != '/') c.fail(c.raw("path"), "path", "must start with /");
-            cc.host = c.getString("host", "");
-            cc.expectStatus.clear();
-            if (const toml::node* es = c.raw("expect_status")) {
-                const toml::array* a = es->as_array();
-                if (!a || a->empty())
-                    c.fail(es, "expect_status", "must be a non-empty array of HTTP status codes");
-                for (const auto& e : *a) {
-                    auto v2 = e.is_integer() ? e.value<int64_t>() : std::nullopt;  // a float: no cast
-                    if (!v2 || *v2 < 100 || *v2 > 599)
-                        c.fail(&e, "expect_status", "must hold HTTP status codes (100..599)");
-                    cc.expectStatus.push_back(int(*v2));
-                }
-            } else {
-                cc.expectStatus = {200};
-            }
-            cc.expectBody = c.getString("expect_body", "");
-            cc.interval = c.getNumber("interval", 5, 0.05, 86400);
-            cc.timeout = c.getNumber("timeout", 2, 0.01, 3600);
-            if (cc.timeout > cc.interval)
-                c.fail(c.raw("timeout"), "timeout",
-                       fmt::format("{} s is longer than the interval ({} s)", cc.timeout, cc.interval));
-            cc.rise = int(c.getInt("rise", 2, 1, 100));
-            cc.fall = int(c.getInt("fall", 3, 1, 100));
-            c.finish();
-            out.checks.emplace(name, cc);
+            out.checks.emplace(name, readCheck(c, name, path));
         });
-
-        // [load] first: a site's `loads` mappings name its metrics. Then [source.NAME]: sites and services
-        // name them.
-        if (const toml::table* lt = top.getTable("load")) {
-            TableReader l(*lt, path, "[load]");
-            out.load.decay = l.getNumber("decay", 2, 1, 1000);
-            out.load.history = int(l.getInt("history", 9, 0, 64));
-            l.forEachTable("metric", "load.metric", [&](const std::string& name, TableReader& mr) {
-                LoadMetricConf lm;
-                lm.name = name;
-                lm.weight = mr.getNumber("weight", 1, 0, 1e6);
-                lm.capacity = mr.getNumber("capacity", 1, 1e-9, 1e18);
-                mr.finish();
-                out.load.metrics.push_back(lm);
-            });
-            l.finish();
-        }
+        readLoad(top, path, out.load);
+        // [source.NAME]: after [load], before the sites and services that name them.
         top.forEachTable("source", "source", [&](const std::string& name, TableReader& sr) {
             out.sources.emplace(name, readSource(sr, name));
         });
-
-        // [site.NAME]
         top.forEachTable("site", "site", [&](const std::string& name, TableReader& si) {
-            SiteConf sc;
-            sc.name = name;
-            sc.line = si.line();
-            sc.preference = int(si.getInt("preference", 128, 0, 255));
-            sc.region = si.getString("region", "");
-            if (const toml::node* ln = si.raw("location")) {
-                const toml::array* a = ln->as_array();
-                if (!a || a->size() != 2 || !(*a)[0].is_number() || !(*a)[1].is_number())
-                    si.fail(ln, "location", "must be [latitude, longitude] in degrees");
-                sc.latitude = (*a)[0].value<double>().value_or(0);
-                sc.longitude = (*a)[1].value<double>().value_or(0);
-                if (!(sc.latitude >= -90 && sc.latitude <= 90 && sc.longitude >= -180 && sc.longitude <= 180))
-                    si.fail(ln, "location", "latitude must be in [-90, 90] and longitude in [-180, 180]");
-                sc.hasLocation = true;
-            }
-            if (si.has("agent_token_file")) {
-                sc.agentTokenFile = resolvePath(path, si.getString("agent_token_file", ""));
-                std::string why;
-                if (!loadControlToken(sc.agentTokenFile, sc.agentToken, why))
-                    si.fail(si.raw("agent_token_file"), "agent_token_file", why);
-                out.keySecretFiles.emplace_back(fmt::format("[site.{}] agent_token_file", name),
-                                                sc.agentTokenFile);
-            }
-            readSiteSources(si, sc, out);
-            si.finish();
-            out.sites.push_back(sc);
+            out.sites.push_back(readSite(si, name, path, out));
         });
-
-        // [rtt]
-        if (const toml::table* rt = top.getTable("rtt")) {
-            TableReader r(*rt, path, "[rtt]");
-            out.rtt.prefixesMax = int(r.getInt("prefixes_max", 100000, 16, 1 << 24));
-            out.rtt.prefixV4 = int(r.getInt("prefix_v4", 24, 8, 32));
-            out.rtt.prefixV6 = int(r.getInt("prefix_v6", 56, 16, 64));
-            out.rtt.prefixesMaxPerReport = int(r.getInt(
-                "prefixes_max_per_report", std::min(10000, out.rtt.prefixesMax), 1, out.rtt.prefixesMax));
-            r.finish();
-        }
-
-        // [topology]
-        if (const toml::table* tt = top.getTable("topology")) {
-            TableReader tr(*tt, path, "[topology]");
-            out.topology.line = tr.line();
-            std::string g = tr.getString("geoip", "");
-            if (!g.empty()) out.topology.geoip = resolvePath(path, g);
-            std::string nf = tr.getString("nets_file", "");
-            if (!nf.empty()) out.topology.netsFile = resolvePath(path, nf);
-            if (const toml::table* nt = tr.getTable("nets")) {
-                for (const auto& [k, v] : *nt) {
-                    if (!v.is_string())
-                        tr.fail(&v, "nets", fmt::format("\"{}\" must map to a region name", k.str()));
-                    out.topology.nets.emplace_back(std::string(k.str()), *v.value<std::string>());
-                }
-            }
-            tr.finish();
-        }
-
-        // [hostname."NAME"] and its [[hostname."NAME".service]]
-        if (const toml::table* hts = top.getTable("hostname")) {
-            for (const auto& [k, v] : *hts) {
-                std::string name(k.str());
-                const toml::table* ht = v.as_table();
-                std::string hp = fmt::format("hostname \"{}\"", name);
-                if (!ht) top.fail(&v, "hostname", fmt::format("{} must be a table", hp));
-                TableReader h(*ht, path, hp);
-                HostnameConf hc;
-                hc.name = name;
-                hc.line = h.line();
-                hc.policy = readPolicy(h, out.defaults);
-                const toml::node* sn = h.raw("service");
-                if (!sn)
-                    h.fail(nullptr, "service", "has no [[hostname.\"…\".service]]: nothing to choose from");
-                const toml::array* sa = sn->as_array();
-                if (!sa) h.fail(sn, "service", "must be an array of tables");
-                hc.services.reserve(sa->size());
-                int i = 0;
-                for (const auto& e : *sa) {
-                    ++i;
-                    const toml::table* st2 = e.as_table();
-                    if (!st2) h.fail(&e, "service", "must be an array of tables");
-                    TableReader sr(*st2, path, fmt::format("{} service {}", hp, i));
-                    ServiceConf sc;
-                    sc.line = sr.line();
-                    sc.address = sr.getString("address", "");
-                    if (!parseAddress(sc.address, sc.rdata, sc.rdlen))
-                        sr.fail(sr.raw("address"), "address",
-                                fmt::format("\"{}\" is not an IPv4 or IPv6 address", sc.address));
-                    sc.site = sr.getString("site", "");
-                    if (sc.site.empty()) sr.fail(nullptr, "site", "is required");
-                    bool known = false;
-                    for (const auto& si : out.sites) known |= si.name == sc.site;
-                    if (!known)
-                        sr.fail(sr.raw("site"), "site",
-                                fmt::format("unknown site \"{}\" (no [site.{}])", sc.site, sc.site));
-                    sc.weight = sr.getNumber("weight", 1, 0, 1e6);
-                    sc.capacity = sr.getNumber("capacity", 0, 0, 1e12);
-                    sc.check = sr.getString("check", "");
-                    if (!sc.check.empty() && !out.checks.count(sc.check))
-                        sr.fail(sr.raw("check"), "check",
-                                fmt::format("unknown check \"{}\" (no [check.{}])", sc.check, sc.check));
-                    sc.checkAddress = sr.getString("check_address", "");
-                    if (!sc.checkAddress.empty() && !isAddress(sc.checkAddress))
-                        sr.fail(sr.raw("check_address"), "check_address", "is not an IPv4 or IPv6 address");
-                    sc.port = int(sr.getInt("port", 0, 0, 65535));
-                    sc.connections = readMapping(sr, "connections", out.sources);
-                    for (const auto& other : hc.services)
-                        if (other.address == sc.address)
-                            sr.fail(sr.raw("address"), "address",
-                                    fmt::format("{} is described twice", sc.address));
-                    sr.finish();
-                    hc.services.push_back(std::move(sc));
-                }
-                h.finish();
-                out.hostnames.push_back(std::move(hc));
-            }
-        }
+        readRtt(top, path, out.rtt);
+        readTopology(top, path, out.topology);
+        readHostnames(top, path, out);
         top.finish();
     } catch (const ConfigError& e) {
         error = e.what();
