@@ -18,10 +18,6 @@ namespace gslb::server::cluster {
 
 namespace {
 
-struct CtxFree {
-    void operator()(SSL_CTX* c) const { SSL_CTX_free(c); }
-};
-
 bool leased(const SharedItem& item) {
     return !std::holds_alternative<SharedAdmin>(item) && !std::holds_alternative<SharedReport>(item);
 }
@@ -29,6 +25,11 @@ bool leased(const SharedItem& item) {
 }  // namespace
 
 struct EtcdSync::Impl {
+    // A member, not in the anonymous namespace: in a unity build this file is included by another, and GCC
+    // warns of a field whose type has internal linkage (-Wsubobject-linkage).
+    struct CtxFree {
+        void operator()(SSL_CTX* c) const { SSL_CTX_free(c); }
+    };
     event_base* base;
     Hooks hooks;
     // The configuration in use.

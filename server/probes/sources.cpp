@@ -57,26 +57,28 @@ std::string urlEncode(const std::string& s) {
     return out;
 }
 
-// One value a source writes.
-struct Target {
-    ms::Key key = ms::Key::Cpu;
-    std::string site;        // site name
-    std::string address;     // Connections: the service's address
-    std::string loadName;    // Load: the [load.metric.NAME]
-    ms::Mapping mapping;     // scrape: selector, rate, aggregate, scale, offset; prometheus: aggregate, scale
-    std::string query;       // prometheus
-    std::string label;       // prometheus: the label naming the site / service address ("" = every series)
-    std::string labelValue;  // prometheus: the value `label` must have: the site, or a service's address
-    std::string id;          // identity for the rate() state
-    std::string describe() const {
-        std::string what = key == ms::Key::Load ? "loads." + loadName : ms::keyName(key);
-        return (address.empty() ? site : site + "/" + address) + " " + what;
-    }
-};
-
 }  // namespace
 
 struct SourceMonitor::Impl {
+    // One value a source writes. A member, not in the anonymous namespace: in a unity build this file is
+    // included by another, and GCC warns of an Impl field whose type has internal linkage
+    // (-Wsubobject-linkage).
+    struct Target {
+        ms::Key key = ms::Key::Cpu;
+        std::string site;      // site name
+        std::string address;   // Connections: the service's address
+        std::string loadName;  // Load: the [load.metric.NAME]
+        ms::Mapping
+            mapping;        // scrape: selector, rate, aggregate, scale, offset; prometheus: aggregate, scale
+        std::string query;  // prometheus
+        std::string label;  // prometheus: the label naming the site / service address ("" = every series)
+        std::string labelValue;  // prometheus: the value `label` must have: the site, or a service's address
+        std::string id;          // identity for the rate() state
+        std::string describe() const {
+            std::string what = key == ms::Key::Load ? "loads." + loadName : ms::keyName(key);
+            return (address.empty() ? site : site + "/" + address) + " " + what;
+        }
+    };
     struct Source {
         Impl* impl = nullptr;
         SourceConf conf;

@@ -89,7 +89,7 @@ int setup(const ServiceArgs& a, Ctx& c) {
     }
     if (!c.zone) return fail(fmt::format("{}: {} is in none of the configured zones", a.config, host));
     if (strcasecmp(host.c_str(), c.zone->name.c_str()) == 0)
-        c.owner = "@";
+        c.owner.assign(1, '@');  // not = "@": a GCC 12 -Wrestrict false positive in the release build
     else
         c.owner = host.substr(0, host.size() - c.zone->name.size() - 1);
     for (const auto& h : c.cfg.hostnames)
