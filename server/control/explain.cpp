@@ -387,14 +387,24 @@ json staticAnswer(const Snapshot& s, const std::string& name, uint16_t qtype, co
     return j;
 }
 
-}  // namespace
+// The query explain is asked about, read as the query path would see it.
+struct ExplainQuery {
+    uint16_t qtype = 0;
+    std::string name;  // fully qualified
+    zones::Client client;
+    sockaddr_storage src{};
+    bool haveSource = false;
+    bool useEcs = false;  // an ECS prefix given and [server] ecs on
+    const sockaddr* source() const { return haveSource ? reinterpret_cast<const sockaddr*>(&src) : nullptr; }
+};
 
-bool explain(const Snapshot& s, const ExplainRequest& req, json& out, std::string& error) {
-    uint16_t qtype;
+// The request's type, name, client and ECS prefix; false with `error` (the API's 400) when one is not what a
+// query could carry.
+bool readQuery(const Snapshot& s, const ExplainRequest& req, ExplainQuery& q, std::string& error) {
     if (strcasecmp(req.type.c_str(), "A") == 0)
-        qtype = zones::kTypeA;
+        q.qtype = zones::kTypeA;
     else if (strcasecmp(req.type.c_str(), "AAAA") == 0)
-        qtype = zones::kTypeAAAA;
+        q.qtype = zones::kTypeAAAA;
     else {
         error = fmt::format("type \"{}\": explain answers A or AAAA", req.type);
         return false;
@@ -421,150 +431,321 @@ bool explain(const Snapshot& s, const ExplainRequest& req, json& out, std::strin
             return false;
         }
     }
-    zones::Client client;
-    sockaddr_storage src{};
     zones::ClientSubnet source;
-    bool haveSource = false;
     if (!req.client.empty()) {
-        if (!parseSubnet(req.client, false, source, &src)) {
+        if (!parseSubnet(req.client, false, source, &q.src)) {
             error = fmt::format("client \"{}\" is not an IPv4 or IPv6 address", req.client);
             return false;
         }
-        haveSource = true;
+        q.haveSource = true;
     }
-    bool useEcs = !req.ecs.empty() && s.answer.ecs;
+    q.useEcs = !req.ecs.empty() && s.answer.ecs;
     if (!req.ecs.empty()) {
         zones::ClientSubnet e;
         if (!parseSubnet(req.ecs, true, e, nullptr)) {
             error = fmt::format("ecs \"{}\" is not an address prefix (198.51.100.0/24)", req.ecs);
             return false;
         }
-        if (useEcs) {
-            client.subnet = e;
-            client.fromEcs = true;
+        if (q.useEcs) {
+            q.client.subnet = e;
+            q.client.fromEcs = true;
         }
     }
-    if (!client.fromEcs && haveSource) client.subnet = source;
-    if (haveSource) client.resolver = source;
+    if (!q.client.fromEcs && q.haveSource) q.client.subnet = source;
+    if (q.haveSource) q.client.resolver = source;
+    q.name = req.name;
+    if (q.name.back() != '.') q.name += '.';
+    return true;
+}
 
-    std::string name = req.name;
-    if (name.back() != '.') name += '.';
-    out = json::object();
-    out["query"] = {{"name", name},
-                    {"type", qtype == zones::kTypeA ? "A" : "AAAA"},
-                    {"client", haveSource ? json(req.client) : json(nullptr)},
-                    {"ecs", req.ecs.empty() ? json(nullptr) : json(req.ecs)}};
-    if (!req.ecs.empty() && !s.answer.ecs)
-        out["query"]["note"] = "[server] ecs = false: the ECS option is ignored";
+json queryJson(const Snapshot& s, const ExplainRequest& req, const ExplainQuery& q) {
+    json j = {{"name", q.name},
+              {"type", q.qtype == zones::kTypeA ? "A" : "AAAA"},
+              {"client", q.haveSource ? json(req.client) : json(nullptr)},
+              {"ecs", req.ecs.empty() ? json(nullptr) : json(req.ecs)}};
+    if (!req.ecs.empty() && !s.answer.ecs) j["note"] = "[server] ecs = false: the ECS option is ignored";
+    return j;
+}
 
+// The GSLB hostname `name` (fully qualified) names, or null.
+const GslbHost* findHost(const Gslb& g, const std::string& name) {
     const GslbHost* host = nullptr;
-    for (const auto& h : s.gslb.hosts) {
+    for (const auto& h : g.hosts) {
         std::string hn = h.name.back() == '.' ? h.name : h.name + ".";
         if (strcasecmp(hn.c_str(), name.c_str()) == 0) host = &h;
     }
-    if (!host) {
-        out["hostname"] = nullptr;
-        out["note"] = "not a GSLB hostname: answered from the zone, as the query path would";
-        out["answer"] = staticAnswer(s, name, qtype, client,
-                                     haveSource ? reinterpret_cast<sockaddr*>(&src) : nullptr, useEcs);
-        return true;
-    }
-    const GslbHost& h = *host;
-    int f = qtype == zones::kTypeA ? 0 : 1;
-    const auto& svcs = h.family[f];
-    out["hostname"] = h.name;
-    out["policy"] = h.policy.describe();
-    int64_t now = monotonicMs();
+    return host;
+}
+
+// Every service of the (hostname, family) as the selection's candidates, as the query path fills them.
+std::vector<Candidate> candidates(const Gslb& g, const GslbHost& h, const std::vector<GslbService>& svcs,
+                                  int64_t now) {
     std::vector<Candidate> c(svcs.size());
     for (size_t i = 0; i < svcs.size(); ++i) {
-        c[i] = metrics::fillCandidate(*s.gslb.table, svcs[i].slot, svcs[i].site, svcs[i].weight, now,
-                                      h.maxAgeMs);
+        c[i] = metrics::fillCandidate(*g.table, svcs[i].slot, svcs[i].site, svcs[i].weight, now, h.maxAgeMs);
         c[i].index = uint16_t(i);
         c[i].capacity = svcs[i].capacity;
     }
+    return c;
+}
+
+// The learned RTTs the rtt stage reads for the client's prefix (gslbd-agent(8)), shown by the Explainer.
+void learnedRtts(Explainer& ex, const RttTable& rtt, const std::vector<GslbService>& svcs,
+                 const zones::Client& client) {
+    std::string prefix;
+    std::vector<RttTable::Figure> figs(svcs.size());
+    if (const RttTable::Key key = rtt.key(client.subnet)) {
+        zones::ClientSubnet p = client.subnet;
+        p.bits = uint8_t(rtt.bits(key.family));
+        for (size_t i = 0; i < 16; ++i) p.addr[i] &= uint8_t(0xFF00 >> std::clamp(p.bits - int(i) * 8, 0, 8));
+        prefix = subnetText(p);
+        std::vector<uint32_t> sites(svcs.size());
+        for (size_t i = 0; i < svcs.size(); ++i) sites[i] = svcs[i].site;
+        rtt.lookup(key, sites, figs);
+    }
+    ex.setRtt(prefix, std::move(figs));
+}
+
+// Preference 0 takes a site out before any stage, whatever the policy (metrics::select does so): the pseudo
+// stage that shows it, compacting c[0..n).
+json preferenceZeroStage(const Explainer& ex, std::vector<Candidate>& c, size_t& n) {
+    json sj = {{"stage", "preference 0"}, {"received", ex.ids({c.data(), n})}};
+    json dropped = json::array();
+    size_t w = 0;
+    for (size_t r = 0; r < n; ++r)
+        if (c[r].preference != 0)
+            c[w++] = c[r];
+        else
+            dropped.push_back({{"service", ex.id(c[r])}, {"why", "preference 0 takes the site out"}});
+    n = w;
+    sj["values"] = json::array();
+    sj["bar"] = nullptr;
+    sj["kept"] = ex.ids({c.data(), n});
+    sj["dropped"] = dropped;
+    sj["note"] = "a site at preference 0 is out of every answer, before the policy's stages";
+    return sj;
+}
+
+// One filter stage over c[0..n): what it received, each candidate's value, its bar, what it kept (c[0..n)
+// compacted, n updated) and why each other was dropped.
+json filterStage(const Explainer& ex, const GslbHost& h, const metrics::StageInfo& st,
+                 std::vector<Candidate>& c, size_t& n, const ClientDecision& d, const Location& loc) {
+    const metrics::Params& p = h.policy.params();
+    std::span<Candidate> in(c.data(), n);
+    json sj = {{"stage", st.name}, {"received", ex.ids(in)}};
+    json values = json::array();
+    bool anyKnown = false;
+    for (const auto& x : in) {
+        Reading r = ex.read(st.kind, x, d);
+        anyKnown |= !r.value.is_null();
+        values.push_back({{"service", ex.id(x)}, {"value", r.value}, {"age_s", r.ageS}});
+    }
+    sj["values"] = values;
+    json b = ex.bar(st.kind, in, p, d, loc);
+    sj["bar"] = b;
+    std::vector<Candidate> before(in.begin(), in.end());
+    size_t kept = st.filter(in, p);
+    json dropped = json::array();
+    for (const auto& x : before) {
+        bool still = false;
+        for (size_t k = 0; k < kept; ++k) still |= c[k].index == x.index;
+        if (!still) dropped.push_back({{"service", ex.id(x)}, {"why", ex.why(st.kind, x, b, p)}});
+    }
+    sj["kept"] = ex.ids({c.data(), kept});
+    sj["dropped"] = dropped;
+    if (st.kind == StageKind::Topology && d.list >= 0 && d.list == h.topology.defaultList)
+        sj["note"] = loc.known() ? "no label of the client is in the table: the default list"
+                                 : "the client's location is unknown: the default list";
+    else if (!anyKnown && st.kind != StageKind::Health && st.kind != StageKind::Preference)
+        sj["note"] = st.kind == StageKind::Topology
+                         ? "the client's location is unknown (or matches nothing): all pass"
+                         : "unknown for every candidate: all pass";
+    else if (kept == before.size() && st.kind != StageKind::Health && dropped.empty() && before.size() > 1)
+        sj["note"] = "nothing dropped";
+    n = kept;
+    return sj;
+}
+
+// The headroom chooser's view of each candidate (its measured load, headroom, target and share) into
+// values[], and its bar: the resolver's demand and what the batch fits.
+json headroomBar(const GslbHost& h, std::span<const Candidate> active, const HeadroomQuery& hq,
+                 json& values) {
+    const metrics::Params& p = h.policy.params();
+    const size_t n = active.size();
+    metrics::Share shares[metrics::kMaxServices];
+    auto sum = metrics::headroomShares(active, 0, p, {shares, std::min(n, metrics::kMaxServices)});
+    for (size_t i = 0; i < values.size() && i < metrics::kMaxServices; ++i) {
+        const metrics::Share& sh = shares[i];
+        const auto& m = sh.measured;
+        // json(nullptr): a null const char* (the ternary's type) would throw building a string.
+        values[i]["value"] = {{"basis", m.basis == metrics::LoadBasis::Sessions      ? json("sessions")
+                                        : m.basis == metrics::LoadBasis::Connections ? json("connections")
+                                                                                     : json(nullptr)},
+                              {"capacity", jsonNumber(m.capacity)},
+                              {"load", jsonNumber(m.load)},
+                              {"utilisation", jsonNumber(m.value)},
+                              {"utilisation_used", sh.utilisation},
+                              {"headroom", sh.headroom},
+                              {"target", sh.target},
+                              {"flow", sh.flow},
+                              {"deficit", sh.deficit},
+                              {"fits", sh.fits},
+                              {"probability", sh.probability}};
+        if (std::isnan(m.value) && sum.basis == metrics::ShareBasis::Capacity)
+            values[i]["value"]["note"] = std::isnan(m.capacity)
+                                             ? "capacity unknown: counted as the mean of the others"
+                                             : "load unknown: counted as the mean utilisation";
+    }
+    return {{"basis", sum.basis == metrics::ShareBasis::Capacity ? "capacity x headroom" : "weight"},
+            {"resolver_demand", hq.demand.demand},
+            {"demand_source", metrics::demandSourceName(hq.demand.source)},
+            {"gap_ms", hq.demand.gapMs > 0 ? json(hq.demand.gapMs) : json(nullptr)},
+            {"committed_flow", sum.totalFlow},
+            {"batch_fits_somewhere", sum.anyFits},
+            {"ttl_min", h.ttlMin},
+            {"ttl", h.ttl}};
+}
+
+// The chooser over the candidates the filters kept, c[0..n): each one's value, one draw of the answer's
+// records (into `records`) and, for headroom, the TTL it sets (into `answer`).
+json chooserJson(const Snapshot& s, const GslbHost& h, int f, const zones::Client& client,
+                 const ClientDecision& d, const Explainer& ex, std::vector<Candidate>& c, size_t n,
+                 int64_t now, json& records, json& answer) {
+    const metrics::Params& p = h.policy.params();
+    const auto& svcs = h.family[f];
+    std::span<const Candidate> active(c.data(), n);
+    const auto& ch = h.policy.chooser();
+    json cj = {{"stage", ch.name}, {"received", ex.ids(active)}};
+    HeadroomQuery hq;
+    if (h.headroom)  // what the query path reads, without teaching the demand table anything
+        hq = fillHeadroom(s.gslb, h, f, client, d.scope, c.data(), n, now, false);
+    json values = json::array();
+    for (const auto& x : active) {
+        Reading r = ex.read(ch.kind, x, d);
+        values.push_back({{"service", ex.id(x)}, {"value", r.value}, {"age_s", r.ageS}});
+    }
+    if (h.headroom) cj["bar"] = headroomBar(h, active, hq, values);
+    cj["values"] = values;
+    if (h.hashed)
+        cj["bar"] = {
+            {"hashed_prefix",
+             client.subnet.family
+                 ? json(fmt::format("{}/{}",
+                                    subnetText(client.subnet).substr(0, subnetText(client.subnet).find('/')),
+                                    d.hashBits))
+                 : json(nullptr)}};
+    metrics::ChooserState state(svcs.size());
+    metrics::Rng rng{uint64_t(monotonicNs())};
+    std::uint64_t taken = 0;
+    json picked = json::array();
+    size_t want = std::min<size_t>(h.answers, n);
+    while (picked.size() < want) {
+        int pos = ch.chooser(active, taken, p, state, rng);
+        if (pos < 0) break;
+        const Candidate& x = active[size_t(pos)];
+        picked.push_back(ex.id(x));
+        records.push_back(svcs[x.index].address());
+        taken |= std::uint64_t{1} << x.index;
+    }
+    cj["picked"] = picked;
+    if (h.headroom && s.gslb.demand) {
+        uint16_t idx[metrics::kMaxServices];
+        size_t k = 0;
+        for (const auto& pk : picked)
+            for (const auto& x : active)
+                if (ex.id(x) == pk && k < metrics::kMaxServices) idx[k++] = x.index;
+        auto t = headroomTtl(h, c.data(), n, idx, k);
+        answer["ttl"] = t.ttl;
+        answer["ttl_reason"] = metrics::ttlReasonName(t.reason);
+    }
+    if (ch.kind == StageKind::RoundRobin || ch.kind == StageKind::WeightedRoundRobin ||
+        ch.kind == StageKind::LeastSelected || ch.kind == StageKind::BestServer)
+        cj["note"] = "a stateful chooser: shown from a fresh state; each worker thread keeps its own";
+    else if (ch.kind == StageKind::Random || ch.kind == StageKind::WeightedRandom ||
+             ch.kind == StageKind::LoadFactor || ch.kind == StageKind::Headroom)
+        cj["note"] = "random: this pick is one draw";
+    return cj;
+}
+
+// When the stages left nothing (`status` AllDown or AllExcluded): the policy's fallback, the candidates a
+// drain keeps out of it, and its records (into `records`).
+json fallbackJson(const Snapshot& s, const GslbHost& h, int f, metrics::SelectStatus status, json& records) {
+    const auto& svcs = h.family[f];
+    std::string why = status == metrics::SelectStatus::AllDown ? "health left nothing"
+                                                               : "every remaining site has preference 0";
+    std::string fb = h.conf ? h.conf->policy.fallback : "all";
+    // A drain holds through the fallback (the query path's rule, Selector::select): what `all` gives is
+    // every candidate not drained, and nothing when every one is.
+    json left = json::array();
+    std::vector<const GslbService*> undrained;
+    for (const auto& sv : svcs) {
+        const metrics::StateTable& t = *s.gslb.table;
+        if (!drainedOut(t, sv.slot, sv.site)) {
+            undrained.push_back(&sv);
+            continue;
+        }
+        std::string w = !t.siteEnabled(sv.site)          ? "site drained"
+                        : t.sitePreference(sv.site) == 0 ? "site at preference 0"
+                                                         : "drained";
+        if (!t.serviceEnabled(sv.slot) && w != "drained") w = "drained, " + w;
+        left.push_back({{"service", t.siteName(sv.site) + "/" + sv.address()}, {"why", w}});
+    }
+    json j = {{"why", why}, {"fallback", fb}, {"left_out", left}};
+    if (undrained.empty())
+        j["note"] =
+            fmt::format("every candidate is drained: a drain holds through the fallback, so the answer is {}",
+                        drainedOutAnswer(h, f));
+    if (h.fallback == Fallback::Address && h.fallbackLen == (f == 0 ? 4 : 16)) {
+        records.push_back(fb);
+    } else if (h.fallback != Fallback::None) {
+        for (const auto* sv : undrained) records.push_back(sv->address());
+    }
+    return j;
+}
+
+}  // namespace
+
+// The steps of one query's selection, each shown as the query path takes it: the query, the hostname, the
+// client's location and decision, the preference-0 pass and each filter stage, then the chooser or the
+// fallback, and the answer.
+bool explain(const Snapshot& s, const ExplainRequest& req, json& out, std::string& error) {
+    ExplainQuery q;
+    if (!readQuery(s, req, q, error)) return false;
+    out = json::object();
+    out["query"] = queryJson(s, req, q);
+    const GslbHost* host = findHost(s.gslb, q.name);
+    if (!host) {
+        out["hostname"] = nullptr;
+        out["note"] = "not a GSLB hostname: answered from the zone, as the query path would";
+        out["answer"] = staticAnswer(s, q.name, q.qtype, q.client, q.source(), q.useEcs);
+        return true;
+    }
+    const GslbHost& h = *host;
+    const int f = q.qtype == zones::kTypeA ? 0 : 1;
+    const auto& svcs = h.family[f];
+    out["hostname"] = h.name;
+    out["policy"] = h.policy.describe();
+    const int64_t now = monotonicMs();
+    std::vector<Candidate> c = candidates(s.gslb, h, svcs, now);
     Location loc;
-    if (h.usesTopology) s.gslb.topology->locate(client.subnet, loc);
+    if (h.usesTopology) s.gslb.topology->locate(q.client.subnet, loc);
     ClientDecision d;
     if (h.usesTopology || h.hashed || h.usesRtt)
-        d = applyClient(s.gslb, h, svcs, client, loc, c.data(), c.size(), now);
-    if (h.usesTopology) out["location"] = locationJson(*s.gslb.topology, loc, client);
+        d = applyClient(s.gslb, h, svcs, q.client, loc, c.data(), c.size(), now);
+    if (h.usesTopology) out["location"] = locationJson(*s.gslb.topology, loc, q.client);
 
     Explainer ex(s, h, svcs, now);
-    if (h.usesRtt && s.gslb.rtt) {
-        std::string prefix;
-        std::vector<RttTable::Figure> figs(svcs.size());
-        if (const RttTable::Key key = s.gslb.rtt->key(client.subnet)) {
-            zones::ClientSubnet p = client.subnet;
-            p.bits = uint8_t(s.gslb.rtt->bits(key.family));
-            for (size_t i = 0; i < 16; ++i)
-                p.addr[i] &= uint8_t(0xFF00 >> std::clamp(p.bits - int(i) * 8, 0, 8));
-            prefix = subnetText(p);
-            std::vector<uint32_t> sites(svcs.size());
-            for (size_t i = 0; i < svcs.size(); ++i) sites[i] = svcs[i].site;
-            s.gslb.rtt->lookup(key, sites, figs);
-        }
-        ex.setRtt(prefix, std::move(figs));
-    }
-    const metrics::Params& p = h.policy.params();
+    if (h.usesRtt && s.gslb.rtt) learnedRtts(ex, *s.gslb.rtt, svcs, q.client);
     json stages = json::array();
     size_t n = c.size();
-    metrics::SelectStatus status = metrics::SelectStatus::Ok;
-    if (n == 0) status = metrics::SelectStatus::NoCandidates;
-    // Preference 0 takes a site out before any stage, whatever the policy (metrics::select does so).
+    metrics::SelectStatus status = n == 0 ? metrics::SelectStatus::NoCandidates : metrics::SelectStatus::Ok;
     if (std::any_of(c.begin(), c.end(), [](const Candidate& x) { return x.preference == 0; })) {
-        json sj = {{"stage", "preference 0"}, {"received", ex.ids({c.data(), n})}};
-        json dropped = json::array();
-        size_t w = 0;
-        for (size_t r = 0; r < n; ++r)
-            if (c[r].preference != 0)
-                c[w++] = c[r];
-            else
-                dropped.push_back({{"service", ex.id(c[r])}, {"why", "preference 0 takes the site out"}});
-        n = w;
-        sj["values"] = json::array();
-        sj["bar"] = nullptr;
-        sj["kept"] = ex.ids({c.data(), n});
-        sj["dropped"] = dropped;
-        sj["note"] = "a site at preference 0 is out of every answer, before the policy's stages";
-        stages.push_back(sj);
+        stages.push_back(preferenceZeroStage(ex, c, n));
         if (n == 0) status = metrics::SelectStatus::AllExcluded;
     }
     for (const auto* st : h.policy.filters()) {
         if (status != metrics::SelectStatus::Ok) break;
-        std::span<Candidate> in(c.data(), n);
-        json sj = {{"stage", st->name}, {"received", ex.ids(in)}};
-        json values = json::array();
-        bool anyKnown = false;
-        for (const auto& x : in) {
-            Reading r = ex.read(st->kind, x, d);
-            anyKnown |= !r.value.is_null();
-            values.push_back({{"service", ex.id(x)}, {"value", r.value}, {"age_s", r.ageS}});
-        }
-        sj["values"] = values;
-        json b = ex.bar(st->kind, in, p, d, loc);
-        sj["bar"] = b;
-        std::vector<Candidate> before(in.begin(), in.end());
-        size_t kept = st->filter(in, p);
-        json dropped = json::array();
-        for (const auto& x : before) {
-            bool still = false;
-            for (size_t k = 0; k < kept; ++k) still |= c[k].index == x.index;
-            if (!still) dropped.push_back({{"service", ex.id(x)}, {"why", ex.why(st->kind, x, b, p)}});
-        }
-        sj["kept"] = ex.ids({c.data(), kept});
-        sj["dropped"] = dropped;
-        if (st->kind == StageKind::Topology && d.list >= 0 && d.list == h.topology.defaultList)
-            sj["note"] = loc.known() ? "no label of the client is in the table: the default list"
-                                     : "the client's location is unknown: the default list";
-        else if (!anyKnown && st->kind != StageKind::Health && st->kind != StageKind::Preference)
-            sj["note"] = st->kind == StageKind::Topology
-                             ? "the client's location is unknown (or matches nothing): all pass"
-                             : "unknown for every candidate: all pass";
-        else if (kept == before.size() && st->kind != StageKind::Health && dropped.empty() &&
-                 before.size() > 1)
-            sj["note"] = "nothing dropped";
-        stages.push_back(sj);
-        n = kept;
+        stages.push_back(filterStage(ex, h, *st, c, n, d, loc));
         if (n == 0)
             status = st->kind == StageKind::Health ? metrics::SelectStatus::AllDown
                                                    : metrics::SelectStatus::AllExcluded;
@@ -574,134 +755,20 @@ bool explain(const Snapshot& s, const ExplainRequest& req, json& out, std::strin
     json answer = {{"ttl", h.ttl}};
     json records = json::array();
     if (status == metrics::SelectStatus::Ok) {
-        std::span<const Candidate> active(c.data(), n);
-        const auto& ch = h.policy.chooser();
-        json cj = {{"stage", ch.name}, {"received", ex.ids(active)}};
-        HeadroomQuery hq;
-        if (h.headroom)  // what the query path reads, without teaching the demand table anything
-            hq = fillHeadroom(s.gslb, h, f, client, d.scope, c.data(), n, now, false);
-        json values = json::array();
-        for (const auto& x : active) {
-            Reading r = ex.read(ch.kind, x, d);
-            values.push_back({{"service", ex.id(x)}, {"value", r.value}, {"age_s", r.ageS}});
-        }
-        if (h.headroom) {
-            metrics::Share shares[metrics::kMaxServices];
-            auto sum = metrics::headroomShares(active, 0, p, {shares, std::min(n, metrics::kMaxServices)});
-            for (size_t i = 0; i < values.size() && i < metrics::kMaxServices; ++i) {
-                const metrics::Share& sh = shares[i];
-                const auto& m = sh.measured;
-                // json(nullptr): a null const char* (the ternary's type) would throw building a string.
-                values[i]["value"] = {
-                    {"basis", m.basis == metrics::LoadBasis::Sessions      ? json("sessions")
-                              : m.basis == metrics::LoadBasis::Connections ? json("connections")
-                                                                           : json(nullptr)},
-                    {"capacity", jsonNumber(m.capacity)},
-                    {"load", jsonNumber(m.load)},
-                    {"utilisation", jsonNumber(m.value)},
-                    {"utilisation_used", sh.utilisation},
-                    {"headroom", sh.headroom},
-                    {"target", sh.target},
-                    {"flow", sh.flow},
-                    {"deficit", sh.deficit},
-                    {"fits", sh.fits},
-                    {"probability", sh.probability}};
-                if (std::isnan(m.value) && sum.basis == metrics::ShareBasis::Capacity)
-                    values[i]["value"]["note"] = std::isnan(m.capacity)
-                                                     ? "capacity unknown: counted as the mean of the others"
-                                                     : "load unknown: counted as the mean utilisation";
-            }
-            cj["bar"] = {
-                {"basis", sum.basis == metrics::ShareBasis::Capacity ? "capacity x headroom" : "weight"},
-                {"resolver_demand", hq.demand.demand},
-                {"demand_source", metrics::demandSourceName(hq.demand.source)},
-                {"gap_ms", hq.demand.gapMs > 0 ? json(hq.demand.gapMs) : json(nullptr)},
-                {"committed_flow", sum.totalFlow},
-                {"batch_fits_somewhere", sum.anyFits},
-                {"ttl_min", h.ttlMin},
-                {"ttl", h.ttl}};
-        }
-        cj["values"] = values;
-        if (h.hashed)
-            cj["bar"] = {
-                {"hashed_prefix",
-                 client.subnet.family
-                     ? json(fmt::format(
-                           "{}/{}", subnetText(client.subnet).substr(0, subnetText(client.subnet).find('/')),
-                           d.hashBits))
-                     : json(nullptr)}};
-        metrics::ChooserState state(svcs.size());
-        metrics::Rng rng{uint64_t(monotonicNs())};
-        std::uint64_t taken = 0;
-        json picked = json::array();
-        size_t want = std::min<size_t>(h.answers, n);
-        while (picked.size() < want) {
-            int pos = ch.chooser(active, taken, p, state, rng);
-            if (pos < 0) break;
-            const Candidate& x = active[size_t(pos)];
-            picked.push_back(ex.id(x));
-            records.push_back(svcs[x.index].address());
-            taken |= std::uint64_t{1} << x.index;
-        }
-        cj["picked"] = picked;
-        if (h.headroom && s.gslb.demand) {
-            uint16_t idx[metrics::kMaxServices];
-            size_t k = 0;
-            for (const auto& pk : picked)
-                for (const auto& x : active)
-                    if (ex.id(x) == pk && k < metrics::kMaxServices) idx[k++] = x.index;
-            auto t = headroomTtl(h, c.data(), n, idx, k);
-            answer["ttl"] = t.ttl;
-            answer["ttl_reason"] = metrics::ttlReasonName(t.reason);
-        }
-        if (ch.kind == StageKind::RoundRobin || ch.kind == StageKind::WeightedRoundRobin ||
-            ch.kind == StageKind::LeastSelected || ch.kind == StageKind::BestServer)
-            cj["note"] = "a stateful chooser: shown from a fresh state; each worker thread keeps its own";
-        else if (ch.kind == StageKind::Random || ch.kind == StageKind::WeightedRandom ||
-                 ch.kind == StageKind::LoadFactor || ch.kind == StageKind::Headroom)
-            cj["note"] = "random: this pick is one draw";
-        out["chooser"] = cj;
+        out["chooser"] = chooserJson(s, h, f, q.client, d, ex, c, n, now, records, answer);
         out["fallback"] = nullptr;
     } else if (status == metrics::SelectStatus::NoCandidates) {
         out["chooser"] = nullptr;
         out["fallback"] = nullptr;
-        out["note"] = fmt::format("no {} records: NODATA", qtype == zones::kTypeA ? "A" : "AAAA");
+        out["note"] = fmt::format("no {} records: NODATA", q.qtype == zones::kTypeA ? "A" : "AAAA");
     } else {
         out["chooser"] = nullptr;
-        std::string why = status == metrics::SelectStatus::AllDown ? "health left nothing"
-                                                                   : "every remaining site has preference 0";
-        std::string fb = h.conf ? h.conf->policy.fallback : "all";
-        // A drain holds through the fallback (the query path's rule, Selector::select): what `all` gives is
-        // every candidate not drained, and nothing when every one is.
-        json left = json::array();
-        std::vector<const GslbService*> undrained;
-        for (const auto& sv : svcs) {
-            const metrics::StateTable& t = *s.gslb.table;
-            if (!drainedOut(t, sv.slot, sv.site)) {
-                undrained.push_back(&sv);
-                continue;
-            }
-            std::string w = !t.siteEnabled(sv.site)          ? "site drained"
-                            : t.sitePreference(sv.site) == 0 ? "site at preference 0"
-                                                             : "drained";
-            if (!t.serviceEnabled(sv.slot) && w != "drained") w = "drained, " + w;
-            left.push_back({{"service", t.siteName(sv.site) + "/" + sv.address()}, {"why", w}});
-        }
-        out["fallback"] = {{"why", why}, {"fallback", fb}, {"left_out", left}};
-        if (undrained.empty())
-            out["fallback"]["note"] = fmt::format(
-                "every candidate is drained: a drain holds through the fallback, so the answer is {}",
-                drainedOutAnswer(h, f));
-        if (h.fallback == Fallback::Address && h.fallbackLen == (f == 0 ? 4 : 16)) {
-            records.push_back(fb);
-        } else if (h.fallback != Fallback::None) {
-            for (const auto* sv : undrained) records.push_back(sv->address());
-        }
+        out["fallback"] = fallbackJson(s, h, f, status, records);
     }
     answer["rcode"] = "NOERROR";
     answer["records"] = records;
     if (records.empty()) answer["note"] = "NODATA (SOA in authority)";
-    answer["ecs_scope"] = client.fromEcs ? json(client.subnet.bits ? d.scope : 0) : json(nullptr);
+    answer["ecs_scope"] = q.client.fromEcs ? json(q.client.subnet.bits ? d.scope : 0) : json(nullptr);
     out["answer"] = answer;
     return true;
 }
