@@ -71,9 +71,11 @@ std::vector<std::string> hostAnswerKeys(const Gslb& g) {
     return keys;
 }
 
-bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_t workers, Gslb& out,
-               std::string& error) {
-    uint32_t hostSlots = 0;  // (hostname, service) rows of out.hostAnswers handed out so far
+namespace {
+
+// The state table: every site, and every (site, address) of a service once, with the previous snapshot's
+// states carried; each site's preference.
+bool buildTable(const Config& cfg, const Gslb* previous, Gslb& out, std::string& error) {
     std::vector<std::string> sites;
     for (const auto& s : cfg.sites) sites.push_back(s.name);
     std::vector<metrics::ServiceKey> keys;
@@ -93,9 +95,14 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
     out.sites = sites;
     for (const auto& s : cfg.sites)
         out.table->setSitePreference(*out.table->findSite(s.name), uint8_t(s.preference));
+    return true;
+}
+
+// [topology] and each site's place: its location and region labels.
+bool buildTopology(const Config& cfg, Gslb& out, std::string& error) {
     auto topo = std::make_shared<Topology>();
     if (!topo->build(cfg.topology, cfg.path, error)) return false;
-    out.siteGeo.assign(sites.size(), SiteGeo{});
+    out.siteGeo.assign(out.sites.size(), SiteGeo{});
     for (const auto& s : cfg.sites) {
         SiteGeo& sg = out.siteGeo[*out.table->findSite(s.name)];
         sg.hasLocation = s.hasLocation;
@@ -108,201 +115,253 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
         }
     }
     out.topology = topo;
+    return true;
+}
 
-    for (const auto& hc : cfg.hostnames) {
-        auto fail = [&](int line, const std::string& msg) {
-            error = fmt::format("{}:{}: hostname \"{}\": {}", cfg.path, line, hc.name, msg);
-            return false;
-        };
-        GslbHost h;
-        h.name = hc.name;
-        h.conf = &hc;
-        std::string absolute = hc.name;
-        if (absolute.empty() || absolute.back() != '.') absolute += '.';
-        if (!zones::textToName(absolute, {}, h.wire)) return fail(hc.line, "not a domain name");
-        const zones::Zone* zc = db.findZone(h.wire);
-        if (!zc) return fail(hc.line, "is in none of the served zones");
-        zones::Zone* zone = nullptr;
-        for (auto& z : db.zones())
-            if (z.get() == zc) zone = z.get();
-        uint32_t node = zone->find(h.wire);
-        if (node == zones::kNone)
-            return fail(hc.line, fmt::format("has no records in zone {}", zone->name()));
-        const zones::Node& n = zone->node(node);
-        // RFC 6672 §2.3: a DNAME redirects every name below its owner, so candidates there would never be
-        // answered; at the owner itself the name would answer for the addresses and redirect below them.
-        for (std::string_view up = h.wire; up.size() >= zone->apex().size();
-             up = up.substr(size_t(uint8_t(up[0])) + 1)) {
-            uint32_t a = zone->find(up);
-            if (a != zones::kNone && (zone->node(a).flags & zones::kNodeDname))
-                return fail(hc.line, fmt::format("is at or below the DNAME at {} (RFC 6672 §2.3) in {}",
-                                                 zones::nameToText(up), zone->file()));
-            if (up.size() <= 1) break;
-        }
-        if (n.flags & (zones::kNodeOccluded | zones::kNodeDelegation))
-            return fail(hc.line, "is at or below a zone cut: its addresses are not authoritative");
-        if (zone->rrset(n, zones::kTypeCNAME))
-            return fail(hc.line, "is a CNAME in its zone, not a name with A/AAAA records");
-        if (n.dynamic >= 0) return fail(hc.line, "is configured twice");
-        const uint16_t types[2] = {zones::kTypeA, zones::kTypeAAAA};
-        std::vector<bool> used(hc.services.size(), false);
-        for (int f = 0; f < 2; ++f) {
-            const zones::RRset* set = zone->rrset(n, types[f]);
-            if (!set) continue;
-            for (uint32_t i = set->first; i < set->first + set->count; ++i) {
-                const zones::Rdata& rd = zone->rdata(i);
-                const uint8_t* bytes = zone->bytes(rd);
-                bool found = false;
-                for (size_t k = 0; k < hc.services.size() && !found; ++k) {
-                    const ServiceConf& sc = hc.services[k];
-                    if (sc.rdlen != rd.len || std::memcmp(sc.rdata, bytes, rd.len) != 0) continue;
-                    GslbService s;
-                    std::memcpy(s.rdata, sc.rdata, sizeof s.rdata);
-                    s.rdlen = sc.rdlen;
-                    found = true;
-                    used[k] = true;
-                    s.slot = *out.table->findService(hc.services[k].site, hc.services[k].address);
-                    s.site = out.table->siteOf(s.slot);
-                    s.weight = hc.services[k].weight;
-                    if (hc.services[k].capacity > 0) s.capacity = hc.services[k].capacity;
-                    s.hashKey = metrics::serviceHashKey(s.rdata, s.rdlen);
-                    s.conf = &hc.services[k];
-                    s.hostSlot = hostSlots++;
-                    h.family[f].push_back(s);
-                }
-                if (!found)
-                    return fail(hc.line,
-                                fmt::format("the zone's address {} (in {}, zone {}) has no [[service]]",
-                                            addressText(bytes, rd.len), zone->file(), zone->name()));
-            }
-            if (h.family[f].size() > metrics::kMaxServices)
-                return fail(hc.line, fmt::format("more than {} services of one address family",
-                                                 metrics::kMaxServices));
-        }
-        for (size_t k = 0; k < hc.services.size(); ++k)
-            if (!used[k])
-                return fail(
-                    hc.services[k].line,
-                    fmt::format("service address {} is not among the A/AAAA records of the name in {}",
-                                hc.services[k].address, zone->file()));
-        if (h.family[0].empty() && h.family[1].empty())
-            return fail(hc.line, "has no A or AAAA records in its zone");
+// One hostname being built: where a step's error goes ("PATH:LINE: hostname "NAME": WHY").
+struct HostBuild {
+    const Config& cfg;
+    const HostnameConf& hc;
+    std::string& error;
+    bool fail(int line, const std::string& msg) const {
+        error = fmt::format("{}:{}: hostname \"{}\": {}", cfg.path, line, hc.name, msg);
+        return false;
+    }
+};
 
-        const PolicyConf& p = hc.policy;
-        metrics::Params params;
-        params.sessionThreshold = p.sessionThreshold;
-        params.sessionTolerance = p.sessionTolerance;
-        params.sessionFloor = p.sessionFloor;
-        params.flashbackTolerance = p.flashbackTolerance;
-        params.flashbackFloorMs = p.flashbackFloor;
-        params.factor = p.factor;
-        params.answers = p.answers;
-        params.nearestTolerance = p.nearestTolerance;
-        params.rttTolerance = p.rttTolerance;
-        params.rttFloorMs = p.rttFloor;
-        params.ttl = p.ttl;
-        params.ttlMin = p.effectiveTtlMin();
-        auto policy = metrics::Policy::compile(
-            p.policy.empty() ? metrics::Policy::defaultStageNames() : p.policy, params);
-        if (!policy.ok()) return fail(hc.line, fmt::format("policy: {}", policy.error()));
-        h.policy = policy.value();
-        h.hashed = h.policy.chooser().kind == metrics::StageKind::Hashed;
-        h.headroom = h.policy.chooser().kind == metrics::StageKind::Headroom;
-        h.ttlMin = params.ttlMin;
-        {
-            // The demand table's key part: the name's lower-case wire form, hashed (the same after a reload).
-            uint64_t k = 0xcbf29ce484222325ULL;  // FNV-1a
-            for (char ch : h.wire) k = (k ^ uint8_t(std::tolower(uint8_t(ch)))) * 0x100000001b3ULL;
-            h.nameKey = k;
-        }
-        h.hashBits[0] = uint8_t(p.hashPrefixV4);
-        h.hashBits[1] = uint8_t(p.hashPrefixV6);
-        for (const auto* st : h.policy.filters()) {
-            h.usesTopology |= st->kind == metrics::StageKind::Topology;
-            h.usesRtt |= st->kind == metrics::StageKind::Rtt;
-        }
-        h.rttMaxAgeMs = int64_t(p.rttMaxAge) * 1000;
-        h.rttExplore = uint64_t(p.rttExplore / 100.0 * 4294967296.0);
-        if (h.usesTopology) {
-            if (!topo->configured())
-                return fail(hc.line,
-                            "the topology stage needs a [topology] table with nets, nets_file or geoip");
-            std::vector<uint32_t> hostSites;
-            for (const auto& fam : h.family)
-                for (const auto& s : fam)
-                    if (std::find(hostSites.begin(), hostSites.end(), s.site) == hostSites.end())
-                        hostSites.push_back(s.site);
-            int line = p.topologyLine ? p.topologyLine : hc.line;
-            if (p.topologyMode == "nearest") {
-                h.topology.mode = HostTopology::Mode::Nearest;
-                if (!topo->hasGeoIp())
-                    return fail(line,
-                                "topology = \"nearest\" needs client locations: a [topology] geoip database");
-                for (uint32_t s : hostSites)
-                    if (!out.siteGeo[s].hasLocation)
-                        return fail(
-                            line, fmt::format("topology = \"nearest\": site {} has no location = [lat, lon]",
-                                              out.sites[s]));
-            } else if (p.topologyMode == "map") {
-                h.topology.mode = HostTopology::Mode::Map;
-                for (const auto& [key, siteNames] : p.topologyMap) {
-                    std::vector<uint32_t> list;
-                    for (const auto& sn : siteNames) {
-                        auto slot = out.table->findSite(sn);
-                        if (!slot)
-                            return fail(line, fmt::format("topology {}: unknown site \"{}\"", key, sn));
-                        list.push_back(*slot);
-                    }
-                    auto idx = uint16_t(h.topology.lists.size());
-                    h.topology.lists.push_back(std::move(list));
-                    h.topology.keyText.push_back(key);
-                    if (key == "default") {
-                        h.topology.defaultList = idx;
-                        continue;
-                    }
-                    std::vector<RegionLabel> labels;
-                    std::string why;
-                    if (!topo->parseKey(key, labels, why))
-                        return fail(line, fmt::format("topology: {}", why));
-                    for (const auto& l : labels) h.topology.keys.push_back({l, idx});
-                }
-            } else {
-                h.topology.mode = HostTopology::Mode::Region;
-                bool any = false;
-                for (uint32_t s : hostSites) any |= !out.siteGeo[s].region.empty();
-                if (!any)
-                    return fail(line,
-                                "the topology stage without a topology map needs a region on its sites "
-                                "([site.NAME] region = …)");
+// The hostname's node in the zone that serves it: a name with its own A/AAAA records, not at or below a
+// DNAME or a zone cut, not a CNAME, not configured twice.
+bool findHostNode(const HostBuild& b, zones::ZoneDb& db, GslbHost& h, zones::Zone*& zone, uint32_t& node) {
+    const HostnameConf& hc = b.hc;
+    std::string absolute = hc.name;
+    if (absolute.empty() || absolute.back() != '.') absolute += '.';
+    if (!zones::textToName(absolute, {}, h.wire)) return b.fail(hc.line, "not a domain name");
+    const zones::Zone* zc = db.findZone(h.wire);
+    if (!zc) return b.fail(hc.line, "is in none of the served zones");
+    zone = nullptr;
+    for (auto& z : db.zones())
+        if (z.get() == zc) zone = z.get();
+    node = zone->find(h.wire);
+    if (node == zones::kNone) return b.fail(hc.line, fmt::format("has no records in zone {}", zone->name()));
+    const zones::Node& n = zone->node(node);
+    // RFC 6672 §2.3: a DNAME redirects every name below its owner, so candidates there would never be
+    // answered; at the owner itself the name would answer for the addresses and redirect below them.
+    for (std::string_view up = h.wire; up.size() >= zone->apex().size();
+         up = up.substr(size_t(uint8_t(up[0])) + 1)) {
+        uint32_t a = zone->find(up);
+        if (a != zones::kNone && (zone->node(a).flags & zones::kNodeDname))
+            return b.fail(hc.line, fmt::format("is at or below the DNAME at {} (RFC 6672 §2.3) in {}",
+                                               zones::nameToText(up), zone->file()));
+        if (up.size() <= 1) break;
+    }
+    if (n.flags & (zones::kNodeOccluded | zones::kNodeDelegation))
+        return b.fail(hc.line, "is at or below a zone cut: its addresses are not authoritative");
+    if (zone->rrset(n, zones::kTypeCNAME))
+        return b.fail(hc.line, "is a CNAME in its zone, not a name with A/AAAA records");
+    if (n.dynamic >= 0) return b.fail(hc.line, "is configured twice");
+    return true;
+}
+
+// Each A and AAAA record of the node matched to its [[service]] (by the rdata parsed at load), and every
+// [[service]] to a record: h.family[0] (A) and [1] (AAAA), each service given its row of the per-hostname
+// answer counters (`hostSlots`, the rows handed out so far).
+bool matchServices(const HostBuild& b, const zones::Zone& zone, const zones::Node& n, const Gslb& out,
+                   GslbHost& h, uint32_t& hostSlots) {
+    const HostnameConf& hc = b.hc;
+    const uint16_t types[2] = {zones::kTypeA, zones::kTypeAAAA};
+    std::vector<bool> used(hc.services.size(), false);
+    for (int f = 0; f < 2; ++f) {
+        const zones::RRset* set = zone.rrset(n, types[f]);
+        if (!set) continue;
+        for (uint32_t i = set->first; i < set->first + set->count; ++i) {
+            const zones::Rdata& rd = zone.rdata(i);
+            const uint8_t* bytes = zone.bytes(rd);
+            bool found = false;
+            for (size_t k = 0; k < hc.services.size() && !found; ++k) {
+                const ServiceConf& sc = hc.services[k];
+                if (sc.rdlen != rd.len || std::memcmp(sc.rdata, bytes, rd.len) != 0) continue;
+                GslbService s;
+                std::memcpy(s.rdata, sc.rdata, sizeof s.rdata);
+                s.rdlen = sc.rdlen;
+                found = true;
+                used[k] = true;
+                s.slot = *out.table->findService(hc.services[k].site, hc.services[k].address);
+                s.site = out.table->siteOf(s.slot);
+                s.weight = hc.services[k].weight;
+                if (hc.services[k].capacity > 0) s.capacity = hc.services[k].capacity;
+                s.hashKey = metrics::serviceHashKey(s.rdata, s.rdlen);
+                s.conf = &hc.services[k];
+                s.hostSlot = hostSlots++;
+                h.family[f].push_back(s);
             }
+            if (!found)
+                return b.fail(hc.line,
+                              fmt::format("the zone's address {} (in {}, zone {}) has no [[service]]",
+                                          addressText(bytes, rd.len), zone.file(), zone.name()));
         }
-        h.ttl = p.ttl;
-        h.answers = p.answers;
-        h.maxAgeMs = int64_t(p.maxAge) * 1000;
-        if (p.fallback == "all") {
-            h.fallback = Fallback::All;
-        } else if (p.fallback == "none") {
-            h.fallback = Fallback::None;
-        } else {
-            h.fallback = Fallback::Address;
-            std::memcpy(h.fallbackRdata, p.fallbackRdata, sizeof p.fallbackRdata);
-            h.fallbackLen = p.fallbackLen;
-        }
-        zone->mutableNode(node).dynamic = int32_t(out.hosts.size());
-        out.hosts.push_back(std::move(h));
+        if (h.family[f].size() > metrics::kMaxServices)
+            return b.fail(hc.line,
+                          fmt::format("more than {} services of one address family", metrics::kMaxServices));
     }
-    if (std::any_of(out.hosts.begin(), out.hosts.end(), [](const GslbHost& h) { return h.usesRtt; })) {
-        const RttConf& rc = cfg.rtt;
-        out.rtt = std::make_shared<RttTable>(size_t(rc.prefixesMax), std::max<size_t>(out.sites.size(), 1),
-                                             rc.prefixV4, rc.prefixV6);
-        if (previous && previous->rtt) {
-            std::vector<int> map(previous->sites.size(), -1);
-            for (size_t i = 0; i < previous->sites.size(); ++i)
-                if (auto slot = out.table->findSite(previous->sites[i])) map[i] = int(*slot);
-            out.rtt->carryFrom(*previous->rtt, map);
-        }
+    for (size_t k = 0; k < hc.services.size(); ++k)
+        if (!used[k])
+            return b.fail(hc.services[k].line,
+                          fmt::format("service address {} is not among the A/AAAA records of the name in {}",
+                                      hc.services[k].address, zone.file()));
+    if (h.family[0].empty() && h.family[1].empty())
+        return b.fail(hc.line, "has no A or AAAA records in its zone");
+    return true;
+}
+
+// The hostname's policy compiled with its parameters, and what the query path asks of it: the chooser's
+// kind, the client stages it uses, the demand table's name key.
+bool compilePolicy(const HostBuild& b, GslbHost& h) {
+    const PolicyConf& p = b.hc.policy;
+    metrics::Params params;
+    params.sessionThreshold = p.sessionThreshold;
+    params.sessionTolerance = p.sessionTolerance;
+    params.sessionFloor = p.sessionFloor;
+    params.flashbackTolerance = p.flashbackTolerance;
+    params.flashbackFloorMs = p.flashbackFloor;
+    params.factor = p.factor;
+    params.answers = p.answers;
+    params.nearestTolerance = p.nearestTolerance;
+    params.rttTolerance = p.rttTolerance;
+    params.rttFloorMs = p.rttFloor;
+    params.ttl = p.ttl;
+    params.ttlMin = p.effectiveTtlMin();
+    auto policy =
+        metrics::Policy::compile(p.policy.empty() ? metrics::Policy::defaultStageNames() : p.policy, params);
+    if (!policy.ok()) return b.fail(b.hc.line, fmt::format("policy: {}", policy.error()));
+    h.policy = policy.value();
+    h.hashed = h.policy.chooser().kind == metrics::StageKind::Hashed;
+    h.headroom = h.policy.chooser().kind == metrics::StageKind::Headroom;
+    h.ttlMin = params.ttlMin;
+    {
+        // The demand table's key part: the name's lower-case wire form, hashed (the same after a reload).
+        uint64_t k = 0xcbf29ce484222325ULL;  // FNV-1a
+        for (char ch : h.wire) k = (k ^ uint8_t(std::tolower(uint8_t(ch)))) * 0x100000001b3ULL;
+        h.nameKey = k;
     }
-    // headroom: bucket widths per service slot from the longest TTL of the headroom hostnames using it.
+    h.hashBits[0] = uint8_t(p.hashPrefixV4);
+    h.hashBits[1] = uint8_t(p.hashPrefixV6);
+    for (const auto* st : h.policy.filters()) {
+        h.usesTopology |= st->kind == metrics::StageKind::Topology;
+        h.usesRtt |= st->kind == metrics::StageKind::Rtt;
+    }
+    h.rttMaxAgeMs = int64_t(p.rttMaxAge) * 1000;
+    h.rttExplore = uint64_t(p.rttExplore / 100.0 * 4294967296.0);
+    return true;
+}
+
+// The topology stage's mode for the hostname (nearest, a map of client keys to site lists, or regions),
+// checked against what [topology] and the sites provide.
+bool buildHostTopology(const HostBuild& b, const Topology& topo, const Gslb& out, GslbHost& h) {
+    const PolicyConf& p = b.hc.policy;
+    if (!topo.configured())
+        return b.fail(b.hc.line, "the topology stage needs a [topology] table with nets, nets_file or geoip");
+    std::vector<uint32_t> hostSites;
+    for (const auto& fam : h.family)
+        for (const auto& s : fam)
+            if (std::find(hostSites.begin(), hostSites.end(), s.site) == hostSites.end())
+                hostSites.push_back(s.site);
+    int line = p.topologyLine ? p.topologyLine : b.hc.line;
+    if (p.topologyMode == "nearest") {
+        h.topology.mode = HostTopology::Mode::Nearest;
+        if (!topo.hasGeoIp())
+            return b.fail(line, "topology = \"nearest\" needs client locations: a [topology] geoip database");
+        for (uint32_t s : hostSites)
+            if (!out.siteGeo[s].hasLocation)
+                return b.fail(line,
+                              fmt::format("topology = \"nearest\": site {} has no location = [lat, lon]",
+                                          out.sites[s]));
+    } else if (p.topologyMode == "map") {
+        h.topology.mode = HostTopology::Mode::Map;
+        for (const auto& [key, siteNames] : p.topologyMap) {
+            std::vector<uint32_t> list;
+            for (const auto& sn : siteNames) {
+                auto slot = out.table->findSite(sn);
+                if (!slot) return b.fail(line, fmt::format("topology {}: unknown site \"{}\"", key, sn));
+                list.push_back(*slot);
+            }
+            auto idx = uint16_t(h.topology.lists.size());
+            h.topology.lists.push_back(std::move(list));
+            h.topology.keyText.push_back(key);
+            if (key == "default") {
+                h.topology.defaultList = idx;
+                continue;
+            }
+            std::vector<RegionLabel> labels;
+            std::string why;
+            if (!topo.parseKey(key, labels, why)) return b.fail(line, fmt::format("topology: {}", why));
+            for (const auto& l : labels) h.topology.keys.push_back({l, idx});
+        }
+    } else {
+        h.topology.mode = HostTopology::Mode::Region;
+        bool any = false;
+        for (uint32_t s : hostSites) any |= !out.siteGeo[s].region.empty();
+        if (!any)
+            return b.fail(line,
+                          "the topology stage without a topology map needs a region on its sites "
+                          "([site.NAME] region = …)");
+    }
+    return true;
+}
+
+// The answer's TTL, count and age bound, and the fallback (all, none, or an address parsed at load).
+void answerSettings(const PolicyConf& p, GslbHost& h) {
+    h.ttl = p.ttl;
+    h.answers = p.answers;
+    h.maxAgeMs = int64_t(p.maxAge) * 1000;
+    if (p.fallback == "all") {
+        h.fallback = Fallback::All;
+    } else if (p.fallback == "none") {
+        h.fallback = Fallback::None;
+    } else {
+        h.fallback = Fallback::Address;
+        std::memcpy(h.fallbackRdata, p.fallbackRdata, sizeof p.fallbackRdata);
+        h.fallbackLen = p.fallbackLen;
+    }
+}
+
+// One [hostname."NAME"]: its node, services, policy, topology and answer settings; the node is marked
+// dynamic (the query path asks the Selector) and the host appended to out.hosts.
+bool buildHost(const Config& cfg, const HostnameConf& hc, zones::ZoneDb& db, Gslb& out, uint32_t& hostSlots,
+               std::string& error) {
+    const HostBuild b{cfg, hc, error};
+    GslbHost h;
+    h.name = hc.name;
+    h.conf = &hc;
+    zones::Zone* zone = nullptr;
+    uint32_t node = zones::kNone;
+    if (!findHostNode(b, db, h, zone, node)) return false;
+    if (!matchServices(b, *zone, zone->node(node), out, h, hostSlots)) return false;
+    if (!compilePolicy(b, h)) return false;
+    if (h.usesTopology && !buildHostTopology(b, *out.topology, out, h)) return false;
+    answerSettings(hc.policy, h);
+    zone->mutableNode(node).dynamic = int32_t(out.hosts.size());
+    out.hosts.push_back(std::move(h));
+    return true;
+}
+
+// The learned RTT table, when a hostname's policy has the rtt stage: sized by [rtt], the previous one's
+// figures carried by site name.
+void buildRtt(const Config& cfg, const Gslb* previous, Gslb& out) {
+    if (std::none_of(out.hosts.begin(), out.hosts.end(), [](const GslbHost& h) { return h.usesRtt; })) return;
+    const RttConf& rc = cfg.rtt;
+    out.rtt = std::make_shared<RttTable>(size_t(rc.prefixesMax), std::max<size_t>(out.sites.size(), 1),
+                                         rc.prefixV4, rc.prefixV6);
+    if (previous && previous->rtt) {
+        std::vector<int> map(previous->sites.size(), -1);
+        for (size_t i = 0; i < previous->sites.size(); ++i)
+            if (auto slot = out.table->findSite(previous->sites[i])) map[i] = int(*slot);
+        out.rtt->carryFrom(*previous->rtt, map);
+    }
+}
+
+// headroom: the demand table and the flow ledger, when a hostname's chooser is headroom, with bucket widths
+// per service slot from the longest TTL of the headroom hostnames using it; the previous ones carried.
+void buildHeadroom(const Gslb* previous, size_t workers, Gslb& out) {
     std::vector<uint32_t> widths(out.table->serviceCount(), 0);
     size_t headroomHosts = 0;
     for (const auto& h : out.hosts) {
@@ -312,21 +371,25 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
             for (const auto& s : fam)
                 widths[s.slot] = std::max(widths[s.slot], metrics::FlowLedger::bucketWidthMs(h.ttl));
     }
-    if (headroomHosts > 0) {
-        // 512 entries per headroom hostname and family, 64 K to 1 M: 1 to 16 MB.
-        size_t entries = std::clamp<size_t>(headroomHosts * 2 * 512, size_t{1} << 16, size_t{1} << 20);
-        if (previous && previous->demand && previous->demand->size() >= entries)
-            out.demand = previous->demand;
-        else
-            out.demand = std::make_shared<metrics::DemandTable>(entries);
-        out.flow = std::make_shared<metrics::FlowLedger>(workers, widths);
-        if (previous && previous->flow && previous->table)
-            for (uint32_t s = 0; s < previous->table->serviceCount(); ++s) {
-                const auto& key = previous->table->serviceKey(s);
-                if (auto slot = out.table->findService(key.site, key.address))
-                    out.flow->carry(*previous->flow, s, *slot);
-            }
-    }
+    if (headroomHosts == 0) return;
+    // 512 entries per headroom hostname and family, 64 K to 1 M: 1 to 16 MB.
+    size_t entries = std::clamp<size_t>(headroomHosts * 2 * 512, size_t{1} << 16, size_t{1} << 20);
+    if (previous && previous->demand && previous->demand->size() >= entries)
+        out.demand = previous->demand;
+    else
+        out.demand = std::make_shared<metrics::DemandTable>(entries);
+    out.flow = std::make_shared<metrics::FlowLedger>(workers, widths);
+    if (previous && previous->flow && previous->table)
+        for (uint32_t s = 0; s < previous->table->serviceCount(); ++s) {
+            const auto& key = previous->table->serviceKey(s);
+            if (auto slot = out.table->findService(key.site, key.address))
+                out.flow->carry(*previous->flow, s, *slot);
+        }
+}
+
+// The answer counters (per service, per (hostname, service), per hostname's fallbacks), the previous ones'
+// counts carried by key.
+void buildCounters(const Gslb* previous, size_t workers, uint32_t hostSlots, Gslb& out) {
     out.answers = std::make_shared<AnswerCounters>(workers, out.table->serviceCount());
     if (previous && previous->answers && previous->table)
         out.answers->carryFrom(*previous->answers, *previous->table, *out.table);
@@ -343,6 +406,20 @@ bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_
         if (previous->drainedFallbacks)
             out.drainedFallbacks->carryByKey(*previous->drainedFallbacks, oldNames, names);
     }
+}
+
+}  // namespace
+
+bool buildGslb(const Config& cfg, zones::ZoneDb& db, const Gslb* previous, size_t workers, Gslb& out,
+               std::string& error) {
+    if (!buildTable(cfg, previous, out, error)) return false;
+    if (!buildTopology(cfg, out, error)) return false;
+    uint32_t hostSlots = 0;  // (hostname, service) rows of out.hostAnswers handed out so far
+    for (const auto& hc : cfg.hostnames)
+        if (!buildHost(cfg, hc, db, out, hostSlots, error)) return false;
+    buildRtt(cfg, previous, out);
+    buildHeadroom(previous, workers, out);
+    buildCounters(previous, workers, hostSlots, out);
     return true;
 }
 
