@@ -363,6 +363,23 @@ class Reference(unittest.TestCase):
         for doc in linked:
             self.assertTrue(os.path.exists(os.path.join(REPO, doc)), doc)
 
+    def test_restart_only_keys_are_in_every_list_of_them(self):
+        """Each key a reload logs as taking effect at the next restart (server/conf/restart_only.cpp's diff
+        calls) is named where the manual lists those keys: gslbd(8) SIGHUP, gslbd.toml(5)'s description and
+        operating.md's upgrade. tls_listen was missing from all three: an operator who added it and reloaded saw
+        "ok" and no DNS over TLS."""
+        src = read(os.path.join(REPO, "server", "conf", "restart_only.cpp"))
+        keys = set(re.findall(r'diff\("\[\w+\] (\w+)"', src))
+        self.assertGreaterEqual(len(keys), 8, keys)  # a scan that finds nothing must not pass
+        self.assertIn("tls_listen", keys)
+        for doc in ("man/gslbd.8.md", "man/gslbd.toml.5.md", "operating.md"):
+            # The paragraph that lists them: the one naming `[rrl] table_size` and the restart.
+            paras = [p for p in re.split(r"\n\s*\n", read(os.path.join(REPO, "doc", doc)))
+                     if "`[rrl] table_size`" in p and "restart" in p]
+            self.assertEqual(len(paras), 1, f"doc/{doc}: no single paragraph lists the restart-only keys")
+            missing = sorted(k for k in keys if f"`{k}`" not in paras[0] and f"] {k}`" not in paras[0])
+            self.assertEqual(missing, [], f"doc/{doc}: restart-only keys its list lacks")
+
     def test_documented_checker_is_not_blind(self):
         # A key named only in passing prose does not count; a table row, a `key` span or `key = ` in code do.
         self.assertFalse(documented("wieght", "the wieght of it", ""))
