@@ -168,9 +168,10 @@ struct Daemon {
             return false;
         }
         for (const auto& w : unreadSettings(s->config)) log::warn("{}: {}", w.where, w.message);
-        if (old)
-            for (const auto& c : restartOnlyChanges(old->config, s->config))
-                log::warn("reload: {} changed; it takes effect at the next restart", c);
+        std::vector<std::string> atRestart =
+            old ? restartOnlyChanges(old->config, s->config) : std::vector<std::string>{};
+        for (const auto& c : atRestart)
+            log::warn("reload: {} changed; it takes effect at the next restart", c);
         if (api && s->config.control.enabled) {
             std::string terr;
             if (!api->readToken(s->config.control.tokenFile, terr))
@@ -207,6 +208,10 @@ struct Daemon {
         log::info("{}", message);
         recordEvent(log::Level::Info, "reload", configPath,
                     fmt::format("ok: {} zone(s), {}", zones, records));
+        // Whoever asked for the reload (gslbctl reload, POST /v1/reload) sees the keys left for the restart
+        // too: a tls_listen added and reloaded printed a bare "ok" while nothing listened on it.
+        for (const auto& c : atRestart)
+            message += fmt::format("; {} changed: it takes effect at the next restart", c);
         return true;
     }
 

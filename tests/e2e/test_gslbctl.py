@@ -617,6 +617,27 @@ class Live(unittest.TestCase):
                 f.write(before)
         self.assertEqual([x.rdata for x in self.g.dig("fresh.gslb.example.com.", "A").answer], ["192.0.2.123"])
 
+    def test_reload_names_what_waits_for_the_restart(self):
+        # A key read at start only, changed: the reload succeeds and says so, and gslbctl prints which key
+        # waits for the restart (it printed a bare "ok", the warning was only in the server's log).
+        with open(self.cfg) as f:
+            before = f.read()
+        self.assertIn("workers = 1\n", before)
+        try:
+            with open(self.cfg, "w") as f:
+                f.write(before.replace("workers = 1\n", "workers = 2\n", 1))
+            p = ctl("reload", "-c", self.cfg)
+            self.assertRc(p, 0)
+            self.assertIn("; [server] workers (1 -> 2) changed: it takes effect at the next restart\n", p.stdout)
+        finally:
+            with open(self.cfg, "w") as f:
+                f.write(before)
+            self.assertRc(ctl("reload", "-c", self.cfg), 0)
+        # Nothing changed: nothing named.
+        p = ctl("reload", "-c", self.cfg)
+        self.assertRc(p, 0)
+        self.assertNotIn("next restart", p.stdout)
+
 
 EXAMPLES = os.path.join(REPO, "examples")
 
