@@ -384,6 +384,19 @@ rtt_explore = 5
         self.assertEqual(self.api("POST", "/v1/sites/s1/rtt", ok, SITE_TOKENS[1])[0], 200)
         self.assertEqual(self.api("POST", "/v1/sites/s9/rtt", ok, TOKEN)[0], 404)
 
+    def test_3b_once_exits_1_when_its_report_is_refused(self):
+        # --once is how a script checks an agent's set-up: its exit status says whether gslbd took the report
+        # (it exited 0 after a 409 or 400). /20 is not gslbd's prefix_v4 (24): refused, the reason logged.
+        tok = os.path.join(self.dir, "agent1.token")
+        argv = ["ip", "netns", "exec", SITES[0], agent_path(), "--site", "s1", "--ports", str(ECHO), "--to",
+                f"http://{DNS}:{CPORT}", "--token-file", tok, "--interval", "1", "--poll", "0.25", "--once"]
+        p = sh(*argv, "--prefix-v4", "20", check=False)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("HTTP 400", p.stdout)
+        self.assertIn("groups IPv4 clients by /24", p.stdout)
+        p = sh(*argv, check=False)
+        self.assertEqual(p.returncode, 0, p.stdout)
+
     def test_4_a_delay_change_moves_the_answers_within_two_intervals(self):
         self.wait_reports((1, 2, 3))
         changed = json.loads(json.dumps(RTT), object_hook=lambda d: {int(k): v for k, v in d.items()})

@@ -3,7 +3,8 @@
 // grouped by client prefix — as Brocade ADX sites report RTT to their GSLB controller and F5's big3d agents
 // probe for BIG-IP DNS (doc/man/gslbd-agent.8.md). Optionally also the site's load (connections, CPU), what
 // `gslbctl report` sends by hand.
-// Exit status: 0 stopped by SIGTERM/SIGINT (or --once done), 1 cannot run (sock_diag, the token), 2 usage.
+// Exit status: 0 stopped by SIGTERM/SIGINT (or --once done, every report taken), 1 cannot run (sock_diag, the
+// token) or, with --once, a report not taken (unreached, or refused), 2 usage.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -179,6 +180,9 @@ int main(int argc, char** argv) {
     std::map<std::string, std::string> lastError;  // per URL: logged once per change, not every interval
     double next = monotonicS() + interval;
     bool dumpFailing = false;
+    // --once: whether its one round's reports were all taken (the exit status a script checking a set-up
+    // reads).
+    bool allTaken = true;
     while (!g_stop) {
         conns.clear();
         if (dumpConnections(ports, conns, error)) {
@@ -210,6 +214,7 @@ int main(int argc, char** argv) {
                                    : r.status / 100 == 2
                                        ? ""
                                        : fmt::format("HTTP {}: {}", r.status, r.body.substr(0, 300));
+                if (!what.empty()) allTaken = false;
                 std::string key = calls[i].url + calls[i].path;
                 if (what != lastError[key]) {
                     if (what.empty())
@@ -220,7 +225,7 @@ int main(int argc, char** argv) {
                     lastError[key] = what;
                 }
             }
-            if (once) break;
+            if (once) return allTaken ? 0 : 1;
             next += interval;
             if (next < monotonicS()) next = monotonicS() + interval;  // a long stall: no burst of reports
         }
