@@ -343,7 +343,9 @@ class Services(Base):
         z = self.path("gslb.zone")
         p = ctl("service", "add", c, "www.gslb.example.com", "2001:db8:e::10", "--site", "east", "--weight", "3")
         self.assertRc(p, 0)
-        self.assertIn("www\tIN\tAAAA\t2001:db8:e::10\n", read(z).decode())
+        # A new RRset: the hostname's ttl (30), not the file's $TTL 300, which secondaries would serve and
+        # `check` would warn about (doc/operating.md, "Secondaries and GSLB TTLs").
+        self.assertIn("www\t30\tIN\tAAAA\t2001:db8:e::10\n", read(z).decode())
         text = read(c).decode()
         self.assertIn('site = "west"\n[[hostname."www.gslb.example.com.".service]]\naddress = "2001:db8:e::10"\n'
                       'site = "east"\nweight = 3\n', text)
@@ -355,6 +357,8 @@ class Services(Base):
         self.assertRc(p, 0)
         self.assertIn('[hostname."api.gslb.example.com."]\n[[hostname."api.gslb.example.com.".service]]\n',
                       read(c).decode())
+        # The second joins the first's RRset at its TTL (RFC 2181 §5.2), written out against the $TTL.
+        self.assertIn("api\t30\tIN\tA\t192.0.2.20\napi\t30\tIN\tA\t198.51.100.20\n", read(z).decode())
         self.assertEqual(ctl("check", c).returncode, 0, ctl("check", c).out)
         # Failures change neither file.
         before = (read(c), read(z))
@@ -389,6 +393,8 @@ class Services(Base):
         p = ctl("service", "add", "-c", c, "www.gslb.example.com.", "203.0.113.7", "--site", "west")
         self.assertRc(p, 0)
         self.assertIn("203.0.113.7", read(c).decode())
+        # It joins www's A RRset, 300 s in the file: at 300, one TTL per RRset (RFC 2181 §5.2).
+        self.assertIn("www\tIN\tA\t203.0.113.7\n", read(self.path("gslb.zone")).decode())
         self.assertRc(ctl("service", "del", "--config", c, "www.gslb.example.com.", "203.0.113.7"), 0)
         self.assertNotIn("203.0.113.7", read(c).decode())
         p = ctl("service", "add", "-c", c, c, "www.gslb.example.com.", "203.0.113.8", "--site", "west")

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "server/conf/config.hpp"
 #include "server/state/snapshot.hpp"
@@ -119,6 +120,29 @@ int validateAndCommit(const ServiceArgs& a, Ctx& c, ZoneEdit* ed, const std::str
     return kOk;
 }
 
+// The TTL of the OWNER/TYPE records the zone holds before the edit; nullopt when it has none.
+std::optional<uint32_t> rrsetTtl(const ZoneText& z, const std::string& owner, const std::string& type) {
+    std::vector<size_t> hits;
+    std::string error;
+    if (!z.match(owner, type, "", hits, error)) return std::nullopt;
+    for (size_t i : hits)
+        if (z.entries()[i].rr) return ldns_rr_ttl(z.entries()[i].rr.get());
+    return std::nullopt;
+}
+
+// The TTL the record addRecord appended gets from the file ($TTL, or the record before it).
+bool addedTtl(const ZoneEdit& ed, uint32_t& ttl, std::string& error) {
+    ZoneText z;
+    if (!z.parse(ed.file, ed.candidate, ed.before.origin(), error)) return false;
+    for (size_t i = z.entries().size(); i > 0; --i)
+        if (z.entries()[i - 1].kind == ZoneEntry::Record && z.entries()[i - 1].rr) {
+            ttl = ldns_rr_ttl(z.entries()[i - 1].rr.get());
+            return true;
+        }
+    error = ed.file + ": the added record is not in the edited text";
+    return false;
+}
+
 }  // namespace
 
 int serviceAdd(const ServiceArgs& a) {
@@ -139,6 +163,17 @@ int serviceAdd(const ServiceArgs& a) {
     bool zoneChange = hits.empty();
     if (zoneChange) {
         if (!addRecord(ed, c.owner, "", c.type, a.address, error)) return fail(error);
+        // The record's TTL is what secondaries serve (doc/operating.md, "Secondaries and GSLB TTLs"): the
+        // file's $TTL (300 from `zone init`) made `check` warn about the record this command had just
+        // written. So: the TTL of the RRset it joins (one TTL per RRset, RFC 2181 §5.2), else at most the
+        // hostname's ttl; written out only when the file's default would give another.
+        std::optional<uint32_t> rrset = rrsetTtl(ed.before, c.owner, c.type);
+        uint32_t ttl = rrset ? *rrset : c.host ? c.host->policy.ttl : c.cfg.defaults.ttl;
+        uint32_t implied = 0;
+        if (!addedTtl(ed, implied, error)) return fail(error);
+        if (implied != ttl && (rrset || implied > ttl) &&
+            !addRecord(ed, c.owner, std::to_string(ttl), c.type, a.address, error))
+            return fail(error);
         if (!prepareZone(ed, std::nullopt, error)) return fail(error);
     }
 
