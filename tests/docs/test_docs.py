@@ -404,6 +404,16 @@ class Reference(unittest.TestCase):
         missing = [o for o in sorted(gslbd_options() - {"-h"}) if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text)]
         self.assertEqual(missing, [])
 
+    def test_gslbd_synopsis_does_not_make_config_optional(self):
+        # gslbd takes the file only as -c/--config FILE (a bare FILE is a usage error); the synopsis had
+        # "[-c|--config] FILE", which reads as "gslbd FILE" works.
+        p = subprocess.run([gslbd_path(), "--check", os.path.join(REPO, "examples", "gslbd.toml")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=30)
+        self.assertEqual(p.returncode, 2, p.stdout)
+        synopsis = read(os.path.join(MAN, "gslbd.8.md")).split("# SYNOPSIS", 1)[1].split("\n# ", 1)[0]
+        self.assertNotIn("\\[**-c**", synopsis)
+        self.assertIn("{**-c**|**\\--config**} *FILE*", synopsis)
+
     def test_help_points_to_the_man_pages(self):
         self.assertIn("gslbd.toml(5)", cli_help([gslbd_path()]))
         self.assertIn("gslbd(8)", cli_help([gslbd_path()]))
