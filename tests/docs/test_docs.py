@@ -404,6 +404,14 @@ class Reference(unittest.TestCase):
         missing = [o for o in sorted(gslbd_options() - {"-h"}) if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text)]
         self.assertEqual(missing, [])
 
+    def test_every_gslbd_agent_option_is_in_gslbd_agent_8(self):
+        agent = os.environ.get("GSLBD_AGENT") or os.path.join(BUILD, "tools", "gslbd-agent")
+        opts = help_options(cli_help([agent]))
+        self.assertIn("--once", opts)
+        text = read(os.path.join(MAN, "gslbd-agent.8.md")).replace("\\-", "-")
+        missing = [o for o in sorted(opts - {"-h"}) if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text)]
+        self.assertEqual(missing, [], "gslbd-agent options that doc/man/gslbd-agent.8.md lacks")
+
     def test_gslbd_synopsis_does_not_make_config_optional(self):
         # gslbd takes the file only as -c/--config FILE (a bare FILE is a usage error); the synopsis had
         # "[-c|--config] FILE", which reads as "gslbd FILE" works.
@@ -420,7 +428,7 @@ class Reference(unittest.TestCase):
         self.assertIn("gslbctl(8)", cli_help([gslbctl_path()]))
 
     def test_man_pages_render(self):
-        pages = {p: os.path.join(BUILD, "doc", p) for p in ("gslbd.8", "gslbd.toml.5", "gslbctl.8")}
+        pages = {p: os.path.join(BUILD, "doc", p) for p in ("gslbd.8", "gslbd.toml.5", "gslbctl.8", "gslbd-agent.8")}
         if not all(os.path.exists(p) for p in pages.values()):
             self.skipTest("this build made no man pages (-Dman: pandoc is not installed)")
         for page, path in pages.items():

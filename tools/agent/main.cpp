@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
     CLI::App app{
         "gslbd-agent: report the round-trip times of this site's live TCP connections, per client prefix, "
         "to gslbd (the `rtt` stage), and optionally the site's load.\n"
-        "See gslbd-agent(8). Exit status: 0 stopped, 1 cannot run, 2 usage."};
+        "See gslbd-agent(8). Exit status: 0 stopped, 1 cannot run (or --once: a report not taken), 2 usage."};
     app.set_version_flag("--version", "gslbd-agent 0.1.0");
     std::string site, portsText, toText, tokenFile;
     double interval = 10, poll = 1;
@@ -123,7 +123,8 @@ int main(int argc, char** argv) {
         "also report the site's load: connections on the ports as sessions_used, CPU from /proc/stat");
     app.add_option("--sessions-max", sessionsMax, "with --load: the site's session capacity (sessions_max)")
         ->check(CLI::Range(0.0, 1e12));
-    app.add_flag("--once", once, "one interval, one report, then exit (checks, scripts)");
+    app.add_flag("--once", once,
+                 "one interval, one report, then exit: 0 when every report was taken (checks, scripts)");
     CLI11_PARSE(app, argc, argv);
 
     std::vector<uint16_t> ports;
