@@ -396,6 +396,7 @@ rtt_explore = 5
         self.assertIn("groups IPv4 clients by /24", p.stdout)
         p = sh(*argv, check=False)
         self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertRegex(p.stdout, r"/v1/sites/s1/rtt: taken \(\d+ prefix\(es\), [1-9]\d* connection\(s\) now\)")
 
     def test_4_a_delay_change_moves_the_answers_within_two_intervals(self):
         self.wait_reports((1, 2, 3))

@@ -217,7 +217,10 @@ int main(int argc, char** argv) {
                                        : fmt::format("HTTP {}: {}", r.status, r.body.substr(0, 300));
                 if (!what.empty()) allTaken = false;
                 std::string key = calls[i].url + calls[i].path;
-                if (what != lastError[key]) {
+                if (once && what.empty())  // a check run says what it sent, not only what failed
+                    fmt::print(stderr, "gslbd-agent: {}{}: taken ({} prefix(es), {} connection(s) now)\n",
+                               calls[i].url, calls[i].path, figures.size(), live);
+                else if (what != lastError[key]) {
                     if (what.empty())
                         fmt::print(stderr, "gslbd-agent: {}{}: reports reach it again\n", calls[i].url,
                                    calls[i].path);
