@@ -1,7 +1,7 @@
 #pragma once
 // Health quorum across the members of an NS set (doc/design.md "Several instances as one NS set";
 // Route 53's idea of several health checkers): a service counts as down when at least `quorum` members see
-// it down. Pure logic, no I/O: server/probes/peers.hpp fetches the peers' verdicts, server/probes/health.cpp
+// it down. Pure logic, no I/O: server/cluster/etcd_sync.hpp reads the members' verdicts, server/probes/health.cpp
 // feeds this function and writes the outcome into the StateTable the selector reads.
 //
 // Rules:

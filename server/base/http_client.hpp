@@ -1,8 +1,8 @@
 // The control thread's HTTP client (libevent's evhttp), shared by the metric sources' scrapes and queries
-// (probes/sources.hpp), the health_quorum peers' polls (probes/peers.hpp) and the report forwarder
-// (cluster/forwarder.hpp): one connection to one address, no retries (the next round, or the next report,
-// is the retry), one timeout, a cap on the body, and each answer (or why there is none) handed to one
-// callback. PollTimers is the rhythm of a periodic GET: the next round, and the deadline of this one.
+// (probes/sources.hpp) and etcd's v3 JSON gateway (cluster/etcd_client.hpp): one connection to one address,
+// no retries (the next round is the retry), one timeout, a cap on the body, and each answer (or why there is
+// none) handed to one callback. PollTimers is the rhythm of a periodic GET: the next round, and the deadline
+// of this one.
 #pragma once
 #include <event2/event.h>
 #include <event2/http.h>

@@ -344,6 +344,13 @@ void readCluster(const toml::table& ct, const std::string& path, const ControlCo
     if (out.etcd.empty() && (!out.etcdCa.empty() || !out.etcdCert.empty() || c.has("etcd_prefix")))
         c.fail(nullptr, "", "etcd_prefix, etcd_ca, etcd_cert and etcd_key need `etcd` (the endpoints)");
     out.healthQuorum = int(c.getInt("health_quorum", 0, 1, int64_t(out.members.size())));
+    // The members' verdicts travel through etcd only (members no longer poll each other's /v1/verdicts): a
+    // quorum without it would silently be each member's own view, so an old config is refused, loudly.
+    if (out.healthQuorum > 0 && out.etcd.empty())
+        c.fail(c.raw("health_quorum"), "health_quorum",
+               "needs `etcd`: the members' verdicts are shared through etcd (doc/ns-set.md \"Shared state in "
+               "etcd\"); add etcd = [\"http://ADDRESS:2379\", …] to [cluster], or remove health_quorum to "
+               "let each member decide on its own checks");
     std::string self = c.getString("self", "");
     c.finish();
     if (!control.enabled)

@@ -134,11 +134,12 @@ struct ClusterConf {
     /// running gslbd with a [cluster] always has one (loadConfig fails otherwise).
     int selfIndex = -1;
     /// health_quorum: a service counts as down when at least this many members see it down (1..members);
-    /// 0: not set (each member decides on its own view).
+    /// 0: not set (each member decides on its own view). Needs `etcd` (the verdicts travel there).
     int healthQuorum = 0;
     /// etcd = ["http://ADDRESS:PORT", …] (doc/ns-set.md "Shared state in etcd"): the etcd cluster that holds
     /// what the members share (drains, reports, verdicts, probe ownership, each member's digest and serials);
-    /// tried in order. Empty: no etcd, the members are independent.
+    /// tried in order. Empty: no etcd, the members are independent (as gdnsd's are): `members` is then only
+    /// the list gslbctl reaches.
     std::vector<std::string> etcd;
     /// etcd_prefix: every key gslbd reads or writes starts with it, so several NS sets share one etcd.
     /// Starts and ends with "/", at most 128 octets of printable ASCII.

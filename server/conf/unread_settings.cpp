@@ -214,6 +214,16 @@ std::vector<UnreadSetting> unreadSettings(const Config& cfg) {
                                               "\"load-factor\" chooser",
                                               cfg.load.metrics.front().name)});
     }
+    // [cluster] without etcd: the members used to poll each other (drains, verdicts, reports); that protocol
+    // is gone, so an operator upgrading must hear that a drain made on one member no longer reaches the
+    // others by itself.
+    if (cfg.cluster.enabled && cfg.cluster.etcd.empty() && cfg.cluster.members.size() > 1)
+        out.push_back(
+            {at(cfg.cluster.line),
+             "[cluster] has no `etcd`: the members share nothing (no drain, enable, report or health verdict "
+             "reaches another member by itself); `members` is only the list gslbctl reaches, so drain and "
+             "report through gslbctl (it sends to every member) or add etcd = [\"http://ADDRESS:2379\", …] "
+             "to [cluster] (doc/ns-set.md \"Shared state in etcd\")"});
     return out;
 }
 

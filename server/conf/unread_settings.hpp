@@ -1,7 +1,8 @@
 // Settings the policy never reads (doc/design.md "Metric sources"): a `preference` without a `preference`
 // stage, a `factor` without `least-connections` or `cpu`, `[load.metric]` without `load-factor`, a service
 // `weight` under a chooser that does not weigh (not weighted-random, weighted-round-robin or hashed), a
-// report key no stage at that site looks at. Each is valid config, so it is not an error; but silently
+// report key no stage at that site looks at, a [cluster] of several members without `etcd` (which shares
+// nothing between them). Each is valid config, so it is not an error; but silently
 // ignoring it misled a new user
 // ("preference = 0 does nothing"), so `gslbd` logs each at load and reload, and `gslbctl check` and
 // `gslbd --check` print them as warnings.
@@ -35,7 +36,8 @@ struct UnreadSetting {
     std::string message;  // "[site.east] preference = 200 is not read: …"
 };
 
-/// Every setting of `cfg` that no policy reads, and each [check.NAME] no service uses, in config order.
+/// Every setting of `cfg` that no policy reads, each [check.NAME] no service uses, and a [cluster] without
+/// etcd, in config order.
 std::vector<UnreadSetting> unreadSettings(const Config& cfg);
 
 }  // namespace gslb::server

@@ -211,11 +211,7 @@ ApiResponse ownErrorResponse(int status, std::string_view head, uint64_t chunked
 }
 
 ControlApi::ControlApi(event_base* base, Shared& shared, ReloadFn reload, CheckStatusFn checkStatus)
-    : base_(base),
-      shared_(shared),
-      reload_(std::move(reload)),
-      checkStatus_(std::move(checkStatus)),
-      forwarder_(std::make_unique<PeerForwarder>(base)) {}
+    : base_(base), shared_(shared), reload_(std::move(reload)), checkStatus_(std::move(checkStatus)) {}
 
 ControlApi::~ControlApi() {
     if (historyTimer_) event_free(historyTimer_);
@@ -597,20 +593,8 @@ std::vector<std::pair<std::string, std::string>> queryParams(const std::string& 
     return out;
 }
 
-void ControlApi::forwardReport(const Snapshot& s, const std::string& path, const std::string& body) {
-    const ClusterConf& c = s.config.cluster;
-    if (!c.enabled || c.selfIndex < 0) return;
-    std::string target = path.substr(0, path.find('?'));
-    for (size_t i = 0; i < c.members.size(); ++i) {
-        if (int(i) == c.selfIndex) continue;
-        forwarder_->forward(
-            PeerRequest{c.members[i].url, target, body, token_, c.members[size_t(c.selfIndex)].url});
-    }
-}
-
 ApiResponse ControlApi::handle(const std::string& method, const std::string& path,
-                               const std::string& authorization, const std::string& body,
-                               const std::string& forwarded) {
+                               const std::string& authorization, const std::string& body) {
     // A NUL byte has no place in a request line or a header (RFC 9110 §5.5): what reads the string up to it
     // (a C API, a proxy) would see another request than what we check.
     if (path.find('\0') != std::string::npos || authorization.find('\0') != std::string::npos)
@@ -626,10 +610,10 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
     auto snap = shared_.holder.get();
     auto parts = splitPath(path);
     bool get = method == "GET" || method == "HEAD";
-    if (starting_ && !(get && parts.size() == 2 && parts[0] == "v1" && parts[1] == "admin"))
+    if (starting_)
         return apiError(503,
-                        "starting: the first health round and the [cluster] drain sync are running; gslbd "
-                        "answers here once it answers DNS");
+                        "starting: the first health round and etcd's first read are running; gslbd answers "
+                        "here once it answers DNS");
     if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "status") {
         if (!get) return methodNotAllowed("GET, HEAD", "use GET for /v1/status");
         return status(*snap);
@@ -641,14 +625,6 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
     if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "explain") {
         if (!get) return methodNotAllowed("GET, HEAD", "use GET for /v1/explain");
         return explainQuery(*snap, path);
-    }
-    if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "verdicts") {
-        if (!get) return methodNotAllowed("GET, HEAD", "use GET for /v1/verdicts");
-        return verdicts();
-    }
-    if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "admin") {
-        if (!get) return methodNotAllowed("GET, HEAD", "use GET for /v1/admin");
-        return adminChanges(*snap);
     }
     if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "history") {
         if (!get) return methodNotAllowed("GET, HEAD", "use GET for /v1/history");
@@ -693,42 +669,31 @@ ApiResponse ControlApi::handle(const std::string& method, const std::string& pat
         return ApiResponse{200, jsonText(nlohmann::json{{"ok", true}, {"message", message}}) + "\n"};
     }
     const std::string& site = parts[2];
-    // ?scope=member (gslbctl --member): a drain or enable of this member only; ?at_ms=T: the command's own
-    // time (cluster/admin_log.hpp, ControlApi::admin).
+    // ?scope=member (gslbctl --member): a drain or enable of this member only.
     bool local = false;
-    std::optional<int64_t> atMs;
     for (const auto& [k, v] : queryParams(path)) {
         if (parts.back() == "report" || parts.back() == "rtt") continue;
         if (k == "scope") {
             if (v != "member" && v != "cluster")
                 return apiError(400, fmt::format("scope must be member or cluster, not \"{}\"", v));
             local = v == "member";
-        } else if (k == "at_ms") {
-            int64_t t = 0;
-            auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), t);
-            if (ec != std::errc() || end != v.data() + v.size() || t <= 0 || t > cluster::kMaxTimeMs)
-                return apiError(400, fmt::format("at_ms must be a time in Unix milliseconds, not \"{}\"", v));
-            atMs = t;
         }
     }
     if (parts.size() == 4) {
         if (parts[3] == "rtt") return rtt(*snap, site, body);
         if (parts[3] == "report") {
             ApiResponse r = report(*snap, site, body);
-            // Only what this member accepted: the peers run the same config and would refuse it too. With
-            // etcd, written there once and read by every member; without it, forwarded to each peer.
-            if (r.status == 200 && etcdOn())
-                etcd_->publish(cluster::SharedReport{site, etcd_->self(), body});
-            else if (r.status == 200 && forwarded.empty())
-                forwardReport(*snap, path, body);
+            // Only what this member accepted: the others run the same config and would refuse it too. With
+            // etcd, written there once and read by every member; without it, this member's alone.
+            if (r.status == 200 && etcdOn()) etcd_->publish(cluster::SharedReport{site, etcd_->self(), body});
             return r;
         }
         if (parts[3] == "drain" || parts[3] == "enable")
-            return admin(*snap, site, "", parts[3] == "enable", local, atMs);
+            return admin(*snap, site, "", parts[3] == "enable", local);
         return apiError(404, fmt::format("no such endpoint: {} {}", method, path));
     }
     if (parts[5] == "drain" || parts[5] == "enable")
-        return admin(*snap, site, parts[4], parts[5] == "enable", local, atMs);
+        return admin(*snap, site, parts[4], parts[5] == "enable", local);
     return apiError(404, fmt::format("no such endpoint: {} {}", method, path));
 }
 
@@ -769,7 +734,6 @@ void ControlApi::onRequest(evhttp_request* req, void* arg) {
     }
     const char* uri = evhttp_request_get_uri(req);
     const char* auth = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
-    const char* fwd = evhttp_find_header(evhttp_request_get_input_headers(req), kForwardedHeader);
     evbuffer* in = evhttp_request_get_input_buffer(req);
     std::string body(evbuffer_get_length(in), '\0');
     evbuffer_copyout(in, body.data(), body.size());
@@ -785,7 +749,7 @@ void ControlApi::onRequest(evhttp_request* req, void* arg) {
                      fmt::format("the request head is longer than {} octets", RequestHeadScanner::kMaxHead));
     } else {
         try {
-            r = api->handle(method, uri ? uri : "/", auth ? auth : "", body, fwd ? fwd : "");
+            r = api->handle(method, uri ? uri : "/", auth ? auth : "", body);
         } catch (const std::exception& e) {
             r = apiError(500, e.what());
         }

@@ -8,8 +8,6 @@
 //   GET  /v1/explain?name=N&type=A&client=ADDR[&ecs=PREFIX][&format=text]
 //                                                 one simulated query, stage by stage (explain.hpp)
 //   GET  /v1/history                              answers per (hostname, site, address) per sample interval
-//   GET  /v1/verdicts                             this member's own health verdicts, for its [cluster] peers'
-//                                                 health_quorum (api_verdicts.cpp)
 //   GET  /  and /ui/page.css, /ui/page.js         the status page (api_page.hpp)
 //   GET  /?name=N[&type=A][&client=ADDR][&ecs=PREFIX]
 //                                                 the page with its explain form's answer (api_page.hpp)
@@ -17,13 +15,11 @@
 //                                                  "loads":{"busy":0.3},"services":{"192.0.2.10":{"connections":900}}}
 //   POST /v1/sites/{site}/drain | enable[?scope=member]
 //   POST /v1/sites/{site}/services/{address}/drain | enable[?scope=member]
-//                                                 scope=member: this member only, never adopted by a peer
-//   GET  /v1/admin                                this member's admin changes with what orders them, for its
-//                                                 [cluster] peers (api_admin.cpp, cluster/admin_log.hpp)
+//                                                 scope=member: this member only, never written to etcd
 //   POST /v1/reload                               reload config and zones (as SIGHUP), answer ok or the error
 //
-// With a [cluster], an accepted report without an X-Gslbd-Forwarded header is forwarded once to every other
-// member (server/cluster/forwarder.hpp), after the answer is decided and without waiting for the peers.
+// With [cluster] etcd, the drains, enables and reports this API takes are written to etcd once and every
+// member applies them from there (server/cluster/etcd_sync.hpp); without etcd they stay on this member.
 //
 // Errors are JSON {"error": "..."} with 400 (bad body or value), 401 (token), 404 (unknown site, service or
 // path), 405 (method), 500 (reload failed). A refused request changes nothing: bodies are validated whole
@@ -49,9 +45,7 @@
 
 #include "metrics/load_factor.hpp"
 #include "server/state/admin_log.hpp"
-#include "server/cluster/admin_sync.hpp"
 #include "server/cluster/etcd_sync.hpp"
-#include "server/cluster/forwarder.hpp"
 #include "server/state/history.hpp"
 #include "server/probes/health.hpp"
 #include "server/probes/sources.hpp"
@@ -73,8 +67,6 @@ class ControlApi {
     using ReloadFn = std::function<bool(std::string& message)>;
     using CheckStatusFn = std::function<CheckStatus(uint32_t slot)>;
     using SourceStatusFn = std::function<std::vector<SourceStatus>()>;
-    using AdminSyncStatusFn = std::function<std::vector<cluster::AdminSyncStatus>()>;
-    using VerdictsFn = std::function<std::vector<OwnVerdict>()>;
     using QuorumStatusFn = std::function<QuorumStatus()>;
 
     struct Conn;  // one connection's filter state (api.cpp)
@@ -84,31 +76,22 @@ class ControlApi {
     /// What GET /v1/status and /metrics show of the metric sources (doc/design.md "Metric sources"); none
     /// when unset.
     void setSourceStatus(SourceStatusFn fn) { sourceStatus_ = std::move(fn); }
-    /// What GET /v1/status ("cluster"."admin_sync") and /metrics (gslbd_cluster_admin_sync_*) show of the
-    /// [cluster] peers' GET /v1/admin polls (cluster/admin_sync.hpp); none when unset.
-    void setAdminSyncStatus(AdminSyncStatusFn fn) { adminSyncStatus_ = std::move(fn); }
-    /// GET /v1/verdicts and the health quorum's state in /v1/status and /metrics (doc/ns-set.md); none when
-    /// unset.
-    void setQuorum(VerdictsFn verdicts, QuorumStatusFn status) {
-        verdicts_ = std::move(verdicts);
-        quorumStatus_ = std::move(status);
-    }
+    /// The health quorum's state in /v1/status and /metrics (doc/ns-set.md); none when unset.
+    void setQuorum(QuorumStatusFn status) { quorumStatus_ = std::move(status); }
     ~ControlApi();
 
     /// Binds the HTTP listener and reads the token. False and `error` when either fails.
     bool start(const ControlConf& conf, std::string& error);
     /// start() in two steps: bind() (and read the token) while the process still has its privileges, serve()
-    /// once the privileges are dropped and before the initial health round and drain sync.
+    /// once the privileges are dropped and before the initial health round and etcd's first read.
     bool bind(const ControlConf& conf, std::string& error);
     bool serve(std::string& error);
-    /// While starting (from serve() until gslbd answers DNS): only GET /v1/admin is answered, so that a
-    /// [cluster] member starting at the same moment reads this member's drains at once instead of waiting
-    /// out cluster::kInitialWaitSec for an answer (cluster/admin_sync.hpp); every other request gets 503
-    /// "starting", none of them waits the start out in the listen queue and none reaches a half-started
-    /// daemon (a reload in the middle of the health round).
+    /// While starting (from serve() until gslbd answers DNS): every request gets 503 "starting", so none
+    /// waits the start out in the listen queue and none reaches a half-started daemon (a reload in the
+    /// middle of the health round).
     void setStarting(bool starting) { starting_ = starting; }
     /// [cluster] etcd (cluster/etcd_sync.hpp; not owned, may be null): drains, enables and reports this API
-    /// takes are written there for every member, and no report is forwarded to a peer.
+    /// takes are written there for every member.
     void setEtcd(cluster::EtcdSync* etcd) { etcd_ = etcd; }
     /// A drain or enable read from etcd: applied to the table, logged and recorded when it changed a state,
     /// kept in the admin log (so state_dir mirrors it). Unknown sites and services are skipped (a member
@@ -124,13 +107,9 @@ class ControlApi {
     bool readToken(const std::string& path, std::string& error);
 
     /// Socket-free entry point (doc/design.md "Principles" 1), used by the evhttp callback and by the unit
-    /// tests. `forwarded`: the X-Gslbd-Forwarded header (empty when absent): such a report is not forwarded
-    /// again.
+    /// tests.
     ApiResponse handle(const std::string& method, const std::string& path, const std::string& authorization,
-                       const std::string& body, const std::string& forwarded = "");
-    /// Replaces the report forwarder (unit tests give one with their own sender).
-    void setForwarder(std::unique_ptr<PeerForwarder> f) { forwarder_ = std::move(f); }
-    const PeerForwarder& forwarder() const { return *forwarder_; }
+                       const std::string& body);
 
     ApiResponse report(const Snapshot& s, const std::string& site, const std::string& body);
     /// POST /v1/sites/{site}/rtt: a site agent's round-trip times per client prefix (gslbd-agent(8),
@@ -147,21 +126,9 @@ class ControlApi {
     };
     const std::map<std::string, RttSiteStats>& rttStats() const { return rttStats_; }
     /// A drain or enable of a site (address empty) or a service, recorded in the admin log; `local`: on this
-    /// member only (?scope=member). `atMs` (?at_ms=, Unix ms: gslbctl stamps one command with one time for
-    /// every member) makes the change that time, not this member's "now": it is taken only when it orders
-    /// after the change the member already has (cluster::orderedAfter), so a request that waited in a hung
-    /// member's socket cannot undo a later drain or enable the member learnt meanwhile. Refused then with
-    /// 409 and the change that holds, unless that change already leaves the site or service as asked (200).
+    /// member only (?scope=member): with etcd, not written there.
     ApiResponse admin(const Snapshot& s, const std::string& site, const std::string& address, bool enable,
-                      bool local = false, std::optional<int64_t> atMs = std::nullopt);
-    /// GET /v1/admin: {"self": URL, "changes": [cluster::changeJson of each change of a site or service the
-    /// config has]}. A read endpoint, no token, as /v1/status (which shows the same states).
-    ApiResponse adminChanges(const Snapshot& s);
-    /// A peer's changes (its GET /v1/admin, from `peer`): takes those the merge rule adopts
-    /// (cluster::AdminLog::merge), applies them to the table, logs and records each that changed a state,
-    /// and persists. Returns how many states changed.
-    size_t adoptChanges(const Snapshot& s, const std::vector<cluster::RemoteChange>& theirs,
-                        const std::string& peer);
+                      bool local = false);
     /// The admin log the drains are recorded in (the daemon's, restored from state_dir); by default one
     /// of this object's own.
     void setAdminLog(cluster::AdminLog* log) { adminLog_ = log ? log : &ownAdminLog_; }
@@ -176,9 +143,6 @@ class ControlApi {
     ApiResponse page(const Snapshot& s, const std::string& file, const std::string& path);
     /// GET /v1/history: the answer history's samples and series (history.hpp).
     ApiResponse history();
-    /// GET /v1/verdicts: {"services": [{"site", "address", "health" (up|down|unknown), "age_ms" (null: no
-    /// result yet), "observed" (ISO time)}]}, this member's checks alone (api_verdicts.cpp).
-    ApiResponse verdicts();
     /// Takes one sample of the answer counters into the history (the control loop's timer calls it every
     /// AnswerHistory::intervalSec(); tests call it directly).
     void sampleHistory(int64_t unixMs);
@@ -198,8 +162,6 @@ class ControlApi {
     ReloadFn reload_;
     CheckStatusFn checkStatus_;
     SourceStatusFn sourceStatus_;
-    AdminSyncStatusFn adminSyncStatus_;
-    VerdictsFn verdicts_;
     QuorumStatusFn quorumStatus_;
     evhttp* http_ = nullptr;
     int fd_ = -1;  // bound, not yet served
@@ -218,8 +180,6 @@ class ControlApi {
     std::set<std::string> unreadLogged_;                       // "site\0key" reported but read by no stage
     uint64_t reports_ = 0, refused_ = 0;
     std::map<std::string, RttSiteStats> rttStats_;  // by site name, across reloads
-    std::unique_ptr<PeerForwarder> forwarder_;
-    void forwardReport(const Snapshot& s, const std::string& path, const std::string& body);
 };
 
 /// Finds the end of an HTTP request head (request line and header fields, RFC 9112 §2.1) in bytes fed to it

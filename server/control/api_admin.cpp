@@ -1,7 +1,8 @@
 // POST /v1/sites/{site}/drain|enable and /v1/sites/{site}/services/{address}/drain|enable: the admin state,
 // which overrides health (a drained service is never chosen) and survives reloads (StateTable carries it).
-// Each change is recorded with what orders it among the [cluster] members (server/state/admin_log.hpp);
-// GET /v1/admin publishes them and adoptChanges() takes a peer's newer ones (server/cluster/admin_sync.hpp).
+// Each change is recorded with who took it (server/state/admin_log.hpp, mirrored in state_dir); with
+// [cluster] etcd it is written there and every member applies it from etcd's watch (applySharedAdmin), in
+// etcd's revision order.
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -67,7 +68,7 @@ nlohmann::json drainWarnings(const Snapshot& s, uint32_t site, std::optional<uin
 }  // namespace
 
 ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const std::string& address,
-                              bool enable, bool local, std::optional<int64_t> atMs) {
+                              bool enable, bool local) {
     metrics::StateTable& t = *s.gslb.table;
     auto siteSlot = t.findSite(site);
     if (!siteSlot) return apiError(404, fmt::format("unknown site \"{}\"", site));
@@ -77,50 +78,20 @@ ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const 
         if (!slot) return apiError(404, fmt::format("site \"{}\" has no service {}", site, address));
     }
     const cluster::AdminKey key{site, address};
-    const int64_t now = unixMs();
-    bool take = true;
-    // With etcd, etcd's revision orders the changes (the watch applies them in that order on every member):
-    // the command's own time is not needed.
-    if (etcdOn()) atMs.reset();
-    if (atMs) {
-        // The command's own time (gslbctl's, the same on every member): a request read late - it waited in
-        // the socket of a member that was hung - must not undo what the operator did after it, which this
-        // member may have taken over from a peer meanwhile.
-        if (*atMs > now + cluster::kMaxAheadMs)
-            return apiError(400, fmt::format("at_ms {} is more than a day ahead of this member's clock ({})",
-                                             isoTime(*atMs), isoTime(now)));
-        cluster::AdminChange c{enable, *atMs, selfUrl(s), local};
-        const cluster::AdminChange* mine = adminLog_->find(key);
-        if (mine && !cluster::orderedAfter(c, *mine)) {
-            if (mine->enabled != enable)
-                return apiError(
-                    409, fmt::format("not applied: a later change holds: {} {} at {} on {}", subjectOf(key),
-                                     mine->enabled ? "enabled" : "drained", isoTime(mine->timeMs),
-                                     mine->origin.empty() ? "this member" : mine->origin));
-            take = false;  // a later change already leaves it as asked
-        } else {
-            adminLog_->put(key, c);
-        }
-    } else {
-        // Recorded even when nothing changed here: a repeated drain is the operator's latest word, and must
-        // order after an enable another member may have taken meanwhile.
-        adminLog_->record(key, enable, now, selfUrl(s), local);
-    }
+    adminLog_->record(key, enable, unixMs(), selfUrl(s), local);
     if (etcdOn() && !local) etcd_->publish(cluster::SharedAdmin{site, address, enable, selfUrl(s)});
     const char* verb = enable ? "enabled" : "drained";
     const char* by = local ? "by the control API, on this member only" : "by the control API";
-    if (take) {
-        bool was = slot ? t.serviceEnabled(*slot) : t.siteEnabled(*siteSlot);
-        if (slot)
-            t.setServiceEnabled(*slot, enable);
-        else
-            t.setSiteEnabled(*siteSlot, enable);
-        if (was != enable) {
-            log::info("{} {} {}", slot ? "service " + subjectOf(key) : subjectOf(key), verb, by);
-            recordEvent(log::Level::Info, "admin", subjectOf(key), fmt::format("{} {}", verb, by));
-        }
-        if (adminChanged_) adminChanged_();
+    bool was = slot ? t.serviceEnabled(*slot) : t.siteEnabled(*siteSlot);
+    if (slot)
+        t.setServiceEnabled(*slot, enable);
+    else
+        t.setSiteEnabled(*siteSlot, enable);
+    if (was != enable) {
+        log::info("{} {} {}", slot ? "service " + subjectOf(key) : subjectOf(key), verb, by);
+        recordEvent(log::Level::Info, "admin", subjectOf(key), fmt::format("{} {}", verb, by));
     }
+    if (adminChanged_) adminChanged_();
     nlohmann::json emptied = nlohmann::json::array();
     if (!enable) emptied = drainWarnings(s, *siteSlot, slot, subjectOf(key));
     if (slot)
@@ -141,43 +112,6 @@ ApiResponse ControlApi::admin(const Snapshot& s, const std::string& site, const 
                                                     {"services_drained", still},
                                                     {"nothing_undrained", emptied}}) +
                                 "\n"};
-}
-
-ApiResponse ControlApi::adminChanges(const Snapshot& s) {
-    const metrics::StateTable& t = *s.gslb.table;
-    nlohmann::json changes = nlohmann::json::array();
-    for (const auto& [key, c] : adminLog_->entries())
-        if (slotOf(t, key)) changes.push_back(cluster::changeJson(key, c));
-    return ApiResponse{200, jsonText(nlohmann::json{{"self", selfUrl(s)}, {"changes", changes}}) + "\n"};
-}
-
-size_t ControlApi::adoptChanges(const Snapshot& s, const std::vector<cluster::RemoteChange>& theirs,
-                                const std::string& peer) {
-    metrics::StateTable& t = *s.gslb.table;
-    // Only what this config has: a peer that runs another config must not fill the log with strangers.
-    std::vector<cluster::RemoteChange> known;
-    for (const auto& r : theirs)
-        if (slotOf(t, r.key)) known.push_back(r);
-    auto taken = adminLog_->merge(known, unixMs());
-    size_t changed = 0;
-    for (const auto& r : taken) {
-        auto slot = *slotOf(t, r.key);
-        bool was = r.key.address.empty() ? t.siteEnabled(slot) : t.serviceEnabled(slot);
-        if (r.key.address.empty())
-            t.setSiteEnabled(slot, r.change.enabled);
-        else
-            t.setServiceEnabled(slot, r.change.enabled);
-        if (was == r.change.enabled) continue;  // the same state, now with the newer change's order
-        ++changed;
-        std::string why = fmt::format("{} by the cluster: the change of {} on {}, learnt from {}",
-                                      r.change.enabled ? "enabled" : "drained", isoTime(r.change.timeMs),
-                                      r.change.origin.empty() ? "(unknown)" : r.change.origin, peer);
-        log::info("{} {}", r.key.address.empty() ? "site " + r.key.site : "service " + subjectOf(r.key), why);
-        recordEvent(log::Level::Info, "admin", subjectOf(r.key), why);
-    }
-    // Persist even when only the order changed: a restart must not bring back the older change's time.
-    if (!taken.empty() && adminChanged_) adminChanged_();
-    return changed;
 }
 
 bool ControlApi::applySharedAdmin(const Snapshot& s, const cluster::SharedAdmin& a) {

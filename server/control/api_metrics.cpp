@@ -60,7 +60,7 @@ struct Out {
 };
 
 // A `up` gauge (1 when the last poll succeeded; absent before the first) and an `age` gauge (s since the last
-// success; absent before one), one sample each per polled thing (metric sources, [cluster] peers).
+// success; absent before one), one sample each per polled metric source.
 template <class Polled, class Label>
 void upAndAge(Out& o, const char* up, const char* upHelp, const char* age, const char* ageHelp,
               const std::vector<Polled>& xs, Label label, int64_t now) {
@@ -361,11 +361,6 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
             o.head("gslbd_health_quorum_own_view_services", "gauge",
                    "Checked services decided on this member's own verdict alone.");
             o.sample("gslbd_health_quorum_own_view_services", "", double(q.ownViewServices));
-            auto ml = [](const PeerStatus& p) { return fmt::format("peer=\"{}\"", esc(p.url)); };
-            upAndAge(o, "gslbd_cluster_peer_up",
-                     "1 when the peer's last GET /v1/verdicts succeeded (absent before the first).",
-                     "gslbd_cluster_peer_last_success_age_seconds",
-                     "Age of the peer's last successful verdicts poll.", q.peers, ml, now);
         }
     }
     if (s.gslb.rtt) {
@@ -395,48 +390,6 @@ ApiResponse ControlApi::prometheus(const Snapshot& s) {
     o.sample("gslbd_control_reports_total", "", double(reports_));
     o.head("gslbd_control_unauthorized_total", "counter", "Control API changes refused for a bad token.");
     o.sample("gslbd_control_unauthorized_total", "", double(refused_));
-    // Report forwarding to [cluster] peers (server/cluster/forwarder.hpp): every peer of the config, at 0
-    // before its first report.
-    std::map<std::string, PeerCounters> fwd = forwarder_->counters();
-    const ClusterConf& cl = s.config.cluster;
-    for (size_t i = 0; i < cl.members.size(); ++i)
-        if (int(i) != cl.selfIndex) fwd.try_emplace(cl.members[i].url);
-    o.head("gslbd_cluster_forwards_total", "counter",
-           "Site reports forwarded to a [cluster] peer, by result (ok, failed: no 2xx answer, dropped: its "
-           "queue was full).");
-    for (const auto& [peer, c] : fwd) {
-        o.sample("gslbd_cluster_forwards_total", fmt::format("peer=\"{}\",result=\"ok\"", esc(peer)),
-                 double(c.ok));
-        o.sample("gslbd_cluster_forwards_total", fmt::format("peer=\"{}\",result=\"failed\"", esc(peer)),
-                 double(c.failed));
-        o.sample("gslbd_cluster_forwards_total", fmt::format("peer=\"{}\",result=\"dropped\"", esc(peer)),
-                 double(c.dropped));
-    }
-    o.head("gslbd_cluster_forward_pending", "gauge",
-           "Reports waiting for, or in flight to, a [cluster] peer.");
-    for (const auto& [peer, c] : fwd)
-        o.sample("gslbd_cluster_forward_pending", fmt::format("peer=\"{}\"", esc(peer)),
-                 double(forwarder_->pending(peer)));
-    // Each [cluster] peer's GET /v1/admin polls (cluster/admin_sync.hpp).
-    if (adminSyncStatus_) {
-        const auto sync = adminSyncStatus_();
-        auto pl = [](const cluster::AdminSyncStatus& p) { return fmt::format("peer=\"{}\"", esc(p.url)); };
-        o.head("gslbd_cluster_admin_sync_total", "counter",
-               "Polls of the peer's GET /v1/admin (its drains and enables), by result (ok, failed).");
-        for (const auto& p : sync) {
-            o.sample("gslbd_cluster_admin_sync_total", pl(p) + ",result=\"ok\"",
-                     double(p.polls - p.failures));
-            o.sample("gslbd_cluster_admin_sync_total", pl(p) + ",result=\"failed\"", double(p.failures));
-        }
-        upAndAge(o, "gslbd_cluster_admin_sync_up",
-                 "1 when the peer's last GET /v1/admin succeeded (absent before the first).",
-                 "gslbd_cluster_admin_sync_last_success_age_seconds",
-                 "Age of the peer's last successful GET /v1/admin (absent before the first).", sync, pl, now);
-        o.head("gslbd_cluster_admin_changes_applied_total", "counter",
-               "Drains and enables of sites and services taken over from the peer's GET /v1/admin.");
-        for (const auto& p : sync)
-            o.sample("gslbd_cluster_admin_changes_applied_total", pl(p), double(p.changesApplied));
-    }
     // [cluster] etcd (cluster/etcd_sync.hpp): only while it is configured.
     if (etcdOn()) {
         const cluster::EtcdStatus e = etcd_->status();

@@ -109,11 +109,12 @@ std::string urlEncode(const std::string& s) {
     return o;
 }
 
-// "quorum 2 of 3 members; peers polled every 1 s (timeout 1 s); …" (page.js quorumText says the same).
+// "quorum 2 of 3 members; 3 with live verdicts in etcd (lease TTL 2 s); …" (page.js quorumText says the
+// same).
 std::string quorumText(const json& q) {
     std::string t =
-        fmt::format("quorum {} of {} members; peers polled every {} s (timeout {} s); ", str(q, "quorum"),
-                    str(q, "members"), str(q, "poll_interval_s"), str(q, "poll_timeout_s"));
+        fmt::format("quorum {} of {} members; {} with live verdicts in etcd (lease TTL {} s); ",
+                    str(q, "quorum"), str(q, "members"), str(q, "voting_members"), str(q, "verdict_ttl_s"));
     if (flag(q, "own_view"))
         return t + fmt::format(
                        "{} service(s) decided on this member's own checks alone (too few fresh "
@@ -275,26 +276,13 @@ std::string renderPage(const json& st, const std::vector<Event>& events, int64_t
         }
     }
 
-    // [cluster] health_quorum: the setting, each peer's polls, and the services the quorum overrules (their
-    // effective state is not their own checks' verdict) or decides on this member's view alone.
-    std::string quorumSummary, quorumPeers, quorumDiffers;
+    // [cluster] health_quorum: the setting, the members voting through etcd, and the services the quorum
+    // overrules (their effective state is not their own checks' verdict) or decides on this member's view
+    // alone.
+    std::string quorumSummary, quorumDiffers;
     const json& q = st.contains("health_quorum") ? st["health_quorum"] : json();
     if (q.is_object()) {
         quorumSummary = quorumText(q);
-        for (const auto& p : q.value("peers", empty)) {
-            std::string state = str(p, "state");
-            quorumPeers += fmt::format(
-                "<tr data-peer=\"{0}\"><td class=\"mono\">{0}</td><td>{1}</td><td class=\"num\">{2}</td>"
-                "<td>{3}</td><td class=\"num\">{4}</td><td class=\"num\">{5}</td><td class=\"num\">{6}</td>"
-                "</tr>\n",
-                htmlEscape(str(p, "url")),
-                pill(state == "ok"        ? "up"
-                     : state == "failing" ? "down"
-                                          : "unknown",
-                     state),
-                fmtAge(number(p, "last_success_age_s")), htmlEscape(str(p, "last_error")),
-                fmtNum(number(p, "polls")), fmtNum(number(p, "failures")), fmtNum(number(p, "verdicts")));
-        }
         for (const auto& s : services) {
             const json& c = s.contains("check") ? s["check"] : json();
             if (!c.is_object() || !c.contains("quorum")) continue;
@@ -306,7 +294,6 @@ std::string renderPage(const json& st, const std::vector<Event>& events, int64_t
                 "class=\"mono\">{0}</td><td>{1}</td><td>{2}</td><td>{3}</td></tr>\n",
                 htmlEscape(key), pill(own, own), pill(eff, eff), htmlEscape(votesText(c["quorum"], q)));
         }
-        if (quorumPeers.empty()) quorumPeers = "<tr><td colspan=\"7\" class=\"muted\">no peers</td></tr>";
         if (quorumDiffers.empty())
             quorumDiffers =
                 "<tr><td colspan=\"4\" class=\"muted\">none: every service is as this member's checks "
@@ -352,7 +339,6 @@ std::string renderPage(const json& st, const std::vector<Event>& events, int64_t
     replace(html, "@@SOURCES@@", sourceRows);
     replace(html, "@@QUORUM_HIDDEN@@", q.is_object() ? "" : "hidden");
     replace(html, "@@QUORUM_SUMMARY@@", htmlEscape(quorumSummary));
-    replace(html, "@@QUORUM_PEERS@@", quorumPeers);
     replace(html, "@@QUORUM_DIFFERS@@", quorumDiffers);
     replace(html, "@@EVENTS@@", eventRows);
 

@@ -196,31 +196,18 @@ json sourcesJson(const std::vector<SourceStatus>& sources, int64_t now) {
     return out;
 }
 
-// [cluster] health_quorum (doc/ns-set.md): null when not set.
-json quorumJson(const QuorumStatus& q, int64_t now) {
+// [cluster] health_quorum (doc/ns-set.md): null when not set. The verdicts come from etcd (health_quorum
+// needs it): its lease TTL bounds each one's life.
+json quorumJson(const QuorumStatus& q) {
     if (q.quorum <= 0) return nullptr;
-    json peers = json::array();
-    for (const auto& p : q.peers)
-        peers.push_back(
-            {{"url", p.url},
-             {"state", p.state},
-             {"last_success_age_s",
-              p.lastSuccessMonoMs ? json(double(now - p.lastSuccessMonoMs) / 1000.0) : json(nullptr)},
-             {"last_error", p.lastError.empty() ? json(nullptr) : json(p.lastError)},
-             {"polls", p.polls},
-             {"failures", p.failures},
-             {"verdicts", p.verdicts}});
     return {{"quorum", q.quorum},
             {"members", q.members},
             {"own_view", q.ownView},
             {"own_view_services", q.ownViewServices},
             {"own_view_since", q.sinceUnixMs ? json(isoTime(q.sinceUnixMs)) : json(nullptr)},
-            {"poll_interval_s", q.pollIntervalSec},
-            {"poll_timeout_s", q.pollTimeoutSec},
-            {"peers", peers},
-            {"source", q.source},
-            {"voting_members", q.source == "etcd" ? json(q.votingMembers) : json(nullptr)},
-            {"verdict_ttl_s", q.source == "etcd" ? json(q.verdictTtlSec) : json(nullptr)}};
+            {"source", "etcd"},
+            {"voting_members", q.votingMembers},
+            {"verdict_ttl_s", q.verdictTtlSec}};
 }
 
 // [server] xdp (doc/xdp.md): each interface, serving, fallen back to the sockets at start with the reason
@@ -250,35 +237,13 @@ json xdpJson(const xdp::Path* xp) {
     return out;
 }
 
-// [cluster]: the members, report forwarding to each peer, each peer's GET /v1/admin polls
-// (cluster/admin_sync.hpp): how the drains converge here, and `etcd` (ControlApi::etcdJson).
-json clusterJson(const ClusterConf& c, const PeerForwarder& forwarder,
-                 const std::vector<cluster::AdminSyncStatus>& syncs, json etcd, int64_t now) {
+// [cluster]: the members, and `etcd` (ControlApi::etcdJson).
+json clusterJson(const ClusterConf& c, json etcd) {
     json members = json::array();
     for (const auto& m : c.members) members.push_back(m.url);
-    json fwd = json::object();
-    for (const auto& [peer, pc] : forwarder.counters())
-        fwd[peer] = {{"ok", pc.ok},
-                     {"failed", pc.failed},
-                     {"dropped", pc.dropped},
-                     {"pending", forwarder.pending(peer)},
-                     {"last_error", pc.lastError.empty() ? json(nullptr) : json(pc.lastError)}};
-    json sync = json::object();
-    for (const auto& p : syncs)
-        sync[p.url] = {
-            {"state", p.state},
-            {"last_success", p.lastSuccessUnixMs ? json(isoTime(p.lastSuccessUnixMs)) : json(nullptr)},
-            {"last_success_age_s",
-             p.lastSuccessMonoMs ? json(double(now - p.lastSuccessMonoMs) / 1000.0) : json(nullptr)},
-            {"last_error", p.lastError.empty() ? json(nullptr) : json(p.lastError)},
-            {"polls", p.polls},
-            {"failures", p.failures},
-            {"changes_applied", p.changesApplied}};
     return {{"members", members},
             {"self", c.selfIndex >= 0 ? json(c.members[size_t(c.selfIndex)].url) : json(nullptr)},
             {"health_quorum", c.healthQuorum ? json(c.healthQuorum) : json(nullptr)},
-            {"forwards", fwd},
-            {"admin_sync", sync},
             {"etcd", std::move(etcd)}};
 }
 
@@ -333,7 +298,7 @@ ApiResponse ControlApi::status(const Snapshot& s) {
              {"check", checkJson(cs)}});
     }
     j["sources"] = sourcesJson(sourceStatus_ ? sourceStatus_() : std::vector<SourceStatus>{}, now);
-    j["health_quorum"] = quorumStatus_ ? quorumJson(quorumStatus_(), now) : json(nullptr);
+    j["health_quorum"] = quorumStatus_ ? quorumJson(quorumStatus_()) : json(nullptr);
     j["xdp"] = xdpJson(shared_.xdpPath.load());
     auto reloads = [&](int trig) {
         return json{{"ok", shared_.reloads[trig][0].load(std::memory_order_relaxed)},
@@ -342,10 +307,7 @@ ApiResponse ControlApi::status(const Snapshot& s) {
     j["reloads"] = {{"sighup", reloads(kReloadSighup)}, {"api", reloads(kReloadApi)}};
     // What `gslbctl status` compares across [cluster] members (doc/ns-set.md).
     j["config_digest"] = s.configDigest.empty() ? json(nullptr) : json(s.configDigest);
-    if (s.config.cluster.enabled)
-        j["cluster"] = clusterJson(
-            s.config.cluster, *forwarder_,
-            adminSyncStatus_ ? adminSyncStatus_() : std::vector<cluster::AdminSyncStatus>{}, etcdJson(), now);
+    if (s.config.cluster.enabled) j["cluster"] = clusterJson(s.config.cluster, etcdJson());
     if (s.gslb.rtt) j["rtt"] = rttJson(*s.gslb.rtt, rttStats_, now);
     return ApiResponse{200, jsonText(j, 2) + "\n"};
 }

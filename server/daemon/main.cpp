@@ -20,12 +20,10 @@
 #include "server/base/clock.hpp"
 #include "server/control/api.hpp"
 #include "server/daemon/check.hpp"
-#include "server/cluster/admin_sync.hpp"
 #include "server/base/events.hpp"
 #include "server/cluster/etcd_sync.hpp"
 #include "server/state/fallback_watch.hpp"
 #include "server/probes/health.hpp"
-#include "server/probes/peers.hpp"
 #include "server/probes/sources.hpp"
 #include "server/base/log.hpp"
 #include "server/conf/restart_only.hpp"
@@ -59,11 +57,9 @@ struct Daemon {
     std::unique_ptr<ControlApi> api;
     std::unique_ptr<HealthMonitor> health;   // its events live on `base`: destroyed before the base
     std::unique_ptr<SourceMonitor> sources;  // metric scrapes (doc/design.md "Metric sources"), on `base` too
-    std::unique_ptr<PeerMonitor> peers;      // [cluster] peers' verdicts for health_quorum (doc/ns-set.md)
     std::string stateDir;                    // [server] state_dir at start; empty: drains are not kept
-    cluster::AdminLog adminLog;              // what orders each drain among the [cluster] members
+    cluster::AdminLog adminLog;              // who took each drain and enable (mirrored in state_dir)
     FallbackWatch fallbacks;                 // hostnames entering and leaving the all-down fallback
-    std::unique_ptr<cluster::AdminSync> adminSync;  // reads the peers' drains (needs the API: after it)
     std::unique_ptr<cluster::EtcdSync> etcd;  // [cluster] etcd: the shared state (needs the API: after it)
     std::unique_ptr<xfr::Notifier> notifier;
 
@@ -187,9 +183,7 @@ struct Daemon {
         std::string records = recordCountText(s->db);
         size_t zones = s->db.zones().size();
         shared.holder.publish(std::move(s));
-        for (auto& w : workers) w->nudge();  // idle UDP threads let go of the old snapshot now
-        // Peers first: the health monitor combines with the new quorum when it rewrites the slots.
-        if (peers) peers->apply(*shared.holder.get());
+        for (auto& w : workers) w->nudge();               // idle UDP threads let go of the old snapshot now
         if (health) health->apply(*shared.holder.get());  // new checks start, unchanged ones keep their state
         if (health) health->refreshQuorum();
         // Drains of services that left the config are gone from the table: forget them (a service added
@@ -200,7 +194,6 @@ struct Daemon {
                                      : table.findService(k.site, k.address).has_value();
         });
         saveAdminState();
-        if (adminSync) adminSync->apply(shared.holder.get()->config.cluster);
         if (etcd) etcd->apply(*shared.holder.get(), leaseTtl(*shared.holder.get()));
         notifyChanged(old.get(), *shared.holder.get());
         if (sources) sources->apply(*shared.holder.get());
@@ -392,9 +385,6 @@ void setUp(Daemon& d, std::shared_ptr<Snapshot> snap) {
     d.base = event_base_new();
     d.health = std::make_unique<HealthMonitor>(d.base);
     d.sources = std::make_unique<SourceMonitor>(d.base);
-    d.peers = std::make_unique<PeerMonitor>(d.base);
-    d.health->setPeers(d.peers.get());
-    d.peers->setOnRound([&d] { d.health->refreshQuorum(); });
 }
 
 // Every listener bound while we may (ports below 1024 need root or CAP_NET_BIND_SERVICE); privileges are
@@ -440,11 +430,6 @@ bool openControl(Daemon& d, const ControlConf& cc) {
         [&d](uint32_t slot) { return d.health->status(slot); });
     d.api->setAdminChanged([&d] { d.saveAdminState(); });
     d.api->setAdminLog(&d.adminLog);
-    d.adminSync = std::make_unique<cluster::AdminSync>(
-        d.base, [&d](const std::vector<cluster::RemoteChange>& changes, const std::string& peer) {
-            return d.api->adoptChanges(*d.shared.holder.get(), changes, peer);
-        });
-    d.api->setAdminSyncStatus([&d] { return d.adminSync->status(); });
     cluster::EtcdSync::Hooks hooks;
     hooks.admin = [&d](const cluster::SharedAdmin& a) {
         return d.api->applySharedAdmin(*d.shared.holder.get(), a);
@@ -459,7 +444,7 @@ bool openControl(Daemon& d, const ControlConf& cc) {
     d.health->setEtcd(d.etcd.get());
     d.api->setEtcd(d.etcd.get());
     d.api->setSourceStatus([&d] { return d.sources->status(); });
-    d.api->setQuorum([&d] { return d.health->verdicts(); }, [&d] { return d.health->quorumStatus(); });
+    d.api->setQuorum([&d] { return d.health->quorumStatus(); });
     std::string error;
     if (!d.api->bind(cc, error)) {
         log::error("{}", error);
@@ -512,18 +497,10 @@ bool writeState(Daemon& d) {
 }
 
 // doc/design.md "Start-up": one round of health checks, bounded by their timeouts, before the listeners
-// answer, so no first answer is a guess; the peers' drains and verdicts likewise; the scrapes start.
+// answer, so no first answer is a guess; etcd's shared state likewise; the scrapes start.
 void firstRounds(Daemon& d) {
     d.health->apply(*d.shared.holder.get());
     d.health->runInitialRound();
-    // Health quorum: the peers' verdicts come from now on; until the first poll this member's own view
-    // decides, as the start-up round did.
-    d.peers->apply(*d.shared.holder.get());
-    // Drains made while this member was away: the peers' newer ones apply before the first answer.
-    if (d.adminSync) {
-        d.adminSync->apply(d.shared.holder.get()->config.cluster);
-        d.adminSync->runInitialRound();
-    }
     // [cluster] etcd: the whole shared state before the first answer, bounded: a member started while etcd is
     // away answers with the drains state_dir mirrors (cluster/etcd_sync.hpp).
     if (d.etcd) {
@@ -586,15 +563,13 @@ void shutDown(Daemon& d, const std::vector<event*>& events) {
     for (auto& w : d.workers) w->stop();
     d.workers.clear();
     d.shared.xdpPath.store(nullptr);
-    d.xdpPath.reset();    // closes the AF_XDP sockets, takes the programs off the
-                          // interfaces
-    d.adminSync.reset();  // its callback reaches the API
+    d.xdpPath.reset();  // closes the AF_XDP sockets, takes the programs off the
+                        // interfaces
     // etcd's hooks reach the API and the health monitor, which writes its verdicts to etcd.
     if (d.health) d.health->setEtcd(nullptr);
     d.etcd.reset();
     d.api.reset();
     d.notifier.reset();
-    d.peers.reset();  // its round callback reaches the health monitor
     d.health.reset();
     d.sources.reset();
     for (auto* e : events) event_free(e);
@@ -642,9 +617,7 @@ int main(int argc, char** argv) {
     setUp(d, std::move(snap));
     if (!openListeners(d, sc) || !openControl(d, control) || !dropPrivileges(d, sc, user) || !writeState(d))
         return 1;
-    // From here the control API answers GET /v1/admin, and 503 "starting" to the rest, until the workers
-    // answer: a [cluster] peer starting with this member reads its drains at once (each waited out the
-    // other's initial sync, 1 s, when this came after the start).
+    // From here the control API answers 503 "starting" until the workers answer.
     if (d.api) {
         d.api->setStarting(true);
         std::string error;

@@ -86,7 +86,6 @@ struct HealthMonitor::Impl {
         int64_t certNotAfterUnix = 0;  // https: the last certificate seen
         double lastLatencyMs = -1;
         int64_t lastResultAt = 0;
-        int64_t lastResultMono = 0;  // monotonicMs() of the same result (0: none yet)
         uint64_t durationBuckets[kCheckDurationBucketCount] = {};  // the bucket of each run's time
         uint64_t durationCount = 0;
         double durationSumSec = 0;
@@ -114,7 +113,6 @@ struct HealthMonitor::Impl {
     std::map<std::string, Slot> slots;                      // by site '\0' address
     std::map<std::string, bool> siteDown;                   // by site name
     size_t pending = 0;                                     // initial round: runs not finished yet
-    const PeerMonitor* peers = nullptr;
     cluster::EtcdSync* etcd = nullptr;
     int confQuorum = 0;      // [cluster] health_quorum of the snapshot applied (0: none)
     size_t confMembers = 0;  // [cluster] members
@@ -183,7 +181,6 @@ struct HealthMonitor::Impl {
     void onResult(Entry& e, const health::CheckResult& r) {
         e.lastLatencyMs = r.elapsedMs;
         e.lastResultAt = wallMs();
-        e.lastResultMono = monotonicMs();
         double sec = r.elapsedMs / 1000.0;
         for (size_t i = 0; i < kCheckDurationBucketCount; ++i)
             if (sec <= kCheckDurationBuckets[i]) {
@@ -295,7 +292,8 @@ struct HealthMonitor::Impl {
     }
 
     bool viaEtcd() const { return etcd && etcd->configured(); }
-    int quorum() const { return viaEtcd() ? confQuorum : peers ? peers->quorum() : 0; }
+    // health_quorum counts the members' verdicts in etcd (the config refuses it without etcd).
+    int quorum() const { return viaEtcd() ? confQuorum : 0; }
 
     // This member's verdict on one slot, into etcd (under its lease): when it changed, or a FlashBack time
     // moved by more than a quarter; removed while Unknown.
@@ -395,17 +393,10 @@ struct HealthMonitor::Impl {
             return;
         }
         std::vector<mh::PeerVerdict> pv;
-        if (viaEtcd()) {
-            // etcd deletes a verdict when its member's lease expires: every one it holds is fresh.
-            s.maxAgeMs = etcd->status().ttlSec * 1000;
-            auto it = shared.find(slotKeyOf(site, address));
-            if (it != shared.end()) pv = it->second;
-        } else {
-            double longest = 0;
-            for (const Entry* e : s.entries) longest = std::max(longest, e->interval + e->timeout);
-            s.maxAgeMs = int64_t(2000 * (longest + peers->pollIntervalSec() + peers->pollTimeoutSec()));
-            peers->verdicts(site, address, monotonicMs(), pv);
-        }
+        // etcd deletes a verdict when its member's lease expires: every one it holds is fresh.
+        s.maxAgeMs = etcd->status().ttlSec * 1000;
+        auto it = shared.find(slotKeyOf(site, address));
+        if (it != shared.end()) pv = it->second;
         s.votes = mh::combineQuorum(s.health, pv, quorum, s.maxAgeMs);
         // An Unknown outcome is "no news": the slot keeps what it had (as combineChecks' nullopt).
         if (s.votes.health != Health::Unknown || s.health == Health::Unknown) s.effective = s.votes.health;
@@ -466,17 +457,8 @@ struct HealthMonitor::Impl {
         }
         ownView = now;
         ownViewSinceUnixMs = wallMs();
-        size_t ok = 0, total = 0;
-        if (viaEtcd()) {
-            ok = sharedMembers.size();
-            total = confMembers > 0 ? confMembers - 1 : 0;
-        } else if (peers) {
-            for (const auto& p : peers->status()) {
-                ++total;
-                ok += p.state == "ok";
-            }
-        }
-        const char* answer = viaEtcd() ? "have live verdicts in etcd" : "answer";
+        const size_t ok = sharedMembers.size(), total = confMembers > 0 ? confMembers - 1 : 0;
+        const char* answer = "have live verdicts in etcd";
         if (now) {
             std::string why = fmt::format(
                 "{} service(s) decided on this member's own view: {} of {} peer(s) {}, quorum {} not "
@@ -774,59 +756,16 @@ struct HealthMonitor::Impl {
         return st;
     }
 
-    std::vector<OwnVerdict> verdicts() const {
-        std::vector<OwnVerdict> out;
-        const int64_t now = monotonicMs();
-        for (const auto& [key, s] : slots) {
-            if (s.entries.empty()) continue;
-            OwnVerdict v;
-            v.site = s.entries.front()->site;
-            v.address = s.entries.front()->address;
-            v.health = s.health;
-            // The verdict is as old as the oldest of the checks it combines.
-            int64_t oldest = 0, oldestWall = 0;
-            bool all = true;
-            for (const Entry* e : s.entries) {
-                if (!e->lastResultMono) {
-                    all = false;
-                    continue;
-                }
-                if (!oldest || e->lastResultMono < oldest) {
-                    oldest = e->lastResultMono;
-                    oldestWall = e->lastResultAt;
-                }
-            }
-            if (oldest && (all || s.health != Health::Unknown)) {
-                v.ageMs = std::max<int64_t>(0, now - oldest);
-                v.observedUnixMs = oldestWall;
-            }
-            out.push_back(std::move(v));
-        }
-        return out;
-    }
-
     QuorumStatus quorumStatus() const {
         QuorumStatus q;
-        if (viaEtcd()) {
-            q.source = "etcd";
-            q.quorum = confQuorum;
-            q.members = confMembers;
-            q.ownView = ownView && q.quorum > 0;
-            q.ownViewServices = q.quorum > 0 ? ownViewSlots : 0;
-            q.sinceUnixMs = ownViewSinceUnixMs;
-            q.votingMembers = sharedMembers.size() + 1;
-            q.verdictTtlSec = etcd->status().ttlSec;
-            return q;
-        }
-        if (!peers) return q;
-        q.quorum = peers->quorum();
-        q.members = peers->members();
+        if (!viaEtcd()) return q;
+        q.quorum = confQuorum;
+        q.members = confMembers;
         q.ownView = ownView && q.quorum > 0;
         q.ownViewServices = q.quorum > 0 ? ownViewSlots : 0;
         q.sinceUnixMs = ownViewSinceUnixMs;
-        q.pollIntervalSec = peers->pollIntervalSec();
-        q.pollTimeoutSec = peers->pollTimeoutSec();
-        q.peers = peers->status();
+        q.votingMembers = sharedMembers.size() + 1;
+        q.verdictTtlSec = etcd->status().ttlSec;
         return q;
     }
 };
@@ -846,17 +785,11 @@ void HealthMonitor::runInitialRound() {
 CheckStatus HealthMonitor::status(uint32_t serviceSlot) const {
     return impl_->status(serviceSlot);
 }
-void HealthMonitor::setPeers(const PeerMonitor* peers) {
-    impl_->peers = peers;
-}
 void HealthMonitor::setEtcd(cluster::EtcdSync* etcd) {
     impl_->etcd = etcd;
 }
 void HealthMonitor::refreshQuorum() {
     impl_->refreshQuorum();
-}
-std::vector<OwnVerdict> HealthMonitor::verdicts() const {
-    return impl_->verdicts();
 }
 QuorumStatus HealthMonitor::quorumStatus() const {
     return impl_->quorumStatus();

@@ -13,22 +13,16 @@
 //   finished or timed out (bounded by the largest timeout), so the first answer is not a guess;
 // - status(slot): what GET /v1/status and GET /metrics show for one service slot.
 //
-// Health quorum ([cluster] health_quorum): the checks give this member's own verdict per slot
-// (published by verdicts() on GET /v1/verdicts); with setPeers() and a quorum, the health written into the
-// StateTable, and used for the site flag, is metrics/health/quorum.hpp's combination of that verdict with
-// the peers' fresh ones. A peer's verdict is fresh while its age is at most
-// 2 x (the slot's check interval + timeout + the peer poll interval + poll timeout): one missed poll or a
-// late check is not enough to fall back on the own view. refreshQuorum() re-combines every slot (the
-// PeerMonitor calls it after each poll); the switch to and from the own view is logged once and recorded as
-// an event.
-//
-// With [cluster] etcd (setEtcd(), doc/ns-set.md "Shared state in etcd") the verdicts travel through etcd
-// instead: each member writes its own verdict per slot (PREFIX verdict/SITE/ADDRESS/MEMBER, with its
-// FlashBack times) under its lease, whose TTL is the verdict's freshness (a member that dies or loses etcd
-// loses its votes when the lease expires, without anyone polling it), and health_quorum counts the other
-// members' live verdicts as etcd holds them. A verdict is written when it changes, or when a FlashBack time
-// moves by more than a quarter (a steady back end costs etcd no write per check). Cut off from etcd, a member
-// has no other verdicts: it decides on its own view (and says so, as when the peers do not answer).
+// Health quorum ([cluster] health_quorum, which needs [cluster] etcd; doc/ns-set.md "Shared state in etcd"):
+// the checks give this member's own verdict per slot; each member writes it to etcd (PREFIX
+// verdict/SITE/ADDRESS/MEMBER, with its FlashBack times) under its lease, whose TTL is the verdict's
+// freshness (a member that dies or loses etcd loses its votes when the lease expires, without anyone polling
+// it), and the health written into the StateTable, and used for the site flag, is metrics/health/quorum.hpp's
+// combination of the own verdict with the other members' live verdicts as etcd holds them. A verdict is
+// written when it changes, or when a FlashBack time moves by more than a quarter (a steady back end costs
+// etcd no write per check). refreshQuorum() re-combines every slot (after each change of etcd's verdicts);
+// the switch to and from the own view is logged once and recorded as an event. Cut off from etcd, a member
+// has no other verdicts: it decides on its own view (and says so).
 #pragma once
 #include <event2/event.h>
 
@@ -39,7 +33,6 @@
 #include <vector>
 
 #include "metrics/health/quorum.hpp"
-#include "server/probes/peers.hpp"
 
 namespace gslb::server {
 
@@ -88,26 +81,15 @@ struct CheckStatus {
 /// and none runs again sooner than half an interval after its start-up run.
 double firstPeriodicDelay(double intervalSec, double stagger);
 
-/// This member's own verdict on one service slot (GET /v1/verdicts), from its checks alone.
-struct OwnVerdict {
-    std::string site, address;
-    metrics::Health health = metrics::Health::Unknown;
-    int64_t ageMs = -1;          // since the oldest of the slot's checks' latest results; -1: no result yet
-    int64_t observedUnixMs = 0;  // wall clock of that result (0: none)
-};
-
 /// The member-level quorum state (GET /v1/status "health_quorum", /metrics).
 struct QuorumStatus {
     int quorum = 0;        // 0: health_quorum not set
     size_t members = 0;    // [cluster] members, this one included
     bool ownView = false;  // at least one checked service is decided on this member's view alone
     size_t ownViewServices = 0;
-    int64_t sinceUnixMs = 0;                         // when ownView last changed (0: never)
-    double pollIntervalSec = 0, pollTimeoutSec = 0;  // "peers" only
-    std::vector<PeerStatus> peers;                   // "peers" only
-    std::string source = "peers";                    // peers (GET /v1/verdicts polls) | etcd
-    size_t votingMembers = 0;   // etcd: members with a live verdict in etcd, this one included
-    int64_t verdictTtlSec = 0;  // etcd: the lease TTL that bounds a verdict's life
+    int64_t sinceUnixMs = 0;    // when ownView last changed (0: never)
+    size_t votingMembers = 0;   // members with a live verdict in etcd, this one included
+    int64_t verdictTtlSec = 0;  // the lease TTL that bounds a verdict's life
 };
 
 class HealthMonitor {
@@ -121,15 +103,12 @@ class HealthMonitor {
     void runInitialRound();
     CheckStatus status(uint32_t serviceSlot) const;
 
-    /// The peers' verdicts (may be null: none). Not owned; must outlive this monitor's use of it.
-    void setPeers(const PeerMonitor* peers);
     /// [cluster] etcd: own verdicts written there, the others' read from there (may be null; not owned; must
-    /// outlive this monitor's use of it). Used while etcd->configured(); else the peers as before.
+    /// outlive this monitor's use of it). Used while etcd->configured().
     void setEtcd(cluster::EtcdSync* etcd);
-    /// Re-combines every slot with the peers' verdicts as they are now (after each peer poll, and after each
-    /// change of etcd's verdicts).
+    /// Re-combines every slot with the other members' verdicts as etcd holds them now (after each change of
+    /// etcd's verdicts or owners).
     void refreshQuorum();
-    std::vector<OwnVerdict> verdicts() const;
     QuorumStatus quorumStatus() const;
 
   private:

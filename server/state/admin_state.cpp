@@ -113,7 +113,7 @@ bool loadAdminState(metrics::StateTable& table, const std::string& dir, AdminSta
                         ? fmt::format("site {} (no longer configured)", k.site)
                         : fmt::format("service {} ({}) (no longer configured)", k.address, k.site));
             };
-            // One entry: a drain (or, from "changes", an enable) with what orders it.
+            // One entry: a drain (or, from "changes", an enable) with who took it.
             auto apply = [&](const cluster::AdminKey& k, const cluster::AdminChange& c) {
                 auto site = table.findSite(k.site);
                 auto slot = k.address.empty() ? site : table.findService(k.site, k.address);
@@ -136,8 +136,8 @@ bool loadAdminState(metrics::StateTable& table, const std::string& dir, AdminSta
                 }
                 return;
             }
-            // A file from before drains converged: each drain was this member's own, so it stays local (no
-            // peer takes it over) and older than any change the cluster makes.
+            // A file from before changes were recorded: each drain was this member's own, so it stays local
+            // (never written to etcd).
             cluster::AdminChange drained{false, 0, "", true};
             for (const auto& s : j.at("drained_sites")) apply({s.get<std::string>(), ""}, drained);
             for (const auto& s : j.at("drained_services"))

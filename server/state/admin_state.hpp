@@ -7,11 +7,9 @@
 //    "drained_services": [{"site": "west", "address": "192.0.2.20"}],
 //    "changes": [{"site": "east", "enabled": false, "time_ms": 1764624000123, "origin": "http://…", "local":
 //    false}]}
-// "changes" (server/state/admin_log.hpp) is what orders each drain and enable among the [cluster] members,
-// so that a restarted member neither loses a newer change of its own to an older one of a peer nor keeps an
-// older one; when present it decides, and the two lists stay for readers of the first version of the file.
-// A file without it (written before) gives its drains the time 0 and this member's scope: a peer takes none
-// of them (they were per member then), and any change of the cluster orders after them.
+// "changes" (server/state/admin_log.hpp) says who took each drain and enable and whether it was this member's
+// alone (`?scope=member`); when present it decides, and the two lists stay for readers of the first version
+// of the file. A file without it (written before) gives its drains the time 0 and this member's scope.
 #pragma once
 #include <functional>
 #include <nlohmann/json_fwd.hpp>

@@ -47,21 +47,21 @@ expect() {
   fi
 }
 
-fake clean ok nets peer_verdicts
-expect 0 clean nets peer_verdicts
+fake clean ok nets rtt_report
+expect 0 clean nets rtt_report
 fake broken broken nets
 expect 3 broken nets
 fake nostart nostart nets
 expect 4 nostart nets
-fake explore explore nets peer_verdicts
-expect 10 explore nets peer_verdicts
+fake explore explore nets rtt_report
+expect 10 explore nets rtt_report
 # A deterministic failure outranks a finding in the same run.
 fake mixed explore nets
-fake mixed nostart peer_verdicts
-expect 4 mixed nets peer_verdicts
+fake mixed nostart rtt_report
+expect 4 mixed nets rtt_report
 # A target named on the command line that the build did not produce never starts.
 fake missing ok nets
-printf 'build tests/fuzz/fuzz_peer_verdicts: phony\n' >>"$tmp/missing/build.ninja"
-expect 4 missing nets peer_verdicts
+printf 'build tests/fuzz/fuzz_rtt_report: phony\n' >>"$tmp/missing/build.ninja"
+expect 4 missing nets rtt_report
 expect 2 usage --no-such-option
 exit $status

@@ -45,20 +45,3 @@ TEST_CASE("status: no XDP line without [server] xdp, nor from a server that pred
     s.erase("xdp");
     CHECK(renderStatus(s).find("XDP") == std::string::npos);
 }
-
-TEST_CASE("status: one ADMIN SYNC line per [cluster] peer, a failing one with why; none without [cluster]") {
-    J s = J::parse(R"json({"zones": [{"name": "a.", "serial": 1, "records": 2}],
-      "cluster": {"members": ["http://192.0.2.53:8053", "http://192.0.2.54:8053", "http://192.0.2.55:8053"],
-                  "admin_sync": {
-        "http://192.0.2.54:8053": {"state": "ok", "last_success_age_s": 0.412, "last_error": null,
-                                   "changes_applied": 2},
-        "http://192.0.2.55:8053": {"state": "failing", "last_success_age_s": null,
-                                   "last_error": "connect or read failed", "changes_applied": 0}}}})json");
-    std::string text = renderStatus(s);
-    CHECK(text.find(
-              "\n\nADMIN SYNC: http://192.0.2.54:8053 ok, last read 0.41 s ago, 2 change(s) taken\n"
-              "ADMIN SYNC: http://192.0.2.55:8053 failing: connect or read failed, never read, 0 change(s) "
-              "taken") != std::string::npos);
-    s.erase("cluster");
-    CHECK(renderStatus(s).find("ADMIN SYNC") == std::string::npos);
-}

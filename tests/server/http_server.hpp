@@ -1,5 +1,5 @@
-// A loopback HTTP server and an event loop for the control thread's HTTP tests (test_http_client.cpp,
-// test_peer_poller.cpp): the server answers each connection with fixed bytes, on a thread of its own.
+// A loopback HTTP server and an event loop for the control thread's HTTP tests (test_http_client.cpp): the
+// server answers each connection with fixed bytes, on a thread of its own.
 #pragma once
 #include <doctest/doctest.h>
 #include <event2/event.h>

@@ -102,8 +102,8 @@ std::vector<std::string> clusterDifferences(const std::vector<MemberStatus>& mem
         const std::string& site = siteKey.first;
         compare("site " + site,
                 [&](const J& s) { return enabledText(find(arrayOf(s, "sites"), "name", site)); });
-        // Metric ages: never / fresh / stale, and fresh ages more than 10 s apart (a member that missed
-        // forwarded reports).
+        // Metric ages: never / fresh / stale, and fresh ages more than 10 s apart (a member the agent does
+        // not report to, or that missed reports in etcd).
         double minFresh = INFINITY;
         for (const auto* m : up)
             if (const J* e = find(arrayOf(m->status, "sites"), "name", site))

@@ -181,10 +181,9 @@ int send(const LiveArgs& a, const Endpoint& ep, const std::string& method, const
         return o.ok ? kOk : kFailed;
     }
     std::vector<HttpCall> calls;
-    // gslbctl reaches every member itself: the members must not forward this report again (doc/ns-set.md);
-    // with --member, only that one is meant.
-    for (const auto& m : ep.members)
-        calls.push_back(HttpCall{m, method, path, ep.token, body, {{"X-Gslbd-Forwarded", "gslbctl"}}});
+    // Without etcd the members share nothing: gslbctl reaches every member itself (doc/ns-set.md); with
+    // --member, only that one is meant.
+    for (const auto& m : ep.members) calls.push_back(HttpCall{m, method, path, ep.token, body});
     auto results = httpRequests(calls, int(a.timeout * 1000));
     size_t failed = 0;
     for (size_t i = 0; i < calls.size(); ++i) {
@@ -316,13 +315,9 @@ int admin(const LiveArgs& a, const std::string& action, const std::string& site,
     std::string path = "/v1/sites/" + pathSegment(site);
     if (!address.empty()) path += "/services/" + pathSegment(address);
     path += "/" + action;
-    // --member makes one member differ on purpose: the members must not converge on it (doc/ns-set.md "Drains
-    // converge"). at_ms: the command's time, one for every member, so that a member that reads the request
-    // late (it was hung past our timeout) takes it as what it was, older than what came after.
-    path += fmt::format("?at_ms={}", std::chrono::duration_cast<std::chrono::milliseconds>(
-                                         std::chrono::system_clock::now().time_since_epoch())
-                                         .count());
-    if (!a.member.empty()) path += "&scope=member";
+    // --member makes one member differ on purpose: with etcd, its change is not written there
+    // (doc/ns-set.md).
+    if (!a.member.empty()) path += "?scope=member";
     return sendToOne(a, ep, "POST", path, "{}", [&](const nlohmann::json& j, Outcome& o) {
         o.out = fmt::format("{}: {}{}\n", action == "drain" ? "drained" : "enabled", site,
                             address.empty() ? " (every service of the site)" : " " + address);

@@ -187,21 +187,6 @@ std::string renderStatus(const J& s) {
             out += fmt::format("XDP: {} warning: {}\n", cell(x, "name"), w.get<std::string>());
     }
 
-    // [cluster]: one line per peer whose drains and enables this member reads (GET /v1/admin): with one
-    // failing, a drain made on that peer alone does not reach this member.
-    const J& sync = field(field(s, "cluster"), "admin_sync");
-    first = true;
-    if (sync.is_object())
-        for (const auto& [url, p] : sync.items()) {
-            if (first) blankLine();
-            first = false;
-            const std::string state = cell(p, "state"), age = cell(p, "last_success_age_s");
-            out += fmt::format("ADMIN SYNC: {} {}{}, {}, {} change(s) taken\n", url, state,
-                               state == "failing" ? ": " + cell(p, "last_error") : "",
-                               age == "-" ? "never read" : "last read " + age + " s ago",
-                               cell(p, "changes_applied"));
-        }
-
     // Drains, in one place: what an operator took out and must put back (they survive restarts).
     std::vector<std::string> drained;
     for (const auto& x : array(s, "sites")) {

@@ -194,10 +194,10 @@
     }).join("") + "</tr>").join("");
   }
 
-  // [cluster] health_quorum: the setting, each peer's polls, and the services whose effective verdict is not
-  // what this member's own checks say (api_page.cpp renders the same without JavaScript).
+  // [cluster] health_quorum: the setting, the members voting through etcd, and the services whose effective
+  // verdict is not what this member's own checks say (api_page.cpp renders the same without JavaScript).
   function quorumText(q) {
-    const t = `quorum ${q.quorum} of ${q.members} members; peers polled every ${q.poll_interval_s} s (timeout ${q.poll_timeout_s} s); `;
+    const t = `quorum ${q.quorum} of ${q.members} members; ${q.voting_members} with live verdicts in etcd (lease TTL ${q.verdict_ttl_s} s); `;
     if (q.own_view) return t + `${q.own_view_services} service(s) decided on this member's own checks alone (too few fresh verdicts) since ${q.own_view_since}`;
     return t + "every checked service is decided by the quorum";
   }
@@ -208,12 +208,6 @@
     card.hidden = false;
     $("#quorum-summary").textContent = quorumText(q);
     const none = (n, text) => `<tr><td colspan="${n}" class="muted">${text}</td></tr>`;
-    $("#quorum-peers tbody").innerHTML = (q.peers || []).map((p) => {
-      const cls = p.state === "ok" ? "up" : p.state === "failing" ? "down" : "unknown";
-      return `<tr data-peer="${esc(p.url)}"><td class="mono">${esc(p.url)}</td><td>${pill(cls, p.state)}</td>
-        <td class="num">${fmtAge(p.last_success_age_s)}</td><td>${p.last_error === null ? "" : esc(p.last_error)}</td>
-        <td class="num">${fmtNum(p.polls)}</td><td class="num">${fmtNum(p.failures)}</td><td class="num">${fmtNum(p.verdicts)}</td></tr>`;
-    }).join("") || none(7, "no peers");
     $("#quorum-differs tbody").innerHTML = st.services.filter((s) => s.check && s.check.quorum && s.check.own_state !== s.check.state).map((s) => {
       const key = s.site + "/" + s.address, v = s.check.quorum;
       const votes = `${v.down_votes} of ${v.voters} votes down, quorum ${q.quorum}` + (v.own_view ? "; too few votes: own view" : "");

@@ -1,5 +1,5 @@
 // HttpClient and PollTimers (server/base/http_client.hpp), the control thread's one HTTP client (metric
-// sources, health_quorum peers, report forwarding), against a small loopback server run by the test: what is
+// sources, etcd's JSON gateway), against a small loopback server run by the test: what is
 // sent, what comes back, and each way a request can fail or be called off.
 #include <doctest/doctest.h>
 #include <event2/event.h>
@@ -28,13 +28,13 @@ TEST_CASE("HttpClient: a GET carries Host and the caller's headers; the status a
     Loop loop;
     HttpClient c(loop.base, "127.0.0.1", srv.port());
     c.setTimeout(2);
-    HttpAnswer got = loop.exchange(c, EVHTTP_REQ_GET, "/v1/verdicts",
+    HttpAnswer got = loop.exchange(c, EVHTTP_REQ_GET, "/v1/status",
                                    {{"Accept", "application/json"}, {"User-Agent", "gslbd"}});
     CHECK(got.status == 200);
     CHECK(got.body == "hello");
     CHECK_FALSE(got.failed);
     std::string req = srv.request();
-    CHECK(req.rfind("GET /v1/verdicts HTTP/1.1\r\n", 0) == 0);
+    CHECK(req.rfind("GET /v1/status HTTP/1.1\r\n", 0) == 0);
     CHECK(req.find("\r\nHost: 127.0.0.1:" + std::to_string(srv.port()) + "\r\n") != std::string::npos);
     CHECK(req.find("\r\nAccept: application/json\r\n") != std::string::npos);
     CHECK(req.find("\r\nUser-Agent: gslbd\r\n") != std::string::npos);

@@ -15,12 +15,13 @@ std::string control(const std::string& listen) {
 }
 
 const std::string kTwo = "members = [\"http://127.0.0.2:9053\", \"http://127.0.0.3:9053/\"]\n";
+const std::string kEtcd = "etcd = [\"http://127.0.0.1:2379\"]\n";
 
 }  // namespace
 
 TEST_CASE("[cluster] members, the member [control] listens on is this one, health_quorum kept") {
     Config cfg = st::loadedConfig(
-        st::baseConfig(control("127.0.0.3:9053") + "[cluster]\n" + kTwo + "health_quorum = 2\n"));
+        st::baseConfig(control("127.0.0.3:9053") + "[cluster]\n" + kTwo + kEtcd + "health_quorum = 2\n"));
     REQUIRE(cfg.cluster.enabled);
     REQUIRE(cfg.cluster.members.size() == 2);
     CHECK(cfg.cluster.members[0].url == "http://127.0.0.2:9053");
@@ -104,6 +105,13 @@ TEST_CASE("[cluster] refusals: bad URLs, duplicates, no self, quorum out of rang
          "[cluster] members: is required: the control API URL of every member, this one included"},
         {kTwo + "health_quorum = 3\n", "health_quorum", "[cluster] health_quorum: 3 is out of range [1, 2]"},
         {kTwo + "health_quorum = 0\n", "health_quorum", "[cluster] health_quorum: 0 is out of range [1, 2]"},
+        // The members' verdicts travel through etcd only: an old config that counted on the peers polling
+        // each other is refused with what to do, never silently run on each member's own view.
+        {kTwo + "health_quorum = 2\n", "health_quorum",
+         "[cluster] health_quorum: needs `etcd`: the members' verdicts are shared through etcd "
+         "(doc/ns-set.md "
+         "\"Shared state in etcd\"); add etcd = [\"http://ADDRESS:2379\", …] to [cluster], or remove "
+         "health_quorum to let each member decide on its own checks"},
         {kTwo + "health_quorum = 1.5\n", "health_quorum", "[cluster] health_quorum: must be an integer"},
         {kTwo + "quorum = 1\n", "quorum = 1", "[cluster]: unknown key \"quorum\""},
         {"members = [\"http://127.0.0.3:9053\", \"http://127.0.0.4:9053\"]\n", "members =",

@@ -193,3 +193,27 @@ TEST_CASE("unread: stages that cannot know capacity, when an operator names them
         u[0].message ==
         "hostname \"www.t.test.\": session_floor is not read: its policy has no \"session-capacity\" stage");
 }
+
+TEST_CASE("unread: a [cluster] of several members without etcd is named: the members share nothing now") {
+    // What an operator upgrading from the peer protocol must hear: a drain on one member no longer reaches
+    // the others by itself.
+    const std::string control = "[control]\nlisten = \"127.0.0.2:9053\"\ntoken_file = \"tok\"\n";
+    const std::string members = "members = [\"http://127.0.0.2:9053\", \"http://127.0.0.3:9053\"]\n";
+    std::string path;
+    std::string text = config("[site.east]\n", control + "[cluster]\n" + members);
+    auto u = unread(text, &path);
+    REQUIRE(u.size() == 1);
+    CHECK(u[0].where == path + ":" + std::to_string(st::lineOf(text, "[cluster]")));
+    CHECK(
+        u[0].message ==
+        "[cluster] has no `etcd`: the members share nothing (no drain, enable, report or health verdict "
+        "reaches another member by itself); `members` is only the list gslbctl reaches, so drain and report "
+        "through gslbctl (it sends to every member) or add etcd = [\"http://ADDRESS:2379\", …] to [cluster] "
+        "(doc/ns-set.md \"Shared state in etcd\")");
+    // With etcd, or with one member (nothing to share), nothing to say.
+    CHECK(unread(config("[site.east]\n",
+                        control + "[cluster]\n" + members + "etcd = [\"http://127.0.0.1:2379\"]\n"))
+              .empty());
+    CHECK(unread(config("[site.east]\n", control + "[cluster]\nmembers = [\"http://127.0.0.2:9053\"]\n"))
+              .empty());
+}

@@ -369,15 +369,11 @@ TEST_CASE("POST /v1/reload calls the daemon back: 200 with its message, 500 with
     CHECK(a.reloads == 2);
 }
 
-TEST_CASE("while starting only GET /v1/admin is answered; the rest is 503 and changes nothing") {
-    // A [cluster] peer starting at the same moment reads this member's drains during its start; before,
-    // the API was served only after the start and each of two members waited out the other's 1 s.
+TEST_CASE("while starting every request is 503 and changes nothing") {
     Api a;
     std::string before = a.dump();
     a.api->setStarting(true);
-    CHECK(a.get("/v1/admin").status == 200);
-    CHECK(a.api->handle("HEAD", "/v1/admin", "", "").status == 200);
-    for (const char* p : {"/v1/status", "/metrics", "/v1/verdicts", "/", "/v1/events"}) {
+    for (const char* p : {"/v1/status", "/metrics", "/", "/v1/events"}) {
         auto r = a.get(p);
         CHECK_MESSAGE(r.status == 503, p);
         CHECK(errorOf(r).rfind("starting: ", 0) == 0);
@@ -385,7 +381,6 @@ TEST_CASE("while starting only GET /v1/admin is answered; the rest is 503 and ch
     CHECK(a.post("/v1/reload").status == 503);
     CHECK(a.post("/v1/sites/east/drain").status == 503);
     CHECK(a.post("/v1/sites/east/report", kGoodReport).status == 503);
-    CHECK(a.post("/v1/admin").status == 503);
     CHECK(a.reloads == 0);
     CHECK(a.dump() == before);
     a.api->setStarting(false);
@@ -603,58 +598,36 @@ TEST_CASE("the request head scanner: the end of the head, a NUL before it, fed i
     }
 }
 
-TEST_CASE("GET /v1/verdicts: own verdicts with their ages, no token; health_quorum in status and metrics") {
+TEST_CASE("health_quorum in status and metrics: the etcd verdicts' state, no peer polls") {
     Api a;
-    // Without the health monitor wired: an empty list, and no health_quorum.
-    auto r = a.get("/v1/verdicts");
-    CHECK(r.status == 200);
-    CHECK(nlohmann::json::parse(r.body) == nlohmann::json{{"services", nlohmann::json::array()}});
+    // Without the health monitor wired: no health_quorum.
     CHECK(nlohmann::json::parse(a.get("/v1/status").body)["health_quorum"].is_null());
     CHECK(a.get("/metrics").body.find("gslbd_health_quorum_own_view") == std::string::npos);
 
-    a.api->setQuorum(
-        [] {
-            return std::vector<OwnVerdict>{
-                {"east", "192.0.2.1", gslb::metrics::Health::Down, 130, 1796138376906},
-                {"west", "192.0.2.2", gslb::metrics::Health::Unknown, -1, 0}};
-        },
-        [] {
-            QuorumStatus q;
-            q.quorum = 2;
-            q.members = 2;
-            q.ownView = true;
-            q.ownViewServices = 1;
-            PeerStatus p;
-            p.url = "http://192.0.2.54:8053";
-            p.state = "failing";
-            p.lastError = "timeout";
-            q.peers.push_back(p);
-            return q;
-        });
-    r = a.get("/v1/verdicts");
-    REQUIRE(r.status == 200);
-    auto j = nlohmann::json::parse(r.body);
-    REQUIRE(j["services"].size() == 2);
-    CHECK(j["services"][0]["site"] == "east");
-    CHECK(j["services"][0]["address"] == "192.0.2.1");
-    CHECK(j["services"][0]["health"] == "down");
-    CHECK(j["services"][0]["age_ms"] == 130);
-    CHECK(j["services"][0]["observed"] == "2026-12-01T15:19:36.906Z");
-    CHECK(j["services"][1]["health"] == "unknown");
-    CHECK(j["services"][1]["age_ms"].is_null());
-    CHECK_FALSE(j["services"][1].contains("observed"));
-    CHECK(a.api->handle("POST", "/v1/verdicts", "", "").status == 405);
-
+    a.api->setQuorum([] {
+        QuorumStatus q;
+        q.quorum = 2;
+        q.members = 3;
+        q.ownView = true;
+        q.ownViewServices = 1;
+        q.votingMembers = 2;
+        q.verdictTtlSec = 4;
+        return q;
+    });
     auto q = nlohmann::json::parse(a.get("/v1/status").body)["health_quorum"];
     CHECK(q["quorum"] == 2);
+    CHECK(q["members"] == 3);
     CHECK(q["own_view"] == true);
     CHECK(q["own_view_services"] == 1);
-    CHECK(q["peers"][0]["state"] == "failing");
-    CHECK(q["peers"][0]["last_error"] == "timeout");
-    CHECK(q["peers"][0]["last_success_age_s"].is_null());
+    CHECK(q["source"] == "etcd");
+    CHECK(q["voting_members"] == 2);
+    CHECK(q["verdict_ttl_s"] == 4);
+    CHECK_FALSE(q.contains("peers"));
     std::string m = a.get("/metrics").body;
     CHECK(m.find("gslbd_health_quorum_own_view 1\n") != std::string::npos);
-    CHECK(m.find("gslbd_cluster_peer_up{peer=\"http://192.0.2.54:8053\"} 0\n") != std::string::npos);
+    CHECK(m.find("gslbd_cluster_peer_up") == std::string::npos);
+    CHECK(m.find("gslbd_cluster_forwards_total") == std::string::npos);
+    CHECK(m.find("gslbd_cluster_admin_sync") == std::string::npos);
 }
 
 TEST_CASE("api: the errors evhttp makes itself get a JSON body that says what was wrong") {
