@@ -8,6 +8,7 @@
 
 #include "zones/ldns.hpp"
 #include "zones/rrtype.hpp"
+#include "zones/rrtype_text.hpp"
 
 namespace gslb::zones {
 namespace {
@@ -16,13 +17,6 @@ constexpr uint16_t kDnskeyType = 48;  // RFC 4034 §2 (named apart from zones/dn
 
 uint32_t get32(const uint8_t* p) {
     return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
-}
-
-std::string typeText(uint16_t t) {
-    char* s = ldns_rr_type2str(ldns_rr_type(t));
-    std::string out = s ? s : fmt::format("TYPE{}", t);
-    free(s);
-    return out;
 }
 
 std::string when(int64_t t) {

@@ -27,6 +27,7 @@
 #include "zones/loader.hpp"
 #include "zones/name.hpp"
 #include "zones/rrtype.hpp"
+#include "zones/rrtype_text.hpp"
 #include "zones/zonedb.hpp"
 
 namespace gslb::server {
@@ -78,9 +79,10 @@ void warnings(const zones::SourceSet& set, const std::string& apex, Report& rep)
         } else if (it->second->ttl != r.ttl) {
             rep.warning(
                 fmt::format("{}:{}", set.file(r), r.line),
-                fmt::format("TTL {} differs from the {} of the RRset {} type {} at line {} (RFC 2181 §5.2: "
+                fmt::format("TTL {} differs from the {} of the RRset {} {} at line {} (RFC 2181 §5.2: "
                             "the lowest is served)",
-                            r.ttl, it->second->ttl, zones::nameToText(r.owner), r.type, it->second->line));
+                            r.ttl, it->second->ttl, zones::nameToText(r.owner), zones::typeText(r.type),
+                            it->second->line));
         }
         const char* what = r.type == zones::kTypeNS   ? "NS"
                            : r.type == zones::kTypeMX ? "MX"

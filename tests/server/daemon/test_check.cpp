@@ -187,6 +187,26 @@ TEST_CASE("check: zone warnings with file:line, and the records counted as a rel
     CHECK_MESSAGE(c.out.find("with DNSSEC") == std::string::npos, c.out);  // unsigned: one number
 }
 
+TEST_CASE("check: an RRset's TTLs that differ are a warning naming the type by its mnemonic") {
+    // It said "type 1", and "type 65280" for a private type.
+    const std::string zone = st::kZone + "two 300 IN A 192.0.2.7\ntwo 30 IN A 192.0.2.8\n" +
+                             "priv 60 IN TYPE65280 \\# 1 01\npriv 61 IN TYPE65280 \\# 1 02\n";
+    st::Written w = st::writeConfig(st::baseConfig(""), zone);
+    Checked c = check(w.config);
+    CHECK_MESSAGE(c.rc == 0, c.out);
+    const int a = st::lineOf(zone, "two 300"), p = st::lineOf(zone, "priv 60");
+    CHECK_MESSAGE(
+        c.out.find(fmt::format("t.zone:{}: warning: TTL 30 differs from the 300 of the RRset two.t.test. A "
+                               "at line {} (RFC 2181 §5.2: the lowest is served)",
+                               a + 1, a)) != std::string::npos,
+        c.out);
+    CHECK_MESSAGE(
+        c.out.find(fmt::format("t.zone:{}: warning: TTL 61 differs from the 60 of the RRset priv.t.test. "
+                               "TYPE65280 at line {}",
+                               p + 1, p)) != std::string::npos,
+        c.out);
+}
+
 TEST_CASE("check: a signed zone's records in the words of the reload line: \"N records, M with DNSSEC\"") {
     st::Written w = st::writeConfig("", st::kZone);
     std::string keys = w.dir + "/keys", error;
