@@ -76,6 +76,10 @@ class LabArithmetic(unittest.TestCase):
                                                                 ["health", "weighted-random"], {}, False))
         self.assertEqual(servers_lab.parse_policy("default;ttl_min=2").stages, None)
         self.assertTrue(servers_lab.parse_policy("gdnsd").gdnsd)
+        p = servers_lab.parse_policy("before=default;gslbd=/x/gslbd;ttl=10")
+        self.assertEqual((p.label, p.stages, p.keys, p.exe), ("before", None, {"ttl": "10"}, "/x/gslbd"))
+        self.assertIsNone(servers_lab.parse_policy("default").exe)
+        self.assertRaises(ValueError, servers_lab.parse_policy, "gdnsd;gslbd=/x/gslbd")
         self.assertRaises(ValueError, servers_lab.parse_policy, "health;factor")
         self.assertEqual([servers_lab.toml_value(v) for v in ("0.5", "true", "[1, 2]", "nearest")],
                          ["0.5", "true", "[1, 2]", '"nearest"'])
@@ -106,6 +110,14 @@ class LabArithmetic(unittest.TestCase):
         self.assertEqual(spans, [(1, 3), (4, 6)])
         self.assertEqual(top, [0.0, 1.0, 1.0, 0.0, 0.0])
 
+    def test_site_oscillation(self):
+        """Sites of 300 and 100 seats; their utilisation over three samples 50, 60, 50 % and 80, 80, 100 %: mean
+        changes 10 and 10 pp, weighted 3 : 1: 10 pp. The top's series (80, 80, 100) changes 10 pp on average
+        too; 60, 50, 60 % against 50, 60, 50 %: each site 10 pp, the top (60, 60, 60) none."""
+        self.assertAlmostEqual(measure._site_osc([[50, 80], [60, 80], [50, 100]], [300, 100]), 10.0)
+        self.assertAlmostEqual(measure._site_osc([[60, 50], [50, 60], [60, 50]], [300, 100]), 10.0)
+        self.assertEqual(measure._site_osc([[60, 50]], [300, 100]), 0.0)
+
     def test_herd(self):
         """Resolvers of 50, 30 and 20 % of the clients; answers (answered at, TTL, site): r0 0 s site 0 and 5.5 s
         site 1, r1 1 s site 1, r2 2 s site 0, TTL 5. At 0.5 s only r0 holds one (100 %); at 3 s site 0 holds
@@ -123,6 +135,41 @@ class LabArithmetic(unittest.TestCase):
         self.assertEqual(measure._recovery([(2, 3)], 10, 40, 10), 0)
         # above 95 % from before the event until 18: 8
         self.assertEqual(measure._recovery([(5, 18)], 10, 40, 10), 8)
+
+
+    def test_site_back_under_95(self):
+        """A 10-seat site holding 8 sessions drops to 4 seats at 5 s; its sessions end at 6, 6, 7, 7, 8, 9, 10
+        and 12 s: 4 left at 7 s (100 %), 3 at 8 s (75 %): back under 95 % 3 s after the drop, and it stays
+        there (hold 5 s). Never when the window ends before 8 + 5 s. Three more sessions 10-11 s put it back at
+        100 % (4 of 4): then it stays under only from 11 s, 6 s after the drop. 0 when it was under at 5 s."""
+        sc = scenario.Scenario("t", 20, 0, [(0, 0.5)], capacity_changes=[(5, 0, 4)], event=5, event_end=20)
+        rec = [(i, 0, 0, True, 0, end) for i, end in enumerate((6, 6, 7, 7, 8, 9, 10, 12))]
+        ev = measure._timeline(sc, [10], rec)
+        self.assertEqual(measure._site_back(sc, [10], ev, 0, 5, 20, 5), 3.0)
+        self.assertIsNone(measure._site_back(sc, [10], ev, 0, 5, 12.5, 5))
+        ev2 = measure._timeline(sc, [10], rec + [(i, 10, 0, True, 10, 11) for i in (8, 9, 10)])
+        self.assertEqual(measure._site_back(sc, [10], ev2, 0, 5, 20, 5), 6.0)
+        sc2 = scenario.Scenario("t", 20, 0, [(0, 0.5)], capacity_changes=[(5, 0, 9)], event=5, event_end=20)
+        self.assertEqual(measure._site_back(sc2, [10], measure._timeline(sc2, [10], rec), 0, 5, 20, 5), 0.0)
+
+    def test_failed_site_known_and_floor(self):
+        """Site 0 fails at 10 s; the lane's checker first sees it fail at 10.5 s and detects it (fall) at 11.5 s;
+        TTL 5. A session at 14 s from an answer given at 9 s (before the failure: cached until 14 s) arrives 2.5 s
+        after detection; one at 12 s from an answer given at 10.8 s (after the first failed check) 0.5 s after;
+        none from an answer given after detection. The floor: an answer given just before 10.5 s lives until
+        15.5 s, 4 s after detection."""
+        sc = scenario.Scenario("hf", 20, 0, [(0, 0.5)], failures=[(0, 10, 20)], event=10, event_end=20)
+        lane = types.SimpleNamespace(label="x", dns=True, queries=[], ttl=5, records=[
+            (0, 14.0, 0, False, 14.0, 20, 9.0), (1, 12.0, 0, False, 12.0, 20, 10.8),
+            (2, 13.0, 1, True, 13.0, 16, 12.0)])
+        o = types.SimpleNamespace(ttl=5, sample=1, zipf=1.0, settle=3, hold=10)
+        r = measure.row(lane, sc, [2, 2], 1, o, detect=11.5, first_failure=10.5)
+        self.assertEqual((r["last_to_failed_s"], r["last_to_failed_known_s"], r["failed_floor_s"],
+                          r["answered_to_failed_after_detect"], r["sent_to_failed_after_detect"]),
+                         (2.5, 0.5, 4.0, 0, 2))
+        # After detection + TTL/2 = 14 s: the session at 14 s, refused, is all there is (100 %); without it,
+        # sent by an answer given before the first failed check, none is left (0 %).
+        self.assertEqual((r["refused_after_pct"], r["refused_after_known_pct"]), (100.0, 0.0))
 
 
 class LabRun(unittest.TestCase):

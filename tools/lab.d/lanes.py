@@ -68,7 +68,9 @@ async def open_resolvers(n):
 
 
 class Lane:
-    """Sessions' outcomes: records (idx, arrival, site or None, accepted, admitted at, end)."""
+    """Sessions' outcomes: records (idx, arrival, site or None, accepted, admitted at, end, answered at): the
+    last, for a DNS lane, the lab time its resolver received the answer that sent the session there (None for a
+    bound, or no answer)."""
     dns = False
 
     def __init__(self, label, lane_id, sites):
@@ -77,11 +79,11 @@ class Lane:
         self.records = []
         self.queries = []      # (sent at, resolver, answered at or None, ttl or None, site or None)
 
-    def admit(self, s, site, t):
+    def admit(self, s, site, t, answered=None):
         ok = False
         if site is not None:
             ok = self.table.admit(site, t, s.end, self.sites.cap(site, t))
-        self.records.append((s.idx, s.t, site, ok, t, s.end))
+        self.records.append((s.idx, s.t, site, ok, t, s.end, answered))
 
 
 class BoundLane(Lane):
@@ -111,7 +113,7 @@ class DnsLane(Lane):
         self.fall, self.ttl = fall, ttl
         super().__init__(label, lane_id, sites)
         self.server, self.resolvers, self.clock, self.qname = server, resolvers, clock, qname
-        self.cache = [None] * len(resolvers)      # (expires at, site or None)
+        self.cache = [None] * len(resolvers)      # (expires at, site, answered at)
         self.waiting = [None] * len(resolvers)    # sessions waiting for the resolver's query in flight
         self.site_of = {a: i for i, a in enumerate(sites.addrs)}
         self.tasks = set()
@@ -121,7 +123,7 @@ class DnsLane(Lane):
         r = s.resolver
         c = self.cache[r]
         if c is not None and t < c[0]:
-            return self.admit(s, c[1], t)
+            return self.admit(s, c[1], t, c[2])
         if self.waiting[r] is not None:
             self.waiting[r].append(s)
             return
@@ -137,13 +139,13 @@ class DnsLane(Lane):
         if isinstance(ans, tuple):
             site, ttl = self.site_of.get(ans[0]), ans[1]
             if site is not None:
-                self.cache[r] = (now + ttl, site)
+                self.cache[r] = (now + ttl, site, now)
         self.queries.append((sent, r, None if ans == "timeout" else now, ttl, site))
         waiting, self.waiting[r] = self.waiting[r], None
         for s in waiting:
             if site is None:
                 self.unresolved += 1
-            self.admit(s, site, now)
+            self.admit(s, site, now, now if site is not None else None)
 
 
 async def run(sc, stream, lanes, clock_base, late_after=0.1):

@@ -15,7 +15,7 @@ def _timeline(sc, caps, records):
     """Sorted change points [(t, site, delta)] of the lane's sessions in flight; a session at a site that fails
     ends when the failure begins (its site is gone)."""
     ev = []
-    for _, _, site, ok, t_in, end in records:
+    for _, _, site, ok, t_in, end, *_ in records:
         if not ok:
             continue
         for s, a, _ in sc.failures:
@@ -98,9 +98,50 @@ def _recovery(bad, e, end, hold):
     return last - e if end - last >= hold else None
 
 
-def row(lane, sc, caps, n_resolvers, o, detect=None, stream=None):
+def _site_back(sc, caps, ev, site, e, end, hold):
+    """Seconds from e until `site`'s sessions are back at or under 95 % of its capacity and stay there for
+    `hold` s (0 when they are from e on); None when that does not happen before `end`. ev: _timeline's change
+    points."""
+    used, spans, start = 0, [], None
+    changes = [(at, s, 0) for at, s, _ in sc.capacity_changes if s == site]   # the capacity's own changes
+    for t, s, d in sorted(ev + changes):
+        if t >= end:
+            break
+        if s != site:
+            continue
+        used += d
+        now_over = used > OVER * capacity_at(sc, caps, site, t)
+        if now_over and start is None:
+            start = t
+        elif not now_over and start is not None:
+            spans.append((start, t))
+            start = None
+    if start is not None:
+        spans.append((start, end))
+    spans = [(a, b) for a, b in spans if b > e]
+    for t0 in [e] + [b for _, b in spans]:
+        if t0 + hold > end:
+            return None
+        if not any(a < t0 + hold and b > t0 for a, b in spans):
+            return t0 - e
+    return None
+
+
+def _site_osc(per_site, caps):
+    """Each site's own oscillation (the mean absolute change of its utilisation per sample, percentage points),
+    weighted by capacity. The top utilisation's (osc pp/s) also moves when the top changes from one site to
+    another: sites balanced to the same utilisation swap the top often, and the maximum of several equally
+    noisy series moves more than any one of them, so balance alone raises it."""
+    if len(per_site) < 2:
+        return 0.0
+    steps = [statistics.fmean(abs(b[i] - a[i]) for a, b in zip(per_site, per_site[1:])) for i in range(len(caps))]
+    return sum(x * c for x, c in zip(steps, caps)) / sum(caps)
+
+
+def row(lane, sc, caps, n_resolvers, o, detect=None, stream=None, first_failure=None):
     """The lane's figures (a dict; None where a figure does not apply). stream: the sessions, for the sites the
-    largest resolver's sessions went to."""
+    largest resolver's sessions went to. detect, first_failure: health-failure, when the lane's checker saw the
+    fall-th and the first failed check of the failed site."""
     w, d = sc.warmup, sc.duration
     ttl = getattr(lane, "ttl", None) or o.ttl
     rec = [r for r in lane.records if w <= r[1] < d]
@@ -133,6 +174,7 @@ def row(lane, sc, caps, n_resolvers, o, detect=None, stream=None):
         "share_error_pp": 50.0 * sum(abs(a - b) for a, b in zip(share, expect)),
         "osc_step_pp": 100.0 * statistics.fmean(steps) if steps else 0.0,
         "osc_std_pp": 100.0 * statistics.pstdev(top) if len(top) > 1 else 0.0,
+        "osc_site_pp": _site_osc(per_site, caps),
         "top_util_mean_pct": 100.0 * statistics.fmean(top) if top else 0.0,
         "all_arrivals": len(lane.records),
         "all_accepted": sum(1 for r in lane.records if r[3]),
@@ -154,6 +196,8 @@ def row(lane, sc, caps, n_resolvers, o, detect=None, stream=None):
     out["dns_timeouts"] = sum(1 for x in q if x[2] is None) if lane.dns else None
     # After the event: from when the lane could have adapted (see tools/lab --help) to the end of its phase.
     out["recovery_s"] = out["refused_after_pct"] = out["detect_s"] = out["last_to_failed_s"] = None
+    out["last_to_failed_known_s"] = out["failed_floor_s"] = out["answered_to_failed_after_detect"] = None
+    out["site_back_s"] = out["refused_after_known_pct"] = None
     if sc.event is not None:
         e, end = sc.event, sc.event_end
         after = e
@@ -161,14 +205,30 @@ def row(lane, sc, caps, n_resolvers, o, detect=None, stream=None):
             site = sc.failures[0][0]
             det = detect if detect is not None else e
             out["detect_s"] = det - e
-            late = [r[1] for r in lane.records if r[2] == site and det <= r[1] < end]
+            late = [r for r in lane.records if r[2] == site and det <= r[1] < end]
             out["sent_to_failed_after_detect"] = len(late)
-            out["last_to_failed_s"] = (max(late) - det) if late else 0.0
+            out["last_to_failed_s"] = (max(r[1] for r in late) - det) if late else 0.0
+            if lane.dns and first_failure is not None:
+                # What the server could know: answers given from its first failed check on (those given before
+                # carry the TTL of a healthy site, out of any server's hands once cached).
+                known = [r[1] for r in late if r[6] is not None and r[6] >= first_failure]
+                out["last_to_failed_known_s"] = (max(known) - det) if known else 0.0
+                out["answered_to_failed_after_detect"] = sum(1 for r in late if r[6] is not None and r[6] >= det)
+                # An answer given just before the first failed check, with the full TTL, can send sessions
+                # until first + TTL: no server that cannot see the failure sooner does better than this.
+                out["failed_floor_s"] = max(0.0, first_failure + ttl - det)
             after = det + ttl / 2
         elif sc.capacity_changes:
             after = e + ttl + o.settle
+            out["site_back_s"] = _site_back(sc, caps, ev, sc.capacity_changes[0][1], e, end, o.hold)
         ra = [r for r in lane.records if after <= r[1] < end]
         out["refused_after_pct"] = 100.0 * sum(1 for r in ra if not r[3]) / len(ra) if ra else 0.0
+        if sc.failures and lane.dns and first_failure is not None:
+            # The same without the sessions that answers given before the first failed check sent to the failed
+            # site: what the server's answers decided.
+            site = sc.failures[0][0]
+            rk = [r for r in ra if not (r[2] == site and (r[6] is None or r[6] < first_failure))]
+            out["refused_after_known_pct"] = 100.0 * sum(1 for r in rk if not r[3]) / len(rk) if rk else 0.0
         _, spans_e, _ = _sweep(sc, caps, ev, e, end, []) if sc.recovery_over95 else (0, [], [])
         bad = spans_e + [(r[1], r[1]) for r in lane.records if not r[3] and e <= r[1] < end]
         out["recovery_s"] = _recovery(bad, e, end, o.hold)
@@ -179,17 +239,25 @@ COLUMNS = [  # (key, header, format)
     ("policy", "policy", "{}"),
     ("refused_pct", "refused %", "{:.2f}"),
     ("refused_after_pct", "after %", "{:.2f}"),
+    ("refused_after_known_pct", "after known %", "{:.2f}"),
     ("over95_pct", ">95% time %", "{:.1f}"),
     ("share_error_pp", "share err pp", "{:.1f}"),
     ("osc_step_pp", "osc pp/s", "{:.1f}"),
     ("osc_ratio", "osc/static", "{:.2f}"),
+    ("osc_site_ratio", "site osc/static", "{:.2f}"),
     ("recovery_s", "recovery s", "{:.1f}"),
     ("herd_pct", "herd %", "{:.0f}"),
     ("queries_per_resolver_min", "q/res/min", "{:.1f}"),
     ("mean_ttl_s", "mean TTL s", "{:.1f}"),
+    ("site_back_s", "site <95% s", "{:.1f}"),
     ("detect_s", "detect s", "{:.1f}"),
     ("last_to_failed_s", "last->failed s", "{:.1f}"),
+    ("failed_floor_s", "floor s", "{:.1f}"),
+    ("last_to_failed_known_s", "known->failed s", "{:.1f}"),
+    ("answered_to_failed_after_detect", "answered after det", "{:.0f}"),
 ]
+FAILURE_ONLY = ("refused_after_known_pct", "detect_s", "last_to_failed_s", "failed_floor_s", "last_to_failed_known_s",
+                "answered_to_failed_after_detect")
 
 
 def table(rows, sc):
@@ -198,14 +266,17 @@ def table(rows, sc):
     static = next((r for r in rows if r["policy"] == "capacity-random (no DNS)"), None)
     for r in rows:
         r["osc_ratio"] = (r["osc_step_pp"] / static["osc_step_pp"]) if static and static["osc_step_pp"] else None
+        r["osc_site_ratio"] = ((r["osc_site_pp"] / static["osc_site_pp"]) if static and static.get("osc_site_pp")
+                               else None)
     cols = [c for c in COLUMNS if not (sc.event is None and c[0] in ("refused_after_pct", "recovery_s")) and
-            not (not sc.failures and c[0] in ("detect_s", "last_to_failed_s"))]
+            not (not sc.failures and c[0] in FAILURE_ONLY) and not (not sc.capacity_changes and
+                                                                   c[0] == "site_back_s")]
     lines = ["| " + " | ".join(c[1] for c in cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
         cells = []
         for key, _, f in cols:
             v = r.get(key)
-            if key == "recovery_s" and v is None:
+            if key in ("recovery_s", "site_back_s") and v is None:
                 cells.append("never")
             elif v is not None and key in r.get("spread", {}):
                 lo, hi = r["spread"][key]
@@ -230,12 +301,16 @@ def targets(sc, rows, o):
                   ("> 95 % <= 5 % of the time", r["over95_pct"], r["over95_pct"] <= 5)]
         elif sc.capacity_changes:
             t += [("refused after <= 0.5 %", r["refused_after_pct"], r["refused_after_pct"] <= 0.5),
-                  ("recovery <= 2 x TTL", r["recovery_s"], r["recovery_s"] is not None and
-                   r["recovery_s"] <= 2 * o.ttl)]
+                  ("dropped site under 95 % within 2 x TTL", r["site_back_s"], r["site_back_s"] is not None and
+                   r["site_back_s"] <= 2 * o.ttl)]
         elif sc.failures:
             t += [("last to the failed site <= detection + TTL/2", r["last_to_failed_s"],
                    r["last_to_failed_s"] is not None and r["last_to_failed_s"] <= o.ttl / 2),
-                  ("refused after <= 0.5 %", r["refused_after_pct"], r["refused_after_pct"] <= 0.5)]
+                  ("the same for answers given from the first failed check on", r["last_to_failed_known_s"],
+                   r["last_to_failed_known_s"] is not None and r["last_to_failed_known_s"] <= o.ttl / 2),
+                  ("refused after <= 0.5 %", r["refused_after_pct"], r["refused_after_pct"] <= 0.5),
+                  ("the same for answers given from the first failed check on", r["refused_after_known_pct"],
+                   r["refused_after_known_pct"] is not None and r["refused_after_known_pct"] <= 0.5)]
         else:
             t += [("refused after <= 1.5 %", r["refused_after_pct"], r["refused_after_pct"] <= 1.5)]
         if r.get("osc_ratio") is not None:
@@ -250,8 +325,9 @@ def targets(sc, rows, o):
     return lines
 
 
-WORST = {"recovery_s", "last_to_failed_s"}   # combined over runs as the worst run (None: never recovered)
-SPREAD = ("refused_pct", "refused_after_pct", "over95_pct")
+WORST = {"recovery_s", "last_to_failed_s", "last_to_failed_known_s", "site_back_s", "failed_floor_s",
+         "answered_to_failed_after_detect"}   # combined over runs as the worst run (None: never recovered)
+SPREAD = ("refused_pct", "refused_after_pct", "refused_after_known_pct", "over95_pct")
 
 
 def combine(runs):

@@ -7,8 +7,11 @@ A policy spec (tools/lab --policy) is `[LABEL=]POLICY[;KEY=VALUE]...`:
   POLICY   `default` (gslbd's default policy: no `policy` key), `gdnsd` (gdnsd 3 `weighted`, weights in
            proportion to capacity, http_status checks), or comma-separated gslbd stage names
   KEY      any key of a `[hostname."…"]` table (`ttl`, `ttl_min`, `factor`, `session_tolerance`, …); a value
-           that reads as a TOML number, boolean, array or inline table is written as is, else as a string
-e.g. `default`, `health,weighted-random`, `lc05=health,least-connections,random;factor=0.5`.
+           that reads as a TOML number, boolean, array or inline table is written as is, else as a string;
+           and the lab's own `gslbd=PATH`: this policy's gslbd binary instead of --gslbd (an A/B of two builds
+           on the same sessions in one run)
+e.g. `default`, `health,weighted-random`, `lc05=health,least-connections,random;factor=0.5`,
+`before=default;gslbd=/tmp/gslbd-main`.
 """
 
 import math
@@ -29,6 +32,7 @@ class Policy:
     stages: list = None            # None: gslbd's default
     keys: dict = field(default_factory=dict)
     gdnsd: bool = False
+    exe: str = None                # gslbd=PATH: this policy's binary (None: the lab's --gslbd)
 
     @property
     def ttl(self):
@@ -47,12 +51,16 @@ def parse_policy(spec):
         if not eq or not re.fullmatch(r"[a-z_0-9]+", k.strip()):
             raise ValueError(f"policy {spec!r}: {p!r} is not KEY=VALUE")
         keys[k.strip()] = v.strip()
+    exe = keys.pop("gslbd", None)
     if head == "gdnsd":
+        if exe:
+            raise ValueError(f"policy {spec!r}: gslbd=PATH is for gslbd policies")
         return Policy(label or "gdnsd weighted", None, keys, gdnsd=True)
     if head == "default":
-        return Policy(label or "default", None, keys)
+        return Policy(label or "default", None, keys, exe=exe)
     stages = [s.strip() for s in head.split(",") if s.strip()]
-    return Policy(label or ",".join(stages) + "".join(f";{k}={v}" for k, v in keys.items()), stages, keys)
+    return Policy(label or ",".join(stages) + "".join(f";{k}={v}" for k, v in keys.items()), stages, keys,
+                  exe=exe)
 
 
 def toml_value(v):

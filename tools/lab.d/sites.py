@@ -163,6 +163,11 @@ class Sites:
             return "200 OK", EXPOSITION.format(cap=cap, used=used, idle=f"{idle:.0f}").encode()
         return "404 Not Found", b"not found\n"
 
+    def first_failure(self, lane, site, since):
+        """When lane's health checker first saw `site` fail after `since` (a failed check, not yet `fall` of
+        them: the first moment the server could know anything): lab seconds, or None."""
+        return next((t for t, s, ok in self.health_log.get(lane, []) if s == site and t >= since and not ok), None)
+
     def detection(self, lane, site, since):
         """When lane's health checker saw `site` fail for the fall-th time in a row after `since` (its checker
         then marks it down): lab seconds, or None."""
