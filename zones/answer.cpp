@@ -852,6 +852,7 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
     }
     res.qtype = q.qtype;
     res.tsigAt = q.tsigAt;
+    res.padding = q.padding;
     if (st == ParseStatus::CookieOnly) {
         // RFC 7873 §5.4: no question, only a COOKIE option: the reply is the cookie, NOERROR when the query
         // held no server cookie or a valid one, BADCOOKIE when it held one we did not make.
@@ -984,6 +985,34 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
         res.kindNameLen = c.kindNameLen;
     }
     return res;
+}
+
+size_t pad(std::span<uint8_t> out, size_t len, size_t optStart, size_t trailer, size_t limit,
+           size_t block) noexcept {
+    limit = std::min(limit, out.size());
+    // The OPT record must be there and be the last one: owner root, TYPE OPT, its RDATA up to `len`.
+    if (!optStart || block == 0 || len > limit || optStart + kOptSize > len || out[optStart] != 0 ||
+        out[optStart + 1] != 0 || out[optStart + 2] != kTypeOPT)
+        return len;
+    uint8_t* opt = out.data() + optStart;
+    size_t rdlen = (size_t(opt[9]) << 8) | opt[10];
+    if (optStart + kOptSize + rdlen != len) return len;
+    size_t least = len + trailer + 4;  // with the option's header: OPTION-CODE, OPTION-LENGTH
+    if (least > limit) return len;
+    size_t target = (least + block - 1) / block * block;
+    if (target > limit) target = limit;  // RFC 8467 §4.1: short of the block rather than over the limit
+    size_t fill = target - least;
+    if (rdlen + 4 + fill > 0xFFFF) return len;
+    uint8_t* p = out.data() + len;
+    p[0] = uint8_t(kOptPadding >> 8);
+    p[1] = uint8_t(kOptPadding);
+    p[2] = uint8_t(fill >> 8);
+    p[3] = uint8_t(fill);
+    std::memset(p + 4, 0, fill);  // RFC 7830 §4: the PADDING octets SHOULD be 0x00
+    rdlen += 4 + fill;
+    opt[9] = uint8_t(rdlen >> 8);
+    opt[10] = uint8_t(rdlen);
+    return len + 4 + fill;
 }
 
 size_t slip(std::span<uint8_t> out, const AnswerResult& res, bool badCookie) noexcept {

@@ -133,6 +133,9 @@ struct AnswerResult {
     size_t tsigAt = 0;  // the query is signed (RFC 8945): offset of its TSIG RR. The caller verifies it and
                         // signs the response (zones/tsig.hpp); answer() leaves room for that signature
     int32_t ede = Ede::kNone;  // the EDE INFO-CODE the response carries (kNone: none, or no room for it)
+    // The query carried an EDNS Padding option (RFC 7830 §3): over an encrypted transport the response is
+    // to be padded (pad()); answer() never pads, since it does not know the transport is encrypted.
+    bool padding = false;
 };
 
 /// Answers one query. `tcp` selects the size limit: 65535 over TCP; over UDP 512 without EDNS0, else the
@@ -153,6 +156,22 @@ struct AnswerResult {
 /// when to send BADCOOKIE instead (see slip()).
 AnswerResult answer(const ZoneDb& db, const AnswerOptions& options, std::span<const uint8_t> query, bool tcp,
                     std::span<uint8_t> out, DynamicHook* hook, const ClientInfo& client = {}) noexcept;
+
+/// The block of RFC 8467 §4.1's recommended "Block-Length Padding" policy for responses: 468 octets.
+inline constexpr size_t kPaddingBlock = 468;
+
+/// Pads the response `out[0, len)` with an EDNS Padding option (RFC 7830 §4: option 12, zero octets) added
+/// to its OPT record, which starts at `optStart` and must be its last record (as answer() and slip() write
+/// it: the TSIG RR, when the response is to be signed, is appended after, RFC 8945 §5.1). The padding makes
+/// `len + trailer` (`trailer`: the octets that will follow the OPT, e.g. tsigRecordSize() of the key that
+/// signs) the next multiple of `block` that has room for the option's 4-octet header, so a 464-octet
+/// response becomes 468 and a 466-octet one 936 (RFC 8467 §4.1). Never beyond `limit` (the client's size
+/// limit, at most out.size()): the message is then padded up to `limit` only, which RFC 8467 §4.1 allows, or
+/// not at all when not even the option's header fits. Returns the new length (`len` when nothing was added
+/// or `optStart` is 0). Call it only for a query that carried the option (AnswerResult::padding) and only
+/// over an encrypted transport (DNS over TLS): RFC 7830 §6 and RFC 8467 §4 give no reason to pad in clear.
+size_t pad(std::span<uint8_t> out, size_t len, size_t optStart, size_t trailer, size_t limit,
+           size_t block = kPaddingBlock) noexcept;
 
 /// Turns the response `res` in `out` (from answer() over UDP) into the short one rate limiting sends in its
 /// place (the RRL "slip"): the header and question, TC set and nothing else but the OPT record, so that a

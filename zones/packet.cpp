@@ -104,6 +104,8 @@ bool parseEdnsOptions(std::span<const uint8_t> rdata, Query& q) noexcept {
             }
         } else if (code == kOptNsid) {
             q.nsid = true;  // RFC 5001 §2.1: a request's payload is empty; anything there is ignored
+        } else if (code == kOptPadding) {
+            q.padding = true;  // RFC 7830 §4: any length, contents ignored
         } else if (code == kOptCookie && !q.cookie) {
             // RFC 7873 §5.2.2: shorter than a client cookie, a server cookie shorter than 8 or longer than
             // 32 octets is malformed. Only the first COOKIE option counts (§5.2).
@@ -127,6 +129,7 @@ ParseStatus parseQuery(std::span<const uint8_t> pkt, Query& q) noexcept {
     q.ecsCount = 0;
     q.ecsValid = false;
     q.nsid = false;
+    q.padding = false;
     q.cookie = nullptr;
     q.cookieLen = 0;
     q.tsigAt = 0;

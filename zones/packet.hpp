@@ -39,12 +39,14 @@ struct Query {
     bool nsid = false;                // RFC 5001 §2.1: the requestor asks for our NSID
     const uint8_t* cookie = nullptr;  // RFC 7873 §4: the COOKIE option's data, in the packet
     uint8_t cookieLen = 0;            // 8 (client cookie only) or 16..40 (client + server cookie); 0: none
-    size_t tsigAt = 0;  // offset of the TSIG RR (RFC 8945), the message's last record; 0: unsigned
+    bool padding = false;  // RFC 7830 §3: a Padding option came; the server pads over an encrypted transport
+    size_t tsigAt = 0;     // offset of the TSIG RR (RFC 8945), the message's last record; 0: unsigned
 };
 
-inline constexpr uint16_t kOptNsid = 3;     // RFC 5001
-inline constexpr uint16_t kOptCookie = 10;  // RFC 7873
-inline constexpr uint16_t kOptEde = 15;     // RFC 8914 Extended DNS Error
+inline constexpr uint16_t kOptNsid = 3;      // RFC 5001
+inline constexpr uint16_t kOptCookie = 10;   // RFC 7873
+inline constexpr uint16_t kOptPadding = 12;  // RFC 7830
+inline constexpr uint16_t kOptEde = 15;      // RFC 8914 Extended DNS Error
 inline constexpr size_t kClientCookieLen = 8;
 inline constexpr size_t kServerCookieMin = 8, kServerCookieMax = 32;  // RFC 7873 §4.2
 
@@ -69,9 +71,10 @@ enum class ParseStatus {
 /// (RFC 8945 §5.1). Work is O(packet size).
 ParseStatus parseQuery(std::span<const uint8_t> pkt, Query& q) noexcept;
 
-/// Reads the options of an OPT record's RDATA (`rdata` is exactly RDLENGTH octets) into `q`: ECS, NSID and
-/// COOKIE; unknown options are skipped (RFC 6891 §6.1.2). False (FORMERR) when the options do not tile the
-/// RDATA exactly, or a COOKIE option has a length other than 8 or 16..40 (RFC 7873 §5.2.2). Work is O(rdata).
+/// Reads the options of an OPT record's RDATA (`rdata` is exactly RDLENGTH octets) into `q`: ECS, NSID,
+/// COOKIE and Padding; unknown options are skipped (RFC 6891 §6.1.2). False (FORMERR) when the options do not
+/// tile the RDATA exactly, or a COOKIE option has a length other than 8 or 16..40 (RFC 7873 §5.2.2). Work is
+/// O(rdata).
 bool parseEdnsOptions(std::span<const uint8_t> rdata, Query& q) noexcept;
 
 }  // namespace gslb::zones

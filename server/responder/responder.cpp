@@ -186,6 +186,13 @@ Reply Responder::answer(const Snapshot& snap, std::span<const uint8_t> query, st
     } else if (res.action == zones::Action::Drop) {
         outLen = 0;
         bump(st.dropped);
+    } else if (transport == Transport::Tls && res.padding && (signedOk || !res.tsigAt)) {
+        // RFC 7830 §3: a query that asked for padding over an encrypted transport gets a padded response,
+        // to RFC 8467 §4.1's 468-octet blocks counted with the TSIG RR that follows (so that the message on
+        // the wire is the block's multiple); never over plain TCP or UDP (RFC 7830 §6). A TSIG error reply
+        // (signed or not) is left as it is.
+        outLen =
+            zones::pad(out, outLen, res.optStart, signedOk ? zones::tsigRecordSize(*ts.key) : 0, out.size());
     }
     if (signedOk && outLen) outLen = signAnswer(snap.answer, query, out, outLen, rcode, ts);
     if (res.action != zones::Action::Drop) st.count(res.qtype, rcode);

@@ -42,7 +42,8 @@ class Transfer;
 
 /// How a message came. Udp: one datagram (RFC 1035 §4.2.1): the size limit is the requestor's EDNS size,
 /// RRL applies. Tcp (RFC 7766) and Tls (RFC 7858, DNS over TLS): one message of a stream, without its
-/// two-octet length: up to 65535 octets, no RRL, zone transfers admitted.
+/// two-octet length: up to 65535 octets, no RRL, zone transfers admitted. Over Tls alone, a query with an
+/// EDNS Padding option gets a response padded to 468-octet blocks (RFC 7830 §3, RFC 8467 §4.1).
 enum class Transport : uint8_t { Udp, Tcp, Tls };
 
 /// Who sent a message.
@@ -108,7 +109,9 @@ class Responder {
     /// response is written, at least 65535 octets for Tcp/Tls and kAnswerRoom for Udp; `snap`: snapshot()'s.
     /// Kind::Transfer only for a stream transport: the transfer's first messages come from Transfer::next(),
     /// `out` holds nothing. A refused transfer is a Send (REFUSED by the ACL, SERVFAIL over a cap, RFC 1034
-    /// §4.3.5). Over Udp this is answerDatagrams() of one datagram. Counts the message in this thread's
+    /// §4.3.5). Over Tls, a query with a Padding option gets its response padded (zones::pad(), RFC 7830
+    /// §3; the transfer refusals and TSIG error replies excepted). Over Udp this is answerDatagrams() of one
+    /// datagram. Counts the message in this thread's
     /// statistics.
     Reply answer(const Snapshot& snap, std::span<const uint8_t> query, std::span<uint8_t> out,
                  const Client& client, Transport transport);

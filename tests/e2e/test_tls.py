@@ -161,6 +161,31 @@ class Tls(WithGslbd):
         r = self.kdig_tls("www.example.net.", "A", "+edns")
         self.assertEqual((r.rcode, r.ede), ("REFUSED", [(20, "")]), r.text)
 
+    def test_padding_over_tls_only(self):
+        # RFC 7830 §3: a query with the Padding option over TLS gets a padded response, to 468-octet blocks
+        # (RFC 8467 §4.1); over plain TCP the same query gets none (RFC 7830 §6).
+        def received(r):
+            self.assertIsNotNone(r.msg_size, r.text)
+            return r.msg_size
+        r = self.kdig_tls(f"www.{ORIGIN}", "A", "+padding")
+        self.assertEqual([rr.rdata for rr in r.answer], ["192.0.2.2"], r.text)
+        self.assertIn("PADDING", r.text)
+        self.assertEqual(received(r) % 468, 0, r.text)
+        self.assertGreater(received(r), 0)
+        r = kdig(self.g.port, f"www.{ORIGIN}", "A", "+tcp", "+padding")
+        self.assertEqual([rr.rdata for rr in r.answer], ["192.0.2.2"], r.text)
+        self.assertNotIn("PADDING", r.text)
+        self.assertLess(received(r), 468, r.text)
+        # Signed with TSIG: the padding goes in the OPT, before the TSIG RR, which kdig verifies; the message
+        # with its TSIG RR is the block's multiple.
+        r = self.kdig_tls(f"www.{ORIGIN}", "A", "+padding", "-y", f"hmac-sha256:xfr:{SECRET}")
+        self.assertEqual([rr.rdata for rr in r.answer if rr.rtype == "A"], ["192.0.2.2"], r.text)
+        self.assertIn("TSIG PSEUDOSECTION", r.text)
+        self.assertIn("PADDING", r.text)
+        self.assertEqual(r.returncode, 0, r.text)
+        self.assertNotIn("WARNING", r.text)
+        self.assertEqual(received(r) % 468, 0, r.text)
+
     def test_alpn_dot_tls12_pipelining(self):
         with TlsClient(self.tls_port, client_context(self.pki)) as t:
             self.assertEqual(t.sock.selected_alpn_protocol(), "dot")

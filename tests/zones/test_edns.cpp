@@ -522,3 +522,69 @@ TEST_CASE("EDE of a GSLB fallback answer: sent when it fits the client's size, e
     CHECK(res.optStart == 0);
     CHECK(res.ede == Ede::kNone);
 }
+
+namespace {
+
+// A zone whose TXT records make responses of exact sizes: "nNNN.p.test." TXT answered with EDNS (no other
+// option) is NNN octets: header 12, question 17, the TXT RR 12 + its strings (1 + k each), OPT 11.
+testutil::Server& padServer() {
+    static testutil::Server s = [] {
+        testutil::Server s;
+        std::string zone =
+            "$ORIGIN p.test.\n$TTL 300\n@ IN SOA ns1 host 1 3600 600 86400 60\n@ NS ns1\n"
+            "ns1 A 192.0.2.1\n";
+        for (size_t n : {100, 464, 465, 468, 470}) {
+            zone += "n" + std::to_string(n) + " TXT ";
+            if (n > 309)  // 12 + 17 + 12 + (1 + 255) + (1 + k) + 11
+                zone += "\"" + std::string(255, 'a') + "\" \"" + std::string(n - 309, 'b') + "\"\n";
+            else  // 12 + 17 + 12 + (1 + k) + 11
+                zone += "\"" + std::string(n - 53, 'a') + "\"\n";
+        }
+        s.add("p.test.", zone);
+        return s;
+    }();
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("pad: a response with the Padding option grows to the next 468-octet block (RFC 8467 §4.1)") {
+    auto& s = padServer();
+    auto padded = [&](size_t n, size_t trailer, size_t limit, bool option = true) {
+        auto q = queryWith("n" + std::to_string(n) + ".p.test.", kTypeTXT,
+                           option ? std::vector<std::pair<uint16_t, std::vector<uint8_t>>>{{kOptPadding, {}}}
+                                  : std::vector<std::pair<uint16_t, std::vector<uint8_t>>>{});
+        auto res = s.raw(q, true);
+        REQUIRE(res.rcode == kRcodeNoError);
+        REQUIRE(res.len == n);  // the zone above makes it so
+        CHECK(res.padding == option);
+        res.len = pad({s.out.data(), s.out.size()}, res.len, res.optStart, trailer, limit);
+        return res;
+    };
+    // Exact sizes: N octets become the smallest multiple of 468 that holds N + 4 (the option's header).
+    for (auto [n, want] :
+         {std::pair<size_t, size_t>{100, 468}, {464, 468}, {465, 936}, {468, 936}, {470, 936}}) {
+        CAPTURE(n);
+        auto res = padded(n, 0, 65535);
+        CHECK(res.len == want);
+        auto opts = optionsOf(s.out, res);  // the OPT record's RDLENGTH covers the option: it is still last
+        REQUIRE(opts.count(kOptPadding));
+        CHECK(opts[kOptPadding] == bytes(want - n - 4, 0));  // RFC 7830 §4: zeros
+        auto r = testutil::decode(s.out.data(), res.len);    // still a well-formed message, answer intact
+        CHECK(r.an.size() == 1);
+    }
+    // A TSIG RR of 61 octets will follow: the signed message is the block's multiple, 468.
+    CHECK(padded(100, 61, 65535).len == 407);
+    // The limit wins over the block: padded up to it, or not at all when the header does not fit.
+    CHECK(padded(470, 0, 500).len == 500);
+    CHECK(padded(470, 0, 474).len == 474);  // an empty Padding option
+    CHECK(padded(470, 0, 473).len == 470);
+    CHECK(padded(464, 10, 480).len == 470);  // 470 + the 10-octet trailer = the limit
+    // pad() is only called for a query that carried the option (AnswerResult::padding); a response without
+    // an OPT record (optStart 0) is left as it is.
+    CHECK(pad({s.out.data(), s.out.size()}, 100, 0, 0, 65535) == 100);
+    auto plain = s.raw(makeQuery("n100.p.test.", kTypeTXT, false), true);
+    CHECK(plain.optStart == 0);
+    CHECK_FALSE(plain.padding);
+    CHECK(padded(100, 0, 65535, false).len == 468);  // pad() itself does not look at the query
+}

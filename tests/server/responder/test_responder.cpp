@@ -222,6 +222,81 @@ TEST_CASE(
 
 namespace {
 
+// `q` with an OPT record (1232 octets) that carries an empty Padding option (RFC 7830 §4), as kdig +padding.
+std::vector<uint8_t> withPadding(std::vector<uint8_t> q) {
+    q[11] = 1;  // ARCOUNT
+    const uint8_t opt[] = {0, 0, 41, 0x04, 0xD0, 0, 0, 0, 0, 0, 4, 0, zones::kOptPadding, 0, 0};
+    q.insert(q.end(), opt, opt + sizeof opt);
+    return q;
+}
+
+// The length of the Padding option in a response, -1 when it has none.
+int paddingOf(const uint8_t* wire, size_t n) {
+    ldns_pkt* p = nullptr;
+    REQUIRE(ldns_wire2pkt(&p, wire, n) == LDNS_STATUS_OK);
+    int len = -1;
+    if (ldns_rdf* d = ldns_pkt_edns_data(p)) {
+        const uint8_t* o = ldns_rdf_data(d);
+        for (size_t i = 0; i + 4 <= ldns_rdf_size(d); i += 4 + size_t(o[i + 2] << 8 | o[i + 3]))
+            if ((o[i] << 8 | o[i + 1]) == zones::kOptPadding) len = o[i + 2] << 8 | o[i + 3];
+    }
+    ldns_pkt_free(p);
+    return len;
+}
+
+}  // namespace
+
+TEST_CASE("responder: padding (RFC 7830 §3) over TLS only, to 468-octet blocks with the TSIG RR counted") {
+    Bench b(keyedSnapshot());
+    const Snapshot& snap = b.responder.snapshot();
+    sockaddr_in a = ipv4("192.0.2.9", 40000);
+    const Client client{reinterpret_cast<const sockaddr*>(&a),
+                        ClientCounter::keyOf(reinterpret_cast<sockaddr*>(&a))};
+    auto q = withPadding(st::makeQuery("www.t.test.", 1));
+    std::vector<uint8_t> out(Responder::kAnswerRoom);
+    Reply tcp = b.responder.answer(snap, q, out, client, Transport::Tcp);
+    REQUIRE(tcp.kind == Reply::Kind::Send);
+    REQUIRE(tcp.len < 464);
+    CHECK(paddingOf(out.data(), tcp.len) == -1);  // in clear: never padded (RFC 7830 §6)
+    Reply udp = b.responder.answer(snap, q, out, client, Transport::Udp);
+    CHECK(udp.len == tcp.len);
+    CHECK(paddingOf(out.data(), udp.len) == -1);
+    Reply tls = b.responder.answer(snap, q, out, client, Transport::Tls);
+    REQUIRE(tls.kind == Reply::Kind::Send);
+    CHECK(tls.len == 468);
+    CHECK(paddingOf(out.data(), tls.len) == int(468 - tcp.len - 4));
+    // Without the option, TLS answers as TCP does.
+    Reply none = b.responder.answer(snap, st::makeQuery("www.t.test.", 1), out, client, Transport::Tls);
+    CHECK(paddingOf(out.data(), none.len) == -1);
+
+    // Signed (RFC 8945): the OPT with its padding before the TSIG RR, which still verifies; the whole
+    // message, TSIG included, is the block.
+    ldns_pkt* p = nullptr;
+    REQUIRE(ldns_wire2pkt(&p, q.data(), q.size()) == LDNS_STATUS_OK);
+    ldns_pkt_set_id(p, 0x4242);
+    REQUIRE(ldns_pkt_tsig_sign(p, "xfr.", kSecret, 300, "hmac-sha256.", nullptr) == LDNS_STATUS_OK);
+    uint8_t* wire = nullptr;
+    size_t n = 0;
+    REQUIRE(ldns_pkt2wire(&wire, p, &n) == LDNS_STATUS_OK);
+    std::vector<uint8_t> sq(wire, wire + n);
+    free(wire);
+    ldns_rdf* mac = ldns_rdf_clone(ldns_rr_rdf(ldns_pkt_tsig(p), 3));
+    ldns_pkt_free(p);
+    tls = b.responder.answer(snap, sq, out, client, Transport::Tls);
+    REQUIRE(tls.kind == Reply::Kind::Send);
+    CHECK(tls.len == 468);
+    CHECK(paddingOf(out.data(), tls.len) > 0);
+    CHECK(tsigError(out.data(), tls.len) == zones::kTsigNoError);
+    CHECK(ldnsVerifies(out.data(), tls.len, mac));
+    tcp = b.responder.answer(snap, sq, out, client, Transport::Tcp);
+    CHECK(tcp.len < 468);
+    CHECK(paddingOf(out.data(), tcp.len) == -1);
+    CHECK(ldnsVerifies(out.data(), tcp.len, mac));
+    ldns_rdf_deep_free(mac);
+}
+
+namespace {
+
 // An IXFR request for t.test. from `serial` (RFC 1995 §3): the client's SOA in the authority section, its
 // owner a pointer to the QNAME, MNAME and RNAME the root.
 std::vector<uint8_t> ixfrQuery(uint32_t serial) {
