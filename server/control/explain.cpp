@@ -148,10 +148,10 @@ class Explainer {
                 // rtt_max_age shows with its age and counts as unknown (value null).
                 const RttTable::Figure& f = c.index < rtt_.size() ? rtt_[c.index] : RttTable::Figure{};
                 if (f.atMs == 0) return {nullptr, nullptr};
-                json v = {{"rtt_ms", std::isnan(c.rttMs) ? json(nullptr) : json(double(f.rttMs))},
+                json v = {{"rtt_ms", std::isnan(c.rttMs) ? json(nullptr) : jsonFloat(f.rttMs)},
                           {"samples", f.samples}};
                 if (std::isnan(c.rttMs))
-                    v["note"] = fmt::format("{} ms, older than rtt_max_age: unknown", double(f.rttMs));
+                    v["note"] = fmt::format("{} ms, older than rtt_max_age: unknown", f.rttMs);
                 return {v, jsonAge(f.atMs, now_)};
             }
             case StageKind::LeastSelected:
@@ -165,6 +165,14 @@ class Explainer {
                 return {nullptr, nullptr};
         }
         (void)d;
+    }
+
+    // rtt_explore as configured (percent): the query path's fraction of 2^32 reads back as 4.9999999813735485
+    // for 5, so the configured value is shown; a hostname without its own configuration gets the fraction to
+    // six decimals, more than a per-cent setting has.
+    json explorePercent() const {
+        if (h_.conf) return h_.conf->policy.rttExplore;
+        return std::round(double(h_.rttExplore) / 4294967296.0 * 100.0 * 1e6) / 1e6;
     }
 
     // The bar a filter sets over what it received, and why a dropped candidate fell below it.
@@ -212,12 +220,13 @@ class Explainer {
                 return {{"best", jsonNumber(b)}};
             }
             case StageKind::Rtt:
-                return {{"prefix", rttPrefix_.empty() ? json(nullptr) : json(rttPrefix_)},
-                        {"fastest_ms", ms(best([](const Candidate& c) { return c.rttMs; }, true))},
-                        {"tolerance_percent", p.rttTolerance},
-                        {"floor_ms", p.rttFloorMs},
-                        {"max_age_s", h_.rttMaxAgeMs / 1000},
-                        {"explore_percent", double(h_.rttExplore) / 4294967296.0 * 100.0}};
+                return {
+                    {"prefix", rttPrefix_.empty() ? json(nullptr) : json(rttPrefix_)},
+                    {"fastest_ms", jsonFloat(float(best([](const Candidate& c) { return c.rttMs; }, true)))},
+                    {"tolerance_percent", p.rttTolerance},
+                    {"floor_ms", p.rttFloorMs},
+                    {"max_age_s", h_.rttMaxAgeMs / 1000},
+                    {"explore_percent", explorePercent()}};
             case StageKind::Topology: {
                 const HostTopology& t = h_.topology;
                 if (t.mode == HostTopology::Mode::Nearest)
@@ -277,7 +286,7 @@ class Explainer {
                 return fmt::format(
                     "{} ms from the client's prefix: slower than the fastest {} ms by more than "
                     "{} % and {} ms",
-                    c.rttMs, b["fastest_ms"].dump(), p.rttTolerance, p.rttFloorMs);
+                    float(c.rttMs), b["fastest_ms"].dump(), p.rttTolerance, p.rttFloorMs);
             case StageKind::Topology:
                 if (h_.topology.mode == HostTopology::Mode::Nearest)
                     return fmt::format("{:.0f} km > nearest {} + tolerance {} km", c.distanceKm,
@@ -767,7 +776,17 @@ bool explain(const Snapshot& s, const ExplainRequest& req, json& out, std::strin
     }
     answer["rcode"] = "NOERROR";
     answer["records"] = records;
-    if (records.empty()) answer["note"] = "NODATA (SOA in authority)";
+    if (records.empty()) {
+        // NODATA (RFC 2308 §2.2): no record carries the hostname's ttl; what a resolver caches is the
+        // zone's SOA in authority, at min(SOA TTL, SOA MINIMUM) (§3) — the query path's answer exactly.
+        answer.erase("ttl_reason");
+        answer["nodata"] = true;
+        const zones::Zone* z = s.db.findZone(h.wire);
+        answer["ttl"] = z ? json(z->negativeTtl()) : json(nullptr);
+        answer["authority"] =
+            z ? json{{"soa", std::string(z->name())}, {"ttl", z->negativeTtl()}} : json(nullptr);
+        answer["note"] = "NODATA: the zone's SOA in authority, at min(SOA TTL, SOA MINIMUM) (RFC 2308 §3)";
+    }
     answer["ecs_scope"] = q.client.fromEcs ? json(q.client.subnet.bits ? d.scope : 0) : json(nullptr);
     out["answer"] = answer;
     return true;
@@ -846,9 +865,13 @@ std::string explainText(const json& j) {
         if (fb.contains("note")) o += "   (" + fb["note"].get<std::string>() + ")\n";
     }
     const json& a = j["answer"];
-    o += fmt::format("\nanswer   {} ttl {}{}: {}", a["rcode"].get<std::string>(), a["ttl"].dump(),
-                     a.contains("ttl_reason") ? " (" + a["ttl_reason"].get<std::string>() + ")" : "",
-                     list(a["records"]));
+    if (a.value("nodata", false) && a["authority"].is_object())
+        o += fmt::format("\nanswer   {} NODATA, SOA {} ttl {} in authority", a["rcode"].get<std::string>(),
+                         a["authority"]["soa"].get<std::string>(), a["authority"]["ttl"].dump());
+    else
+        o += fmt::format("\nanswer   {} ttl {}{}: {}", a["rcode"].get<std::string>(), a["ttl"].dump(),
+                         a.contains("ttl_reason") ? " (" + a["ttl_reason"].get<std::string>() + ")" : "",
+                         list(a["records"]));
     if (!a["ecs_scope"].is_null()) o += fmt::format("  (ECS scope /{})", a["ecs_scope"].dump());
     o += "\n";
     return o;

@@ -200,6 +200,16 @@ class Topology(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stdout)
         self.assertIn("hashed (chooser)", p.stdout)
         self.assertIn("ECS scope /24", p.stdout)
+        # hash has no AAAA service: explain says what the server sends, NODATA with the SOA at its negative TTL
+        # (min(300, 120), RFC 2308 §3), and dig gets exactly that.
+        p = subprocess.run([ctl, "explain", "hash." + ORIGIN, "--client", "192.0.2.1", "--type", "AAAA",
+                            "-c", self.g.config_path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=20)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertIn(f"answer   NOERROR NODATA, SOA {ORIGIN} ttl 120 in authority\n", p.stdout)
+        r = self.g.dig("hash." + ORIGIN, "AAAA")
+        self.assertEqual((r.rcode, r.answer), ("NOERROR", []), r.text)
+        self.assertEqual([(rr.rtype, rr.ttl) for rr in r.authority], [("SOA", 120)], r.text)
         p = subprocess.run([ctl, "explain", "topo." + ORIGIN, "--client", "not-an-ip", "-c", self.g.config_path],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=20)
         self.assertEqual(p.returncode, 1, p.stdout)

@@ -1,11 +1,17 @@
 // Explain (server/control/explain.cpp): one simulated query shown stage by stage, against a snapshot whose
 // state the test sets as the control thread would.
+#include <arpa/inet.h>
 #include <doctest/doctest.h>
+
+#include <cstring>
 
 #include "server/base/clock.hpp"
 #include "server/control/explain.hpp"
 #include "server/state/gslb.hpp"
 #include "tests/server/helpers.hpp"
+#include "zones/answer.hpp"
+#include "zones/ldns.hpp"  // not <ldns/ldns.h>: see there
+#include "zones/rrtype.hpp"
 
 using namespace gslb::server;
 using nlohmann::json;
@@ -268,4 +274,82 @@ TEST_CASE("explain: headroom shows each candidate's utilisation, target and prob
     CHECK(j["answer"]["ttl"] == 30);  // every site can take 1/s over 30 s within half its free seats
     CHECK(j["answer"]["ttl_reason"] == "calm");
     CHECK(explainText(j).find("headroom (chooser)") != std::string::npos);
+}
+
+TEST_CASE("explain: an empty answer is NODATA with the zone's SOA at its negative TTL, as the server sends") {
+    Fixture f;
+    // www has A services only: AAAA is NODATA, and the TTL a resolver caches is the SOA's in authority,
+    // min(SOA TTL 300, MINIMUM 120) = 120 (RFC 2308 §3), not the hostname's ttl 30.
+    json j = f.run({"www.x.test.", "AAAA", "192.0.2.1", ""});
+    CHECK(j["answer"]["records"] == json::array());
+    CHECK(j["answer"]["nodata"] == true);
+    CHECK(j["answer"]["ttl"] == 120);
+    CHECK(j["answer"]["authority"] == json{{"soa", "x.test."}, {"ttl", 120}});
+    std::string text = explainText(j);
+    CHECK(text.substr(text.find("\nanswer")) ==
+          "\nanswer   NOERROR NODATA, SOA x.test. ttl 120 in authority\n");
+
+    // What the query path answers: the same SOA at the same TTL in authority, nothing in answer.
+    auto q = st::makeQuery("www.x.test.", gslb::zones::kTypeAAAA);
+    Selector sel(0, 1, Selector::Mode::Explain);
+    sel.rebind(&f.snap->gslb);
+    std::vector<uint8_t> out(65535);
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    inet_pton(AF_INET, "192.0.2.1", &sin.sin_addr);
+    auto r = gslb::zones::answer(f.snap->db, f.snap->answer, q, false, out, &sel,
+                                 gslb::zones::ClientInfo{reinterpret_cast<const sockaddr*>(&sin)});
+    REQUIRE(r.len > 12);
+    ldns_pkt* p = nullptr;
+    REQUIRE(ldns_wire2pkt(&p, out.data(), r.len) == LDNS_STATUS_OK);
+    CHECK(ldns_pkt_get_rcode(p) == LDNS_RCODE_NOERROR);
+    CHECK(ldns_pkt_ancount(p) == 0);
+    REQUIRE(ldns_pkt_nscount(p) == 1);
+    ldns_rr* soa = ldns_rr_list_rr(ldns_pkt_authority(p), 0);
+    CHECK(ldns_rr_get_type(soa) == LDNS_RR_TYPE_SOA);
+    CHECK(json(ldns_rr_ttl(soa)) == j["answer"]["ttl"]);
+    ldns_pkt_free(p);
+
+    // The fallback "none" with every service down: NODATA the same way.
+    for (const char* a : {"192.0.2.1", "192.0.2.2", "192.0.2.3"})
+        for (const char* s : {"east", "west", "south"})
+            if (auto slot = f.t().findService(s, a)) f.t().setHealth(*slot, gslb::metrics::Health::Down);
+    j = f.run({"down.x.test.", "A", "", ""});
+    CHECK(j["answer"]["ttl"] == 120);
+    CHECK(explainText(j).find("answer   NOERROR NODATA, SOA x.test. ttl 120 in authority\n") !=
+          std::string::npos);
+    // A non-empty answer keeps the hostname's ttl.
+    CHECK(f.run({"hash.x.test.", "A", "", ""})["answer"]["ttl"] == 30);
+}
+
+TEST_CASE("explain: the rtt stage shows figures and rtt_explore as the decimals they came as") {
+    std::string z = zone();
+    for (const char* a : {"192.0.2.1", "192.0.2.2", "192.0.2.3"}) z += std::string("rtt IN A ") + a + "\n";
+    auto snap =
+        st::snapshot(config() + "[hostname.\"rtt.x.test.\"]\npolicy = [\"health\", \"rtt\", \"random\"]\n" +
+                         "rtt_explore = 5\nrtt_floor = 0\n" + st::threeServices("rtt.x.test."),
+                     z);
+    REQUIRE(snap->gslb.rtt);
+    RttTable& rtt = *snap->gslb.rtt;
+    gslb::zones::ClientSubnet net{};
+    net.family = gslb::zones::kFamilyIPv4;
+    net.bits = 24;
+    const uint8_t a[] = {198, 51, 100, 0};
+    std::memcpy(net.addr, a, 4);
+    // A loopback RTT is a few µs: 0.005 ms, which a float holds as 0.004999999888241291.
+    REQUIRE(rtt.update(rtt.prefixKey(net), *snap->gslb.table->findSite("east"), 0.005f, 3, monotonicMs()));
+    REQUIRE(rtt.update(rtt.prefixKey(net), *snap->gslb.table->findSite("west"), 0.3f, 7, monotonicMs()));
+    json j;
+    std::string err;
+    REQUIRE_MESSAGE(explain(*snap, {"rtt.x.test.", "A", "198.51.100.7", ""}, j, err), err);
+    const json& st = j["stages"][1];
+    REQUIRE(st["stage"] == "rtt");
+    CHECK(st["bar"]["explore_percent"].dump() == "5.0");
+    CHECK(st["bar"]["fastest_ms"].dump() == "0.005");
+    CHECK(st["values"][0]["service"] == "east/192.0.2.1");
+    CHECK(st["values"][0]["value"].dump() == R"({"rtt_ms":0.005,"samples":3})");
+    CHECK(st["values"][1]["value"].dump() == R"({"rtt_ms":0.3,"samples":7})");
+    CHECK(st["dropped"][0]["why"].get<std::string>().rfind("0.3 ms from the client's prefix: slower than the "
+                                                           "fastest 0.005 ms",
+                                                           0) == 0);
 }
