@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
+#include <type_traits>
 
 #include "metrics/stages/choose_util.hpp"
 
@@ -22,14 +24,16 @@ ShareSummary headroomShares(std::span<const Candidate> active, std::uint64_t tak
                             std::span<Share> out) noexcept {
     ShareSummary sum;
     const std::size_t n = std::min(active.size(), out.size());
-    // Pass 1: what is measured; the means that stand in for unknowns.
+    // Pass 1: what is measured; the means that stand in for unknowns. Each share is constructed here (the
+    // chooser hands in storage not yet constructed: it would cost more than the shares to fill 64 of them).
     double capSum = 0, capCount = 0, loadSum = 0, loadCap = 0;
     double demand = kUnknown;
+    std::size_t untaken = 0;
     for (std::size_t i = 0; i < n; ++i) {
-        Share& s = out[i];
-        s = Share{};
+        Share& s = *::new (static_cast<void*>(&out[i])) Share{};
         const Candidate& c = active[i];
         if (detail::isTaken(taken, c.index)) continue;
+        ++untaken;
         s.measured = utilisationOf(c);
         s.flow = c.flow > 0 && std::isfinite(c.flow) ? c.flow : 0.0;
         sum.totalFlow += s.flow;
@@ -44,6 +48,7 @@ ShareSummary headroomShares(std::span<const Candidate> active, std::uint64_t tak
         }
     }
     sum.demand = demand;
+    if (untaken == 0) return sum;
     const double d = std::isnan(demand) ? 0.0 : demand;
     sum.basis = capCount > 0 ? ShareBasis::Capacity : ShareBasis::Weight;
     const double meanCap = capCount > 0 ? capSum / capCount : kUnknown;
@@ -70,66 +75,51 @@ ShareSummary headroomShares(std::span<const Candidate> active, std::uint64_t tak
     }
     // Every site full (or every weight 0): in proportion to capacity (or uniform) — the TTL rule shortens.
     const bool flat = !(targetSum > 0);
-    std::size_t untaken = 0;
-    for (std::size_t i = 0; i < n; ++i) untaken += detail::isTaken(taken, active[i].index) ? 0 : 1;
-    if (untaken == 0) return sum;
+    const bool byCap = sum.basis == ShareBasis::Capacity && capOnly > 0;
+    // Pass 3: normalised targets, the fit of the batch, deficits; the masses over the fitting candidates and
+    // over all, since whether any fits is known only at the end.
+    double defFit = 0, defAll = 0, tgtFit = 0, tgtAll = 0;
+    std::size_t nFit = 0;
     for (std::size_t i = 0; i < n; ++i) {
         Share& s = out[i];
         if (detail::isTaken(taken, active[i].index)) continue;
-        if (!flat)
-            s.target /= targetSum;
-        else
-            s.target = sum.basis == ShareBasis::Capacity && capOnly > 0 ? s.capacity / capOnly
-                                                                        : 1.0 / double(untaken);
-    }
-    // Pass 3: fit of the batch, deficits, probabilities.
-    sum.anyFits = false;
-    for (std::size_t i = 0; i < n; ++i) {
-        Share& s = out[i];
-        if (detail::isTaken(taken, active[i].index)) continue;
+        s.target = !flat ? s.target / targetSum : byCap ? s.capacity / capOnly : 1.0 / double(untaken);
         const double free = s.measured.free();
         s.fits = std::isnan(free) || !(d > 0) || d * double(params.ttlMin) <= free;
-        sum.anyFits |= s.fits;
         s.deficit = std::max(0.0, s.target * (sum.totalFlow + d) - s.flow);
-    }
-    double mass = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        Share& s = out[i];
-        if (detail::isTaken(taken, active[i].index)) continue;
-        if (sum.anyFits && !s.fits) continue;
-        mass += s.deficit;
-    }
-    // No deficit anywhere (no flow known yet and no demand): the targets themselves.
-    const bool byTarget = !(mass > 0);
-    if (byTarget) {
-        mass = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            const Share& s = out[i];
-            if (detail::isTaken(taken, active[i].index) || (sum.anyFits && !s.fits)) continue;
-            mass += s.target;
+        defAll += s.deficit;
+        tgtAll += s.target;
+        if (s.fits) {
+            defFit += s.deficit;
+            tgtFit += s.target;
+            ++nFit;
         }
     }
+    sum.anyFits = nFit > 0;
+    // Pass 4: probabilities ∝ the deficits of the candidates that may be picked (those that fit, when any
+    // does); no deficit anywhere (no flow known yet and no demand): the targets themselves; every remaining
+    // target 0 too (only when the fitting sites are all full): uniform over them.
+    const double defMass = sum.anyFits ? defFit : defAll, tgtMass = sum.anyFits ? tgtFit : tgtAll;
+    const std::size_t k = sum.anyFits ? nFit : untaken;
+    const bool byTarget = !(defMass > 0), uniform = byTarget && !(tgtMass > 0);
     for (std::size_t i = 0; i < n; ++i) {
         Share& s = out[i];
         if (detail::isTaken(taken, active[i].index) || (sum.anyFits && !s.fits)) continue;
-        const double m = byTarget ? s.target : s.deficit;
-        s.probability = mass > 0 ? m / mass : 0.0;
-    }
-    if (!(mass > 0)) {
-        // Every remaining target 0 (only possible when the fitting sites are all full): uniform over them.
-        std::size_t k = 0;
-        for (std::size_t i = 0; i < n; ++i)
-            k += detail::isTaken(taken, active[i].index) || (sum.anyFits && !out[i].fits) ? 0 : 1;
-        for (std::size_t i = 0; i < n; ++i)
-            if (!detail::isTaken(taken, active[i].index) && !(sum.anyFits && !out[i].fits))
-                out[i].probability = 1.0 / double(k);
+        s.probability = uniform ? 1.0 / double(k) : byTarget ? s.target / tgtMass : s.deficit / defMass;
     }
     return sum;
 }
 
 int chooseHeadroom(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
                    ChooserState&, Rng& rng) {
-    Share shares[kMaxServices];
+    // Only the n shares used are written (headroomShares assigns each): a plain array would first
+    // default-construct all 64 on every query, more work than the shares themselves.
+    union Buf {
+        Buf() {}
+        Share s[kMaxServices];
+    } buf;
+    static_assert(std::is_trivially_destructible_v<Share>);
+    Share* shares = buf.s;
     const std::size_t n = std::min(active.size(), kMaxServices);
     headroomShares(active.first(n), taken, params, {shares, n});
     // pickWeighted reads the weight through the candidate's position in `active`.

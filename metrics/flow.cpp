@@ -1,5 +1,6 @@
 #include "metrics/flow.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 
@@ -41,18 +42,21 @@ void FlowLedger::add(std::size_t worker, std::uint32_t slot, double demand, std:
 }
 
 double FlowLedger::flow(std::uint32_t slot, std::int64_t nowMs) const noexcept {
-    if (slot >= width_.size()) return 0;
+    const std::size_t slots = width_.size();
+    if (slot >= slots) return 0;
     const auto now = std::uint32_t(std::uint64_t(nowMs) / width_[slot]);
+    // Everything but the words read into locals first: this runs per candidate and query of a headroom
+    // hostname, and the compiler reloads members around each atomic load otherwise.
+    const std::atomic<std::uint64_t>* r = &words_[std::size_t(slot) * kFlowBuckets];
+    const std::size_t stride = slots * kFlowBuckets;
     double total = 0;
-    for (std::size_t wk = 0; wk < workers_; ++wk) {
-        const std::atomic<std::uint64_t>* r = row(wk, slot);
+    for (std::size_t wk = workers_; wk > 0; --wk, r += stride)
         for (std::size_t b = 0; b < kFlowBuckets; ++b) {
             const std::uint64_t w = r[b].load(std::memory_order_relaxed);
-            // Live: its bucket is now's or later (within the ring). Signed difference: wraps safely.
-            const auto ahead = std::int32_t(bucketOf(w) - now);
-            if (ahead >= 0 && ahead < std::int32_t(kFlowBuckets)) total += double(sumOf(w));
+            // Live: its bucket is now's or later (within the ring); unsigned difference: wraps safely, and an
+            // expired bucket (before now) is a huge number.
+            if (bucketOf(w) - now < kFlowBuckets) total += double(sumOf(w));
         }
-    }
     return total;
 }
 
@@ -64,6 +68,29 @@ void FlowLedger::carry(const FlowLedger& old, std::uint32_t oldSlot, std::uint32
         for (std::size_t b = 0; b < kFlowBuckets; ++b)
             row(wk, newSlot)[b].store(old.row(wk, oldSlot)[b].load(std::memory_order_relaxed),
                                       std::memory_order_relaxed);
+}
+
+void FlowView::bind(const FlowLedger* ledger) {
+    ledger_ = ledger;
+    const std::size_t n = ledger ? ledger->slots() : 0;
+    entries_.assign(n, Entry{});
+    refreshMs_.resize(n);
+    for (std::size_t i = 0; i < n; ++i)
+        refreshMs_[i] = std::max<std::uint32_t>(1, ledger->widthMs(std::uint32_t(i)) / 8);
+}
+
+double FlowView::flow(std::uint32_t slot, std::int64_t nowMs) noexcept {
+    if (slot >= entries_.size()) return 0;
+    Entry& e = entries_[slot];
+    if (e.untilMs == 0 || nowMs >= e.untilMs || nowMs < e.untilMs - std::int64_t(refreshMs_[slot])) {
+        e.value = ledger_->flow(slot, nowMs);
+        e.untilMs = nowMs + refreshMs_[slot];
+    }
+    return e.value;
+}
+
+void FlowView::added(std::uint32_t slot, double demand) noexcept {
+    if (slot < entries_.size() && demand > 0 && std::isfinite(demand)) entries_[slot].value += demand;
 }
 
 }  // namespace gslb::metrics

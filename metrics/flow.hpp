@@ -33,6 +33,7 @@ class FlowLedger {
 
     std::size_t workers() const noexcept { return workers_; }
     std::size_t slots() const noexcept { return width_.size(); }
+    std::uint32_t widthMs(std::uint32_t slot) const noexcept { return slot < slots() ? width_[slot] : 1; }
     std::size_t bytes() const noexcept { return workers_ * slots() * kFlowBuckets * 8; }
 
     // Worker `worker` only: an answer naming `slot` for a resolver of `demand` (sessions/s) that expires at
@@ -51,6 +52,33 @@ class FlowLedger {
     std::size_t workers_;
     std::vector<std::uint32_t> width_;
     std::unique_ptr<std::atomic<std::uint64_t>[]> words_;
+};
+
+// One answering thread's view of a FlowLedger: each slot's sum over every row, read again once it is a
+// refresh old (the slot's bucket width ÷ 8: ttl ÷ 48), and this thread's own answers added to it at once.
+// FlowLedger::flow reads kFlowBuckets words per row, and there is a row per answering thread (workers x
+// (1 + listen addresses)): 96 atomic loads per candidate and query at 4 workers on 2 addresses. Through the
+// view a query reads one cached figure per candidate; the answers of other threads count at most a refresh
+// late (the buckets already count an answer up to a width late), this thread's never.
+class FlowView {
+  public:
+    // A new ledger (a reload; null: none): every slot is read afresh. Allocates: not on the query path.
+    void bind(const FlowLedger* ledger);
+    // The committed flow of `slot` at `nowMs`, as FlowLedger::flow, at most a refresh old; 0 when unbound
+    // or out of range.
+    double flow(std::uint32_t slot, std::int64_t nowMs) noexcept;
+    // This thread has added `demand` to `slot` (FlowLedger::add): counted here until the next refresh
+    // reads it from the ledger.
+    void added(std::uint32_t slot, double demand) noexcept;
+
+  private:
+    struct Entry {
+        std::int64_t untilMs = 0;  // 0: never read
+        double value = 0;
+    };
+    const FlowLedger* ledger_ = nullptr;
+    std::vector<Entry> entries_;
+    std::vector<std::uint32_t> refreshMs_;
 };
 
 }  // namespace gslb::metrics

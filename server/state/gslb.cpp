@@ -524,8 +524,8 @@ uint64_t resolverDemandKey(const GslbHost& h, int f, const zones::Client& client
 }
 
 HeadroomQuery fillHeadroom(const Gslb& g, const GslbHost& h, int f, const zones::Client& client,
-                           uint8_t scope, metrics::Candidate* c, size_t n, int64_t nowMs,
-                           bool learn) noexcept {
+                           uint8_t scope, metrics::Candidate* c, size_t n, int64_t nowMs, bool learn,
+                           metrics::FlowView* view) noexcept {
     HeadroomQuery q;
     if (!g.demand || !g.flow) return q;
     q.key = resolverDemandKey(h, f, client, scope);
@@ -533,7 +533,8 @@ HeadroomQuery fillHeadroom(const Gslb& g, const GslbHost& h, int f, const zones:
     const auto& svcs = h.family[f];
     for (size_t i = 0; i < n; ++i) {
         c[i].demand = q.demand.demand;
-        c[i].flow = g.flow->flow(svcs[c[i].index].slot, nowMs);
+        const uint32_t slot = svcs[c[i].index].slot;
+        c[i].flow = view ? view->flow(slot, nowMs) : g.flow->flow(slot, nowMs);
     }
     return q;
 }
@@ -636,6 +637,7 @@ void Selector::rebind(const Gslb* g) {
     cache_.clear();
     if (g && g->topology && g->topology->hasGeoIp()) cache_.assign(4096, CacheEntry{});
     states_ = std::move(states);
+    flowView_.bind(g && mode_ == Mode::Worker ? g->flow.get() : nullptr);
     gslb_ = g;
 }
 
@@ -672,7 +674,9 @@ void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const
     }
     const bool learn = mode_ == Mode::Worker;
     HeadroomQuery hq;
-    if (h.headroom) hq = fillHeadroom(*gslb_, h, f, client, out.scope, c, svcs.size(), now, learn);
+    if (h.headroom)
+        hq = fillHeadroom(*gslb_, h, f, client, out.scope, c, svcs.size(), now, learn,
+                          learn ? &flowView_ : nullptr);
     uint16_t picked[metrics::kMaxServices];
     metrics::ChooserState* st = &none_;
     if (mode_ == Mode::Explain) {
@@ -701,8 +705,10 @@ void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const
                 gslb_->demand->answered(hq.key, now, out.ttl);
                 const double share = hq.demand.demand / double(r.count);
                 const int64_t expiry = now + int64_t(out.ttl) * 1000;
-                for (size_t k = 0; k < r.count; ++k)
+                for (size_t k = 0; k < r.count; ++k) {
                     gslb_->flow->add(worker_, svcs[picked[k]].slot, share, expiry);
+                    flowView_.added(svcs[picked[k]].slot, share);
+                }
             }
         }
         return;

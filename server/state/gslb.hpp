@@ -193,10 +193,11 @@ struct HeadroomQuery {
     uint64_t key = 0;
 };
 /// Fills Candidate::demand and ::flow of c[0..n) for a headroom hostname; `learn`: the query path (the
-/// demand table learns from this query), else explain (reads only).
+/// demand table learns from this query), else explain (reads only). `view`: the answering thread's cached
+/// view of g.flow (metrics::FlowView), bound to it; null: the ledger read exactly (explain).
 HeadroomQuery fillHeadroom(const Gslb& g, const GslbHost& h, int f, const zones::Client& client,
-                           uint8_t scope, metrics::Candidate* c, size_t n, int64_t nowMs,
-                           bool learn) noexcept;
+                           uint8_t scope, metrics::Candidate* c, size_t n, int64_t nowMs, bool learn,
+                           metrics::FlowView* view = nullptr) noexcept;
 /// The TTL of an answer of `count` records picked[] from c[0..n) (compacted by select, any order): the
 /// shortest of the picked candidates' adaptiveTtl.
 metrics::TtlDecision headroomTtl(const GslbHost& h, const metrics::Candidate* c, size_t n,
@@ -245,7 +246,8 @@ class Selector : public zones::DynamicHook {
     // to their service count (ChooserState: per-service arrays only for what the chooser reads).
     std::vector<std::unique_ptr<metrics::ChooserState>> states_;
     metrics::ChooserState none_{0, metrics::kNeedsNothing};  // passed to choosers that keep nothing
-    std::unique_ptr<metrics::ChooserState> fresh_;           // Explain: reset before each pick
+    metrics::FlowView flowView_;  // Worker: the committed flows this thread reads, bound to gslb_->flow
+    std::unique_ptr<metrics::ChooserState> fresh_;  // Explain: reset before each pick
     // The EXTRA-TEXT of the last all-down answer (DynAnswer::ede points here until the next select).
     // 16 + 255 (the longest name) + 40 (the rest, an IPv6 address included) octets.
     char edeText_[320];

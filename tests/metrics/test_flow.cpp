@@ -1,6 +1,8 @@
 // Committed flow with expiry (metrics/flow.hpp): worked values.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "metrics/flow.hpp"
 
 using namespace gslb::metrics;
@@ -41,4 +43,35 @@ TEST_CASE("flow: a reload carries a slot's rows when workers and width are the s
     FlowLedger other(1, {5000});
     other.carry(old, 1, 0);  // another width: not carried
     CHECK(other.flow(0, 4000) == 0);
+}
+
+TEST_CASE("flow view: a thread's own answers at once, the other threads' a refresh (width / 8) late") {
+    FlowLedger f(2, {834, 5000});  // TTL 5 s and 30 s: refresh 104 ms and 625 ms
+    FlowView v;
+    CHECK(v.flow(0, 1000) == 0);  // unbound
+    v.bind(&f);
+    f.add(1, 0, 3.0, 6000);
+    CHECK(v.flow(0, 1000) == 3);  // read from the ledger, kept until 1104
+    f.add(0, 0, 2.0, 6000);       // this thread's answer ...
+    v.added(0, 2.0);              // ... counted at once
+    f.add(1, 0, 4.0, 6000);       // another thread's: not yet
+    CHECK(v.flow(0, 1103) == 5);
+    CHECK(v.flow(0, 1104) == 9);  // a refresh later: the ledger's sum, each answer once
+    f.add(1, 1, 1.0, 30000);
+    CHECK(v.flow(1, 1000) == 1);
+    f.add(1, 1, 1.0, 30000);
+    CHECK(v.flow(1, 1624) == 1);
+    CHECK(v.flow(1, 1625) == 2);
+    CHECK(v.flow(0, 7000) == 0);  // expired in the ledger, read afresh
+    CHECK(v.flow(9, 1000) == 0);  // out of range
+    v.added(9, 1.0);              // ignored
+    v.added(0, std::numeric_limits<double>::quiet_NaN());
+    CHECK(v.flow(0, 7001) == 0);
+    FlowLedger g(1, {834});  // a reload binds the new ledger: nothing of the old kept
+    g.add(0, 0, 0.5, 6000);
+    v.bind(&g);
+    CHECK(v.flow(0, 7002) == 0);  // expired in g at 7002 (bucket 7 ends at 6672)
+    CHECK(v.flow(1, 1000) == 0);  // no slot 1 in g
+    v.bind(nullptr);
+    CHECK(v.flow(0, 0) == 0);
 }
