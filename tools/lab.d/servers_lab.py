@@ -11,7 +11,7 @@ A policy spec (tools/lab --policy) is `[LABEL=]POLICY[;KEY=VALUE]...`:
            and the lab's own `gslbd=PATH`: this policy's gslbd binary instead of --gslbd (an A/B of two builds
            on the same sessions in one run)
 e.g. `default`, `health,weighted-random`, `lc05=health,least-connections,random;factor=0.5`,
-`before=default;gslbd=/tmp/gslbd-main`.
+`before=default;gslbd=../main/build/server/gslbd`.
 """
 
 import math

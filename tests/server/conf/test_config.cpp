@@ -47,6 +47,25 @@ TEST_CASE("a good config loads with its values and the [defaults] inherited") {
     CHECK(cfg.zones.at(0).file == w.dir + "/t.zone");
 }
 
+TEST_CASE("ttl_min: as written, else ttl / 10 and at least 1 s") {
+    PolicyConf p;
+    p.ttl = 30;
+    CHECK(p.effectiveTtlMin() == 3);
+    p.ttl = 10;
+    CHECK(p.effectiveTtlMin() == 1);
+    p.ttl = 5;
+    CHECK(p.effectiveTtlMin() == 1);
+    p.ttl = 300;
+    CHECK(p.effectiveTtlMin() == 30);
+    p.ttl = 0;
+    CHECK(p.effectiveTtlMin() == 0);
+    p.ttl = 30;
+    p.ttlMin = 6;
+    CHECK(p.effectiveTtlMin() == 6);
+    p.ttlMin = 0;
+    CHECK(p.effectiveTtlMin() == 0);
+}
+
 TEST_CASE("service addresses and an address fallback are parsed once, at load, into their rdata") {
     std::string text = st::baseConfig(
         "[defaults]\nfallback = \"2001:db8::53\"\n\n"
