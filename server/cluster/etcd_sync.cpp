@@ -446,15 +446,25 @@ void EtcdSync::remove(const SharedItem& item) {
     impl_->queue(Impl::Write{k, "", false, true});
 }
 
+namespace {
+
+// `owner` as this member's key (`self` its member) and its store key under `prefix`.
+std::pair<SharedOwner, std::string> ownKey(const SharedOwner& owner, const std::string& self,
+                                           const std::string& prefix) {
+    SharedOwner o = owner;
+    o.member = self;
+    std::string k = sharedKey(prefix, o);
+    return {std::move(o), std::move(k)};
+}
+
+}  // namespace
+
 void EtcdSync::claim(const SharedOwner& owner, std::function<void(bool)> done) {
     Impl& i = *impl_;
     if (i.st.state != "live") return done(false);
-    SharedOwner o = owner;
-    o.member = i.self;
-    const uint64_t g = i.gen;
-    const std::string k = sharedKey(i.prefix, o);
+    auto [o, k] = ownKey(owner, i.self, i.prefix);
     i.client->putIfAbsent(k, sharedValue(o), i.st.leaseId,
-                          [&i, g, k, o, done](const std::string& err, const EtcdReply& r) {
+                          [&i, g = i.gen, k, o, done](const std::string& err, const EtcdReply& r) {
                               if (g != i.gen || !err.empty()) return done(false);
                               if (r.succeeded) {
                                   i.cache[k] = o;
@@ -465,6 +475,18 @@ void EtcdSync::claim(const SharedOwner& owner, std::function<void(bool)> done) {
                                   if (kv.key == k && kv.lease == i.st.leaseId) return done(true);
                               done(false);
                           });
+}
+
+void EtcdSync::release(const SharedOwner& owner, std::function<void(bool)> done) {
+    Impl& i = *impl_;
+    if (i.st.state != "live") return done(false);
+    auto [o, k] = ownKey(owner, i.self, i.prefix);
+    i.client->deleteIfValue(
+        k, sharedValue(o), [&i, g = i.gen, k, done](const std::string& err, const EtcdReply& r) {
+            if (g != i.gen || !err.empty() || !r.succeeded) return done(false);
+            i.cache.erase(k);  // the watch says so too; the members' view need not wait for it
+            done(true);
+        });
 }
 
 void EtcdSync::memberChanged() {

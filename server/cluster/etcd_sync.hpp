@@ -100,6 +100,10 @@ class EtcdSync {
     /// Claims `owner` (a txn: put under this member's lease when nobody holds it); `done(true)` when this
     /// member holds it now. Not live: done(false) at once.
     void claim(const SharedOwner& owner, std::function<void(bool)> done);
+    /// Gives up `owner` (a key this member holds): a txn deletes it only while it still holds this member's
+    /// value (EtcdClient::deleteIfValue), so a key another member holds by then stays. `done(true)` when it
+    /// was deleted. Not live: done(false) at once (the lease's expiry frees the key then).
+    void release(const SharedOwner& owner, std::function<void(bool)> done);
     /// Rewrites this member's entry soon (debounced to once per renewal period).
     void memberChanged();
 

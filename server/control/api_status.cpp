@@ -162,6 +162,9 @@ json checkJson(const CheckStatus& cs) {
                            {"down_votes", cs.votes.downVotes},
                            {"own_view", cs.votes.ownView},
                            {"max_age_ms", cs.quorumMaxAgeMs}};
+    // Probe ownership (doc/ns-set.md "Shared state in etcd"): whether this member probes the service or uses
+    // the verdicts of the members that hold its owner keys; null when every member probes it itself.
+    check["probe"] = cs.ownership ? json{{"here", cs.probedHere}, {"owners", cs.owners}} : json(nullptr);
     if (cs.certNotAfterUnix) {
         // https: when the certificate expires, and in how long (negative: expired), for an alert.
         check["cert_not_after"] = isoTime(cs.certNotAfterUnix * 1000);

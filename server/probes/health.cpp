@@ -12,9 +12,10 @@
 // service while it holds one; claims a free one (an etcd txn: one member wins) at once when it ranks first
 // for that key among the live members (a rendezvous hash), else at its check's next tick; and skips the
 // checks of a service whose keys other members hold, taking their verdicts and FlashBack times instead. An
-// owner that dies loses its keys with its lease, and the next tick of another member claims them. Not live on
-// etcd, a member probes everything itself. Ownership is not rebalanced when members join: it moves only when
-// its owner goes.
+// owner that dies loses its keys with its lease, and the member that ranks first for them claims them. Not
+// live on etcd, a member probes everything itself. Ownership follows the rendezvous order as members join
+// (the outranked holder releases the key, compare-on-value), and a member whose config stops checking a
+// service releases its keys at once.
 #include "server/probes/health.hpp"
 
 #include <algorithm>
@@ -131,8 +132,13 @@ struct HealthMonitor::Impl {
     std::map<std::string, std::map<int, std::string>> owners;
     std::map<std::string, std::map<std::string, cluster::SharedVerdict>> verdictsBy;
     std::set<std::string> claiming;
-    std::set<std::string> liveMembers;  // the other members with an entry in etcd (under their leases)
-    bool ownView = false;               // member level: some slot falls back on the own verdict
+    // The other members with an entry in etcd (under their leases), each with the services ("SITE/ADDRESS")
+    // its entry gives a health (up or down): the candidates for a service's owner keys.
+    std::map<std::string, std::set<std::string>> liveMembers;
+    std::map<std::string, double> freeSince;  // "SITE\0ADDRESS\0N" -> monoSec() it was first seen free
+    // "SITE\0ADDRESS\0N" -> monoSec() this member last claimed a key that a higher-ranked candidate let lie
+    std::map<std::string, double> takenBack;
+    bool ownView = false;  // member level: some slot falls back on the own verdict
     size_t ownViewSlots = 0;
     int64_t ownViewSinceUnixMs = 0;
 
@@ -321,13 +327,18 @@ struct HealthMonitor::Impl {
         etcd->publish(v);
     }
 
-    // The other members' verdicts as etcd holds them now (each under its member's lease: all live).
-    // Probe ownership (doc/ns-set.md "Shared state in etcd"): whether this member probes the slot. Not
-    // live on etcd: yes, every slot (its own checks again). Else yes when it holds one of the slot's
-    // max(1, health_quorum) owner keys; when one is free it claims it (a txn under its lease: one member
-    // wins) and probes meanwhile; when all are held by others, no, and the slot is delegated. `anyMember`:
-    // claim whatever this member's rank (a check's tick); else only when it ranks first for that key among
-    // the live members (a rendezvous hash), so the members that go live together share the services out.
+    // Probe ownership (doc/ns-set.md "Shared state in etcd"): whether this member probes the slot. Not live
+    // on etcd: yes, every slot (its own checks again). Else yes when it holds one of the slot's max(1,
+    // health_quorum) owner keys; when one is free it claims it (a txn under its lease: one member wins) and
+    // probes meanwhile; when all are held by others, no, and the slot is delegated.
+    // Who holds key N of a service: the member that ranks first for it (ownerRank) among its candidates, the
+    // live members whose entry gives the service a health and that hold none of its keys. That one claims a
+    // free key at once; any member claims it at its check's tick (`anyMember`) once it has been free for one
+    // check interval (the first-ranked one cannot or does not claim). A holder outranked by a candidate (a
+    // member joined) gives the key up with a compare-on-value delete and the candidate claims it at once, so
+    // ownership follows the rendezvous order as members come, not only when an owner dies. After a candidate
+    // let a released key lie (this member took it back at a tick), not again for kRebalanceSpacingSec, so a
+    // candidate that never claims costs one hand-over per spacing.
     bool decideOwnership(const std::string& key, bool anyMember) {
         auto it = slots.find(key);
         if (it == slots.end()) return true;
@@ -336,29 +347,61 @@ struct HealthMonitor::Impl {
         s.delegated = false;
         if (!viaEtcd() || !etcd->live()) return true;
         const std::string& self = etcd->self();
+        const std::string site = key.substr(0, key.find('\0')), address = key.substr(key.find('\0') + 1);
         const auto& held = owners[key];
-        for (const auto& [n, member] : held)
-            if (member == self) return true;
+        std::vector<std::string> candidates;
+        for (const auto& [m, services] : liveMembers) {
+            if (!services.count(site + "/" + address)) continue;
+            bool holds = false;
+            for (const auto& [n, h] : held) holds |= h == m;
+            if (!holds) candidates.push_back(m);
+        }
         const int k = std::max(1, confQuorum);
+        const double now = monoSec();
+        for (const auto& [n, member] : held) {
+            if (member != self) continue;
+            const std::string id = key + '\0' + std::to_string(n);
+            bool outranked = false;
+            for (const auto& m : candidates)
+                outranked |= ownerRank(site, address, n, m) > ownerRank(site, address, n, self);
+            // Not again soon after the first-ranked candidate let a released key lie (this member took it
+            // back at a tick): that candidate does not claim, and releasing to it would only flap.
+            auto back = takenBack.find(id);
+            if (n < k && outranked && (back == takenBack.end() || now - back->second >= kRebalanceSpacingSec))
+                release(site, address, n, "a member that ranks first for it is live");
+            return true;  // probed here until the key is gone
+        }
         for (int n = 0; n < k; ++n) {
-            if (held.count(n)) continue;
-            const std::string site = key.substr(0, key.find('\0')), address = key.substr(key.find('\0') + 1);
-            auto rank = [&](const std::string& m) {
-                return std::hash<std::string>{}(key + '\0' + std::to_string(n) + '\0' + m);
-            };
+            const std::string id = key + '\0' + std::to_string(n);
+            if (held.count(n)) {
+                freeSince.erase(id);
+                continue;
+            }
+            const double since = freeSince.try_emplace(id, now).first->second;
             bool first = true;
-            for (const auto& m : liveMembers) first &= rank(self) >= rank(m);
-            if ((anyMember || first) && claiming.insert(key).second)
+            for (const auto& m : candidates)
+                first &= ownerRank(site, address, n, self) >= ownerRank(site, address, n, m);
+            const double grace = s.entries.empty() ? 0 : s.entries.front()->interval;
+            if ((first || (anyMember && now - since >= grace)) && claiming.insert(key).second) {
+                if (!first) takenBack[id] = now;
                 etcd->claim(
                     cluster::SharedOwner{site, address, self, n}, [this, key, site, address](bool won) {
                         claiming.erase(key);
                         if (won) log::info("probe ownership: {} {} is probed by this member", site, address);
                     });
+            }
             return true;
         }
         s.delegated = true;
         if (!was) updateSlot(key);
         return false;
+    }
+
+    // Gives up owner key N of a service (compare-on-value: a key another member holds by then stays).
+    void release(const std::string& site, const std::string& address, int n, const std::string& why) {
+        etcd->release(cluster::SharedOwner{site, address, etcd->self(), n}, [site, address, why](bool done) {
+            if (done) log::info("probe ownership: {} {} handed over: {}", site, address, why);
+        });
     }
 
     void readShared() {
@@ -372,7 +415,13 @@ struct HealthMonitor::Impl {
             if (const auto* o = std::get_if<cluster::SharedOwner>(&item))
                 owners[slotKeyOf(o->site, o->address)][o->slot] = o->member;
             if (const auto* m = std::get_if<cluster::SharedMember>(&item))
-                if (m->member != etcd->self()) liveMembers.insert(m->member);
+                if (m->member != etcd->self()) {
+                    auto& services = liveMembers[m->member];
+                    // A service its entry calls "unknown" is one it does not check (a checked one has a
+                    // verdict from the start-up round on, its own or its owner's): not a candidate there.
+                    for (const auto& [service, health] : m->health)
+                        if (health != "unknown") services.insert(service);
+                }
         }
         for (const auto& [k, item] : etcd->cache())
             if (const auto* v = std::get_if<cluster::SharedVerdict>(&item)) {
@@ -637,6 +686,16 @@ struct HealthMonitor::Impl {
             }
             s.entries.push_back(e.get());
         }
+        // A service that left this member's checks: the owner keys it holds go at once (compare-on-value), so
+        // another member probes it now, not when this member's lease expires (never, while it runs).
+        if (viaEtcd())
+            for (const auto& [key, old] : slots) {
+                if (next.count(key)) continue;
+                for (const auto& [n, member] : owners[key])
+                    if (member == etcd->self())
+                        release(key.substr(0, key.find('\0')), key.substr(key.find('\0') + 1), n,
+                                "the service left this member's checks");
+            }
         slots = std::move(next);
         forgetWritten();
         if (!table) return;
@@ -714,6 +773,12 @@ struct HealthMonitor::Impl {
         st.flaps = s.flaps;
         st.l4Ms = std::isnan(s.l4) ? -1 : s.l4;
         st.l7Ms = std::isnan(s.l7) ? -1 : s.l7;
+        if (viaEtcd() && etcd->live()) {
+            st.ownership = true;
+            st.probedHere = !s.delegated;
+            if (auto o = owners.find(slotKeyOf(key.site, key.address)); o != owners.end())
+                for (const auto& [n, member] : o->second) st.owners.push_back(member);
+        }
         auto join = [](std::string& to, const std::string& v) {
             if (v.empty()) return;
             size_t pos = 0;
@@ -769,6 +834,21 @@ struct HealthMonitor::Impl {
         return q;
     }
 };
+
+uint64_t ownerRank(const std::string& site, const std::string& address, int n, const std::string& member) {
+    uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a's offset basis and prime (64 bits)
+    auto mix = [&h](std::string_view part) {
+        for (unsigned char c : part) h = (h ^ c) * 0x100000001b3ULL;
+    };
+    const std::string slot = std::to_string(n);
+    for (std::string_view part :
+         {std::string_view(site), std::string_view(address), std::string_view(slot)}) {
+        mix(part);
+        mix(std::string_view("\0", 1));
+    }
+    mix(member);
+    return h;
+}
 
 double firstPeriodicDelay(double intervalSec, double stagger) {
     return intervalSec * (0.5 + stagger);

@@ -67,6 +67,12 @@ struct CheckStatus {
     double lastLatencyMs = -1;     // last check's time, -1 when none
     double l4Ms = -1, l7Ms = -1;   // smoothed FlashBack times, -1 when unknown
     int64_t certNotAfterUnix = 0;  // https: the server certificate's notAfter (s since the epoch), 0: unknown
+    // Probe ownership (live on [cluster] etcd; false otherwise: this member probes everything itself):
+    // whether this member runs the checks, and the members holding the service's owner keys (this one
+    // included when it holds one), whose verdicts a member that does not probe uses.
+    bool ownership = false;
+    bool probedHere = true;
+    std::vector<std::string> owners;
     // Every finished check's duration (successes and failures, a timeout counts its full time), cumulative
     // over the slot's checks: durationBuckets[i] counts runs <= kCheckDurationBuckets[i] (not cumulative
     // across buckets; GET /metrics sums them), count and sum (seconds) cover every run.
@@ -74,6 +80,17 @@ struct CheckStatus {
     uint64_t durationCount = 0;
     double durationSumSec = 0;
 };
+
+/// Probe ownership's rendezvous rank of `member` for owner key `n` of a service (doc/ns-set.md "Shared state
+/// in etcd"): FNV-1a, 64 bits, over "SITE\0ADDRESS\0N\0MEMBER" (N in decimal). The highest-ranked of a key's
+/// candidates holds it. A fixed function rather than std::hash, whose values belong to one standard library:
+/// members built apart must rank alike (Thaler and Ravishankar's highest random weight).
+uint64_t ownerRank(const std::string& site, const std::string& address, int n, const std::string& member);
+
+/// How long (s) a holder keeps an owner key it had to take back (the higher-ranked candidate it released it
+/// for did not claim it within a check interval) before releasing it again: a candidate that never claims
+/// (cut off from etcd, yet its lease alive) costs one hand-over per this.
+inline constexpr double kRebalanceSpacingSec = 30;
 
 /// Seconds from the end of the start-up round (where every check ran at once) to a check's first periodic
 /// run: 0.5 to 1.5 intervals by its `stagger` (0..1, its rank among the checks started together). From then

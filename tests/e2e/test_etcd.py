@@ -209,6 +209,14 @@ class Member(Gslbd):
         raise DaemonError(f"gslbd {self.addr} not up within {timeout} s:\n{self.stderr()}")
 
 
+def rank(site, address, n, member):
+    """server/probes/health.hpp ownerRank: FNV-1a (64 bits) over SITE, ADDRESS, N and MEMBER, NUL-separated."""
+    h = 0xcbf29ce484222325
+    for c in f"{site}\0{address}\0{n}\0{member}".encode():
+        h = ((h ^ c) * 0x100000001b3) % 2 ** 64
+    return h
+
+
 def wait_for(pred, seconds, what):
     return harness.wait_for(pred, seconds, what, step=0.005)
 
@@ -635,7 +643,8 @@ class EtcdQuorumLab(unittest.TestCase):
 @unittest.skipUnless(loopback_aliases_work(), "cannot bind 127.0.0.2-4")
 class EtcdOwnershipLab(unittest.TestCase):
     """Probe ownership: three members check one back end (both services on it, every 0.5 s) without
-    health_quorum, so each service is probed by one member; the owner killed, another takes it over."""
+    health_quorum, so each service is probed by one member; the owner killed, another takes it over; the owner
+    back, it takes its key back; a service leaving its owner's config, another member takes it at once."""
 
     QUORUM = None
 
@@ -658,7 +667,12 @@ class EtcdOwnershipLab(unittest.TestCase):
         return (sum(self.backend.snapshot().values()) - before) / seconds
 
     def test_1_each_back_end_is_probed_once_and_handed_over_when_its_owner_dies(self):
-        wait_for(lambda: self.owner("east", EAST) and self.owner("west", WEST), 10, "both services owned")
+        # The members go live one after another (the first claims everything at once); the others, as each
+        # comes, take the keys they rank first for: the owners end in the rendezvous order.
+        urls = [m.url for m in self.members]
+        expected = {svc: max(urls, key=lambda u: rank(*svc, 0, u)) for svc in (("east", EAST), ("west", WEST))}
+        wait_for(lambda: all(self.owner(*svc) == url for svc, url in expected.items()), 10,
+                 f"both services owned as the rendezvous order says: {expected}")
         time.sleep(1.0)  # the start-up rounds (every member checks everything once) are over
         rate = self.checks_per_second(3.0)
         # Two services every 0.5 s: 4 checks a second by their owners, 12 if every member checked.
@@ -686,6 +700,67 @@ class EtcdOwnershipLab(unittest.TestCase):
         self.assertGreater(rate, 2.0)  # both services still probed
         for m in survivors:
             self.assertEqual(m.answers(), {EAST, WEST}, m.addr)
+        EtcdOwnershipLab.victim = victim
+
+    def test_2_a_member_joining_takes_back_the_keys_it_ranks_first_for(self):
+        # The killed owner of east ranked first for it (the members went live together, and the first-ranked
+        # claims at once): started again, it is a candidate that outranks east's new owner, which releases the
+        # key (compare-on-value) for it to claim at once, not only when an owner dies.
+        victim = self.victim
+        urls = [m.url for m in self.members]
+        self.assertEqual(max(urls, key=lambda u: rank("east", EAST, 0, u)), victim.url)
+        holder = self.owner("east", EAST)
+        self.assertNotEqual(holder, victim.url)
+        victim.launch()
+        victim.wait_up()
+        t0 = time.monotonic()
+        wait_for(lambda: self.owner("east", EAST) == victim.url, 5, "the member that joined owns east again")
+        took = time.monotonic() - t0
+        print(f"MEASURED: a member joining that ranks first for east owns it {took * 1000:.0f} ms after its first "
+              f"answer (its lease TTL {victim.etcd()['lease_ttl_s']} s is not waited out)")
+        self.assertIn("probe ownership: east 192.0.2.10 handed over: a member that ranks first for it is live",
+                      [m for m in self.members if m.url == holder][0].stderr())
+        # Each service has the owner the rendezvous order says, and the back end still sees one set of checks.
+        for site, address in (("east", EAST), ("west", WEST)):
+            self.assertEqual(self.owner(site, address), max(urls, key=lambda u: rank(site, address, 0, u)))
+        time.sleep(1.0)  # the joining member's start-up round is over
+        rate = self.checks_per_second(2.0)
+        self.assertLess(rate, 6.5)
+        # Every member's /v1/status says who probes each service (from etcd alone), and gslbctl status too.
+        for m in self.members:
+            for svc in m.status()["services"]:
+                owner = self.owner(svc["site"], svc["address"])
+                self.assertEqual(svc["check"]["probe"], {"here": owner == m.url, "owners": [owner]}, m.addr)
+        first = self.members[0]
+        p = subprocess.run([GSLBCTL, "status", "--server", first.url], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=30)
+        for site, address in (("east", EAST), ("west", WEST)):
+            owner = self.owner(site, address)
+            mark = "[probed here]" if owner == first.url else f"[verdict of {owner}]"
+            line = [ln for ln in p.stdout.splitlines() if ln.startswith(site) and address in ln]
+            self.assertTrue(line and mark in line[0], (mark, p.stdout))
+
+    def test_3_a_service_leaving_its_owners_checks_is_taken_over_at_once(self):
+        owner_url = self.owner("west", WEST)
+        owner = [m for m in self.members if m.url == owner_url][0]
+        # Its config stops checking west (the zone still has the address: the service stays, unchecked).
+        checked = 'address = "198.51.100.10"\nsite = "west"\ncheck = "c"\ncheck_address = "127.0.0.1"\n'
+        self.assertIn(checked, owner.raw_config)
+        owner.raw_config = owner.raw_config.replace(checked, 'address = "198.51.100.10"\nsite = "west"\n')
+        owner.write_config()
+        t0 = time.monotonic()
+        owner.proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: self.owner("west", WEST) not in (None, owner_url), 5,
+                 f"another member owns west:\n{owner.stderr()[-3000:]}")
+        took = time.monotonic() - t0
+        ttl = owner.etcd()["lease_ttl_s"]
+        print(f"MEASURED: west left its owner's config (SIGHUP): another member owns it {took * 1000:.0f} ms later "
+              f"(its lease TTL {ttl} s not waited out)")
+        self.assertNotIn("reload failed", owner.stderr())
+        self.assertIsNone([x for x in owner.status()["services"] if x["address"] == WEST][0]["check"])
+        self.assertIn("probe ownership: west 198.51.100.10 handed over: the service left this member's checks",
+                      owner.stderr())
+        self.assertLess(took, ttl)
 
 
 if __name__ == "__main__":

@@ -45,3 +45,20 @@ TEST_CASE("status: no XDP line without [server] xdp, nor from a server that pred
     s.erase("xdp");
     CHECK(renderStatus(s).find("XDP") == std::string::npos);
 }
+
+TEST_CASE("status: probe ownership in the CHECK column: probed here, or the verdict of the owners") {
+    J s = J::parse(R"json({"zones": [], "sites": [{"name": "east"}],
+      "services": [
+        {"site": "east", "address": "192.0.2.10", "health": "up", "enabled": true,
+         "check": {"type": "tcp", "state": "up", "probe": {"here": true, "owners": ["http://192.0.2.53:8053"]}}},
+        {"site": "east", "address": "192.0.2.11", "health": "up", "enabled": true,
+         "check": {"type": "tcp", "state": "up", "probe": {"here": false, "owners": ["http://192.0.2.54:8053"]}}},
+        {"site": "east", "address": "192.0.2.12", "health": "up", "enabled": true,
+         "check": {"type": "tcp", "state": "up", "probe": null}}]})json");
+    std::string text = renderStatus(s);
+    CHECK(text.find("tcp:up [probed here]") != std::string::npos);
+    CHECK(text.find("tcp:up [verdict of http://192.0.2.54:8053]") != std::string::npos);
+    // Without etcd (probe null) every member probes itself: nothing added.
+    CHECK(text.find("192.0.2.12  up") != std::string::npos);
+    CHECK(text.find("[probed here]") == text.rfind("[probed here]"));
+}

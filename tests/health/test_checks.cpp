@@ -451,6 +451,17 @@ TEST_CASE("reload: unchanged checks keep state and counters under a new slot ind
     CHECK(srv.requests() == after);
 }
 
+TEST_CASE("ownerRank: FNV-1a over SITE, ADDRESS, N and MEMBER, the same on every build") {
+    using gslb::server::ownerRank;
+    // Worked values (Python: h = 0xcbf29ce484222325; for c in data: h = ((h ^ c) * 0x100000001b3) % 2**64).
+    CHECK(ownerRank("east", "192.0.2.10", 0, "http://127.0.0.2:8053") == 4198943584505862343ULL);
+    CHECK(ownerRank("east", "192.0.2.10", 0, "http://127.0.0.3:8053") == 8834055853359237610ULL);
+    // Every part counts, and the separators keep "ab"+"c" apart from "a"+"bc".
+    CHECK(ownerRank("east", "192.0.2.10", 1, "http://127.0.0.2:8053") !=
+          ownerRank("east", "192.0.2.10", 0, "http://127.0.0.2:8053"));
+    CHECK(ownerRank("ab", "c", 0, "m") != ownerRank("a", "bc", 0, "m"));
+}
+
 TEST_CASE("after the start-up round, 500 checks of a 1 s interval cover the whole interval") {
     // Each check's first periodic run is firstPeriodicDelay after the round, then one interval after each
     // start: its phase within the interval is fixed by that first delay. With staggers k/500 the phases must

@@ -131,6 +131,16 @@ std::string renderStatus(const J& s) {
             std::string err = cell(chk, "last_error");
             // The last error explains a down state; once the check is up again it is history, not status.
             if (err != "-" && !err.empty() && cell(chk, "state") != "up") check += " (" + err + ")";
+            // Probe ownership ([cluster] etcd): the verdict of the member that probes it, when not this one.
+            const J& probe = field(chk, "probe");
+            if (const J& here = field(probe, "here"); here.is_boolean() && !here.get<bool>()) {
+                std::string by;
+                for (const auto& o : array(probe, "owners"))
+                    if (o.is_string()) by += (by.empty() ? "" : ", ") + o.get<std::string>();
+                check += " [verdict of " + (by.empty() ? std::string("no owner yet") : by) + "]";
+            } else if (here.is_boolean()) {
+                check += " [probed here]";
+            }
         }
         vt.rows.push_back(
             {site, cell(x, "address"), state,
