@@ -32,11 +32,18 @@ const std::vector<std::string>& Policy::defaultStageNames() {
 }
 
 Policy Policy::defaultPolicy() {
-    return std::move(compile(defaultStageNames(), Params{})).value();
+    Policy p;
+    std::string error;
+    compile(defaultStageNames(), Params{}, p, error);  // cannot fail: test_policy.cpp checks the default
+    return p;
 }
 
-Result<Policy> Policy::compile(const std::vector<std::string>& stageNames, const Params& params) {
-    const auto fail = [](std::string msg) { return Result<Policy>::failure(std::move(msg)); };
+bool Policy::compile(const std::vector<std::string>& stageNames, const Params& params, Policy& out,
+                     std::string& error) {
+    const auto fail = [&](std::string msg) {
+        error = std::move(msg);
+        return false;
+    };
 
     if (!inRange(params.sessionThreshold, 0, 100))
         return fail(
@@ -84,7 +91,8 @@ Result<Policy> Policy::compile(const std::vector<std::string>& stageNames, const
     }
     if (p.chooser_ == nullptr)
         return fail(fmt::format("policy must end with exactly one chooser (one of: {})", choosersList()));
-    return Result<Policy>::success(p);
+    out = p;
+    return true;
 }
 
 std::string Policy::describe() const {

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "metrics/params.hpp"
-#include "metrics/result.hpp"
 #include "metrics/stage_registry.hpp"
 
 namespace gslb::metrics {
@@ -31,7 +30,9 @@ class Policy {
     //    finite; answers 1..kMaxServices.
     // The order is the operator's and is not rearranged: `health` is normally first; a keep-the-best stage
     // placed before it may keep only a down service, and then health reports AllDown.
-    static Result<Policy> compile(const std::vector<std::string>& stageNames, const Params& params);
+    // True with `out`; false with `error`, `out` untouched (doc/design.md "Errors").
+    static bool compile(const std::vector<std::string>& stageNames, const Params& params, Policy& out,
+                        std::string& error);
 
     // Filter stages in order, then the chooser.
     std::span<const StageInfo* const> filters() const noexcept { return {filters_.data(), filterCount_}; }

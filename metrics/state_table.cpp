@@ -21,20 +21,22 @@ bool fresh(std::int64_t atMs, std::int64_t nowMs, std::int64_t maxAgeMs) {
 }
 }  // namespace
 
-Result<std::shared_ptr<StateTable>> StateTable::build(const std::vector<std::string>& sites,
-                                                      const std::vector<ServiceKey>& services,
-                                                      const StateTable* previous) {
-    using R = Result<std::shared_ptr<StateTable>>;
+bool StateTable::build(const std::vector<std::string>& sites, const std::vector<ServiceKey>& services,
+                       std::shared_ptr<StateTable>& out, std::string& error, const StateTable* previous) {
+    const auto fail = [&](std::string why) {
+        error = std::move(why);
+        return false;
+    };
     std::shared_ptr<StateTable> t(new StateTable());
     t->siteNames_ = sites;
     t->serviceKeys_ = services;
     for (std::uint32_t i = 0; i < sites.size(); ++i)
         if (!t->siteIndex_.emplace(sites[i], i).second)
-            return R::failure(fmt::format("duplicate site \"{}\"", sites[i]));
+            return fail(fmt::format("duplicate site \"{}\"", sites[i]));
     for (std::uint32_t i = 0; i < services.size(); ++i) {
         const auto site = t->siteIndex_.find(services[i].site);
         if (site == t->siteIndex_.end())
-            return R::failure(
+            return fail(
                 fmt::format("service {} is on unknown site \"{}\"", services[i].address, services[i].site));
         t->serviceSite_.push_back(site->second);
     }
@@ -44,7 +46,7 @@ Result<std::shared_ptr<StateTable>> StateTable::build(const std::vector<std::str
     for (std::uint32_t i = 0; i < services.size(); ++i) {
         std::uint32_t& b = t->serviceSlots_[t->probe(services[i].site, services[i].address)];
         if (b != kNoSlot)
-            return R::failure(
+            return fail(
                 fmt::format("duplicate service {} on site \"{}\"", services[i].address, services[i].site));
         b = i;
     }
@@ -58,7 +60,8 @@ Result<std::shared_ptr<StateTable>> StateTable::build(const std::vector<std::str
             if (auto old = previous->findService(services[i].site, services[i].address))
                 copyState(previous->services_[*old], t->services_[i]);
     }
-    return R::success(std::move(t));
+    out = std::move(t);
+    return true;
 }
 
 void StateTable::copyState(const ServiceState& from, ServiceState& to) noexcept {

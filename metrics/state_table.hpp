@@ -23,7 +23,6 @@
 #include <vector>
 
 #include "metrics/candidate.hpp"
-#include "metrics/result.hpp"
 
 namespace gslb::metrics {
 
@@ -51,10 +50,11 @@ class StateTable {
     // Builds a table with one slot per site (in the given order) and per service key (in the given order:
     // slot i = services[i]). Errors: duplicate site, duplicate (site, address), a service on an unknown site.
     // `previous` (may be null): state of sites and (site, address) slots that exist in both is carried over
-    // (a reload keeps health, admin state, metrics and their report times). Control thread only.
-    static Result<std::shared_ptr<StateTable>> build(const std::vector<std::string>& sites,
-                                                     const std::vector<ServiceKey>& services,
-                                                     const StateTable* previous = nullptr);
+    // (a reload keeps health, admin state, metrics and their report times). Control thread only. True with
+    // `out`; false with `error`, `out` untouched (doc/design.md "Errors").
+    static bool build(const std::vector<std::string>& sites, const std::vector<ServiceKey>& services,
+                      std::shared_ptr<StateTable>& out, std::string& error,
+                      const StateTable* previous = nullptr);
 
     StateTable(const StateTable&) = delete;
     StateTable& operator=(const StateTable&) = delete;

@@ -25,15 +25,18 @@ bool Selector::matches(const Sample& s) const {
     return true;
 }
 
-Result<Selector> parseSelector(std::string_view text, bool& rate) {
-    using R = Result<Selector>;
+bool parseSelector(std::string_view text, bool& rate, Selector& out, std::string& error) {
+    const auto fail = [&](std::string why) {
+        error = std::move(why);
+        return false;
+    };
     rate = false;
     std::size_t p = 0;
     skip(text, p);
     std::string_view t = text.substr(p);
     while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
     if (t.substr(0, 5) == "rate(") {
-        if (t.back() != ')') return R::failure("rate( without its closing )");
+        if (t.back() != ')') return fail("rate( without its closing )");
         rate = true;
         t = t.substr(5, t.size() - 6);
     }
@@ -41,7 +44,7 @@ Result<Selector> parseSelector(std::string_view text, bool& rate) {
     p = 0;
     skip(t, p);
     std::size_t n0 = p;
-    if (p >= t.size() || !metricNameStart(t[p])) return R::failure("a selector starts with a metric name");
+    if (p >= t.size() || !metricNameStart(t[p])) return fail("a selector starts with a metric name");
     while (p < t.size() && metricNameChar(t[p])) ++p;
     sel.metric = std::string(t.substr(n0, p - n0));
     skip(t, p);
@@ -49,14 +52,14 @@ Result<Selector> parseSelector(std::string_view text, bool& rate) {
         ++p;
         for (;;) {
             skip(t, p);
-            if (p >= t.size()) return R::failure("expected } after the matchers");
+            if (p >= t.size()) return fail("expected } after the matchers");
             if (t[p] == '}') {
                 ++p;
                 break;
             }
             std::size_t l0 = p;
             while (p < t.size() && metricNameChar(t[p]) && t[p] != ':') ++p;
-            if (p == l0) return R::failure("expected a label name in the matchers");
+            if (p == l0) return fail("expected a label name in the matchers");
             Matcher m;
             m.label = std::string(t.substr(l0, p - l0));
             skip(t, p);
@@ -66,11 +69,10 @@ Result<Selector> parseSelector(std::string_view text, bool& rate) {
             } else if (p < t.size() && t[p] == '=' && (p + 1 >= t.size() || t[p + 1] != '~')) {
                 p += 1;
             } else {
-                return R::failure(fmt::format("label {}: only = and != matchers are supported", m.label));
+                return fail(fmt::format("label {}: only = and != matchers are supported", m.label));
             }
             skip(t, p);
-            if (p >= t.size() || t[p] != '"')
-                return R::failure(fmt::format("label {}: quote the value", m.label));
+            if (p >= t.size() || t[p] != '"') return fail(fmt::format("label {}: quote the value", m.label));
             ++p;
             bool closed = false;
             while (p < t.size()) {
@@ -85,15 +87,16 @@ Result<Selector> parseSelector(std::string_view text, bool& rate) {
                 }
                 m.value += c;
             }
-            if (!closed) return R::failure(fmt::format("label {}: unterminated value", m.label));
+            if (!closed) return fail(fmt::format("label {}: unterminated value", m.label));
             sel.matchers.push_back(std::move(m));
             skip(t, p);
             if (p < t.size() && t[p] == ',') ++p;
         }
     }
     skip(t, p);
-    if (p != t.size()) return R::failure(fmt::format("unexpected \"{}\" after the selector", t.substr(p)));
-    return R::success(std::move(sel));
+    if (p != t.size()) return fail(fmt::format("unexpected \"{}\" after the selector", t.substr(p)));
+    out = std::move(sel);
+    return true;
 }
 
 Reading read(const Mapping& m, const std::vector<Sample>& samples) {
@@ -150,8 +153,11 @@ const char* presetNames() {
     return "haproxy, node, nginx, envoy";
 }
 
-Result<std::vector<PresetMapping>> preset(std::string_view name) {
-    using R = Result<std::vector<PresetMapping>>;
+bool preset(std::string_view name, std::vector<PresetMapping>& out, std::string& error) {
+    const auto found = [&](std::vector<PresetMapping> mappings) {
+        out = std::move(mappings);
+        return true;
+    };
     auto m = [](Key k, const char* metric, double scale = 1, double offset = 0, bool rate = false,
                 Aggregate agg = Aggregate::Sum, std::vector<Matcher> matchers = {}) {
         PresetMapping p{k, {}};
@@ -168,26 +174,27 @@ Result<std::vector<PresetMapping>> preset(std::string_view name) {
         // "CPU utilization of the local load balancer" = 100 - idle. The session table is the process's
         // connections against its maxconn. A service's connections: the current sessions of every frontend
         // (a service that wants one frontend maps haproxy_frontend_current_sessions{proxy="…"} itself).
-        return R::success({m(Key::Cpu, "haproxy_process_idle_time_percent", -1, 100, false, Aggregate::Avg),
-                           m(Key::SessionsUsed, "haproxy_process_current_connections"),
-                           m(Key::SessionsMax, "haproxy_process_max_connections"),
-                           m(Key::Connections, "haproxy_frontend_current_sessions")});
+        return found({m(Key::Cpu, "haproxy_process_idle_time_percent", -1, 100, false, Aggregate::Avg),
+                      m(Key::SessionsUsed, "haproxy_process_current_connections"),
+                      m(Key::SessionsMax, "haproxy_process_max_connections"),
+                      m(Key::Connections, "haproxy_frontend_current_sessions")});
     }
     if (name == "node") {
         // node_exporter: host CPU = 100 - the idle share, the rate of the idle seconds averaged over CPUs.
-        return R::success({m(Key::Cpu, "node_cpu_seconds_total", -100, 100, true, Aggregate::Avg,
-                             {Matcher{"mode", "idle", true}})});
+        return found({m(Key::Cpu, "node_cpu_seconds_total", -100, 100, true, Aggregate::Avg,
+                        {Matcher{"mode", "idle", true}})});
     }
     if (name == "nginx") {
         // nginx-prometheus-exporter over stub_status: active client connections. stub_status has no
         // session-table size (worker_connections is not exported), so no sessions.
-        return R::success({m(Key::Connections, "nginx_connections_active")});
+        return found({m(Key::Connections, "nginx_connections_active")});
     }
     if (name == "envoy") {
         // Envoy /stats/prometheus: active downstream HTTP connections over every connection manager.
-        return R::success({m(Key::Connections, "envoy_http_downstream_cx_active")});
+        return found({m(Key::Connections, "envoy_http_downstream_cx_active")});
     }
-    return R::failure(fmt::format("unknown preset \"{}\" (known: {})", name, presetNames()));
+    error = fmt::format("unknown preset \"{}\" (known: {})", name, presetNames());
+    return false;
 }
 
 }  // namespace gslb::metrics::sources

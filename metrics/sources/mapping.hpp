@@ -9,7 +9,6 @@
 #include <string_view>
 #include <vector>
 
-#include "metrics/result.hpp"
 #include "metrics/sources/exposition.hpp"
 
 namespace gslb::metrics::sources {
@@ -30,8 +29,9 @@ struct Selector {
 };
 
 /// Parses `name`, `name{a="b"}`, `name{a="b", c!="d"}`; also `rate(SELECTOR)`, which sets `rate`.
-/// Errors name what is wrong ("expected } after the matchers").
-Result<Selector> parseSelector(std::string_view text, bool& rate);
+/// True with `out`; false with `error` naming what is wrong ("expected } after the matchers"), `out`
+/// untouched (doc/design.md "Errors").
+bool parseSelector(std::string_view text, bool& rate, Selector& out, std::string& error);
 
 struct Mapping {
     Selector selector;
@@ -71,9 +71,9 @@ struct PresetMapping {
     Mapping mapping;
 };
 
-/// The preset's mappings ("haproxy", "node", "nginx", "envoy"); an unknown name gives an error listing the
-/// known ones.
-Result<std::vector<PresetMapping>> preset(std::string_view name);
+/// The preset's mappings ("haproxy", "node", "nginx", "envoy") into `out`; an unknown name is false with an
+/// `error` listing the known ones, `out` untouched.
+bool preset(std::string_view name, std::vector<PresetMapping>& out, std::string& error);
 const char* presetNames();
 
 }  // namespace gslb::metrics::sources

@@ -164,8 +164,10 @@ PolicyConf readPolicy(TableReader& t, const PolicyConf& base) {
     if (t.has("policy")) {
         // Checked here, where the key's line is known (the stages' parameters are checked again per
         // hostname).
-        auto compiled = metrics::Policy::compile(p.policy, metrics::Params{});
-        if (!compiled.ok()) t.fail(t.raw("policy"), "policy", compiled.error());
+        metrics::Policy compiled = metrics::Policy::defaultPolicy();
+        std::string why;
+        if (!metrics::Policy::compile(p.policy, metrics::Params{}, compiled, why))
+            t.fail(t.raw("policy"), "policy", why);
     }
     p.sessionThreshold = t.getNumber("session_threshold", base.sessionThreshold, 0, 100);
     p.sessionTolerance = t.getNumber("session_tolerance", base.sessionTolerance, 0, 100);

@@ -78,8 +78,9 @@ SourceConf readSource(TableReader& t, const std::string& name) {
                fmt::format("{} s is longer than the interval ({} s)", s.timeout, s.interval));
     s.preset = t.getString("preset", "");
     if (!s.preset.empty()) {
-        auto p = metrics::sources::preset(s.preset);
-        if (!p.ok()) t.fail(t.raw("preset"), "preset", p.error());
+        std::vector<metrics::sources::PresetMapping> p;
+        std::string why;
+        if (!metrics::sources::preset(s.preset, p, why)) t.fail(t.raw("preset"), "preset", why);
     }
     s.siteLabel = t.getString("site_label", "site");
     s.rateWindow = t.getNumber("rate_window", 60, 1, 86400);
@@ -115,8 +116,10 @@ MappingConf readMapping(TableReader& t, const std::string& key,
         if (m.metric.empty()) r.fail(nullptr, "metric", "is required for a scraped source (a selector)");
         if (!m.query.empty()) r.fail(r.raw("query"), "query", "is for type = \"prometheus\" sources");
         bool rate = false;
-        auto sel = metrics::sources::parseSelector(m.metric, rate);
-        if (!sel.ok()) r.fail(r.raw("metric"), "metric", sel.error());
+        metrics::sources::Selector sel;
+        std::string why;
+        if (!metrics::sources::parseSelector(m.metric, rate, sel, why))
+            r.fail(r.raw("metric"), "metric", why);
         m.rate = m.rate || rate;
     } else {
         if (m.query.empty()) r.fail(nullptr, "query", "is required for a prometheus source (PromQL)");

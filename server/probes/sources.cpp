@@ -129,9 +129,8 @@ struct SourceMonitor::Impl {
             t.loadName = load;
             if (src.type == "scrape") {
                 bool rate = false;
-                auto sel = ms::parseSelector(m.metric, rate);
-                if (!sel.ok()) return;  // checked at load
-                t.mapping.selector = sel.value();
+                std::string why;
+                if (!ms::parseSelector(m.metric, rate, t.mapping.selector, why)) return;  // checked at load
                 t.mapping.rate = m.rate || rate;
             } else {
                 t.query = m.query;
@@ -172,9 +171,10 @@ struct SourceMonitor::Impl {
                 for (const auto& name : site.sources) {
                     auto it = cfg.sources.find(name);
                     if (it == cfg.sources.end() || it->second.preset.empty()) continue;
-                    auto p = ms::preset(it->second.preset);
-                    if (!p.ok()) continue;
-                    for (const auto& pm : p.value())
+                    std::vector<ms::PresetMapping> p;
+                    std::string why;
+                    if (!ms::preset(it->second.preset, p, why)) continue;
+                    for (const auto& pm : p)
                         if (pm.key == key) {
                             if (name != src.name) return nullptr;  // another source of the site has it first
                             presetMappings.push_back(pm);

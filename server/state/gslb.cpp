@@ -86,12 +86,13 @@ bool buildTable(const Config& cfg, const Gslb* previous, Gslb& out, std::string&
                 seen[{s.site, s.address}] = true;
                 keys.push_back({s.site, s.address});
             }
-    auto table = metrics::StateTable::build(sites, keys, previous ? previous->table.get() : nullptr);
-    if (!table.ok()) {
-        error = fmt::format("{}: {}", cfg.path, table.error());
+    std::shared_ptr<metrics::StateTable> table;
+    std::string why;
+    if (!metrics::StateTable::build(sites, keys, table, why, previous ? previous->table.get() : nullptr)) {
+        error = fmt::format("{}: {}", cfg.path, why);
         return false;
     }
-    out.table = table.value();
+    out.table = std::move(table);
     out.sites = sites;
     for (const auto& s : cfg.sites)
         out.table->setSitePreference(*out.table->findSite(s.name), uint8_t(s.preference));
@@ -230,10 +231,10 @@ bool compilePolicy(const HostBuild& b, GslbHost& h) {
     params.rttFloorMs = p.rttFloor;
     params.ttl = p.ttl;
     params.ttlMin = p.effectiveTtlMin();
-    auto policy =
-        metrics::Policy::compile(p.policy.empty() ? metrics::Policy::defaultStageNames() : p.policy, params);
-    if (!policy.ok()) return b.fail(b.hc.line, fmt::format("policy: {}", policy.error()));
-    h.policy = policy.value();
+    std::string why;
+    if (!metrics::Policy::compile(p.policy.empty() ? metrics::Policy::defaultStageNames() : p.policy, params,
+                                  h.policy, why))
+        return b.fail(b.hc.line, fmt::format("policy: {}", why));
     h.hashed = h.policy.chooser().kind == metrics::StageKind::Hashed;
     h.headroom = h.policy.chooser().kind == metrics::StageKind::Headroom;
     h.ttlMin = params.ttlMin;

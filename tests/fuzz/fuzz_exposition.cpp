@@ -33,11 +33,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& s : out) FUZZ_CHECK(s.labels.size() <= limits.maxLabels, s.name);
     // The selector parser sees the same bytes, and every preset reads the samples.
     bool rate = false;
-    (void)parseSelector(text.substr(0, 256), rate);
+    Selector sel;
+    std::string why;
+    (void)parseSelector(text.substr(0, 256), rate, sel, why);
     for (const char* name : {"haproxy", "node", "nginx", "envoy"}) {
-        auto p = preset(name);
+        std::vector<PresetMapping> p;
+        FUZZ_CHECK(preset(name, p, why), why);
         RateState st;
-        for (const auto& pm : p.value()) (void)st.apply(pm.mapping, read(pm.mapping, out), 1000);
+        for (const auto& pm : p) (void)st.apply(pm.mapping, read(pm.mapping, out), 1000);
     }
     return 0;
 }

@@ -32,9 +32,9 @@ Trial run(std::array<double, 3> baseMs, std::uint64_t seed, const Params& params
     std::uniform_real_distribution<double> u(0, 1);
     std::array<health::RollingMedian, 3> l4;
     std::array<double, 3> count{};
-    auto compiled = Policy::compile(brocadeStages(), params);
-    REQUIRE(compiled.ok());
-    const Policy policy = compiled.value();
+    Policy policy = Policy::defaultPolicy();
+    std::string error;
+    REQUIRE_MESSAGE(Policy::compile(brocadeStages(), params, policy, error), error);
     ChooserState state(3);
     Rng rng(seed);
     std::array<std::uint16_t, 1> out{};

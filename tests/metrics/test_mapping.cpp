@@ -16,31 +16,47 @@ std::vector<Sample> samples(std::string_view text) {
 }
 Mapping mapping(std::string_view selector) {
     bool rate = false;
-    auto s = parseSelector(selector, rate);
-    REQUIRE_MESSAGE(s.ok(), s.error());
     Mapping m;
-    m.selector = s.value();
+    std::string error;
+    REQUIRE_MESSAGE(parseSelector(selector, rate, m.selector, error), error);
     m.rate = rate;
     return m;
+}
+// parseSelector's error for `text`, or "<ok>".
+std::string selectorError(std::string_view text, bool& rate) {
+    Selector s;
+    std::string error;
+    return parseSelector(text, rate, s, error) ? std::string("<ok>") : error;
+}
+std::vector<PresetMapping> presetOf(std::string_view name) {
+    std::vector<PresetMapping> pm;
+    std::string error;
+    REQUIRE_MESSAGE(preset(name, pm, error), error);
+    return pm;
 }
 }  // namespace
 
 TEST_CASE("selector: names, = and != matchers, rate()") {
     bool rate = false;
-    auto s = parseSelector(R"( haproxy_frontend_current_sessions{proxy="www", mode != "tcp"} )", rate);
-    REQUIRE_MESSAGE(s.ok(), s.error());
-    CHECK(s->metric == "haproxy_frontend_current_sessions");
-    REQUIRE(s->matchers.size() == 2);
-    CHECK(s->matchers[1].label == "mode");
-    CHECK_FALSE(s->matchers[1].equal);
+    Selector s;
+    std::string error;
+    REQUIRE_MESSAGE(
+        parseSelector(R"( haproxy_frontend_current_sessions{proxy="www", mode != "tcp"} )", rate, s, error),
+        error);
+    CHECK(s.metric == "haproxy_frontend_current_sessions");
+    REQUIRE(s.matchers.size() == 2);
+    CHECK(s.matchers[1].label == "mode");
+    CHECK_FALSE(s.matchers[1].equal);
     CHECK_FALSE(rate);
-    CHECK(parseSelector(R"(rate(node_cpu_seconds_total{mode="idle"}))", rate).ok());
+    CHECK(selectorError(R"(rate(node_cpu_seconds_total{mode="idle"}))", rate) == "<ok>");
     CHECK(rate);
-    CHECK(parseSelector("x{a=~\"b\"}", rate).error() == "label a: only = and != matchers are supported");
-    CHECK_FALSE(parseSelector("{a=\"b\"}", rate).ok());
-    CHECK_FALSE(parseSelector("x{a=\"b\"", rate).ok());
-    CHECK_FALSE(parseSelector("x y", rate).ok());
-    CHECK_FALSE(parseSelector("rate(x", rate).ok());
+    CHECK(selectorError("x{a=~\"b\"}", rate) == "label a: only = and != matchers are supported");
+    CHECK(selectorError("{a=\"b\"}", rate) != "<ok>");
+    CHECK(selectorError("x{a=\"b\"", rate) != "<ok>");
+    CHECK(selectorError("x y", rate) != "<ok>");
+    CHECK(selectorError("rate(x", rate) != "<ok>");
+    // A refused selector leaves what it was given as it was.
+    CHECK(s.metric == "haproxy_frontend_current_sessions");
 }
 
 TEST_CASE("mapping: the matching series are summed; nothing matching is unknown, never 0") {
@@ -63,18 +79,16 @@ TEST_CASE("mapping: the matching series are summed; nothing matching is unknown,
 }
 
 TEST_CASE("mapping: scale and offset (haproxy cpu = 100 - idle)") {
-    auto pm = preset("haproxy");
-    REQUIRE(pm.ok());
-    const Mapping& cpu = pm->at(0).mapping;
-    CHECK(pm->at(0).key == Key::Cpu);
+    const auto pm = presetOf("haproxy");
+    const Mapping& cpu = pm.at(0).mapping;
+    CHECK(pm.at(0).key == Key::Cpu);
     RateState st;
     CHECK(st.apply(cpu, read(cpu, samples("haproxy_process_idle_time_percent 87\n")), 1) == 13);
 }
 
 TEST_CASE("mapping: rate() of counters between scrapes; the first scrape and a reset are unknown") {
-    auto pm = preset("node");
-    REQUIRE(pm.ok());
-    const Mapping& cpu = pm->at(0).mapping;
+    const auto pm = presetOf("node");
+    const Mapping& cpu = pm.at(0).mapping;
     RateState st;
     // Two CPUs; idle seconds grow by 0.75 s per second each: 25 % busy.
     auto at = [&](double idle0, double idle1, std::int64_t ms) {
@@ -90,6 +104,10 @@ TEST_CASE("mapping: rate() of counters between scrapes; the first scrape and a r
 }
 
 TEST_CASE("presets: every name, and an unknown one") {
-    for (const char* n : {"haproxy", "node", "nginx", "envoy"}) CHECK(preset(n).ok());
-    CHECK(preset("f5").error() == "unknown preset \"f5\" (known: haproxy, node, nginx, envoy)");
+    std::vector<PresetMapping> pm;
+    std::string error;
+    for (const char* n : {"haproxy", "node", "nginx", "envoy"}) CHECK(preset(n, pm, error));
+    CHECK_FALSE(preset("f5", pm, error));
+    CHECK(error == "unknown preset \"f5\" (known: haproxy, node, nginx, envoy)");
+    CHECK(pm.size() == 1);  // envoy's, untouched by the refusal
 }

@@ -35,16 +35,15 @@ TEST_CASE("rtt: unknown is never zero — a site without a figure stays beside t
 }
 
 TEST_CASE("rtt: registered by name; its keys' ranges are checked") {
-    auto ok = Policy::compile({"health", "rtt", "random"}, Params{});
-    CHECK(ok.ok());
+    Policy compiled = Policy::defaultPolicy();
+    std::string error;
+    CHECK(Policy::compile({"health", "rtt", "random"}, Params{}, compiled, error));
     Params p;
     p.rttTolerance = 101;
-    auto bad = Policy::compile({"rtt", "random"}, p);
-    REQUIRE_FALSE(bad.ok());
-    CHECK(bad.error() == "rtt_tolerance = 101 is out of range 0..100 (percent)");
+    REQUIRE_FALSE(Policy::compile({"rtt", "random"}, p, compiled, error));
+    CHECK(error == "rtt_tolerance = 101 is out of range 0..100 (percent)");
     p = Params{};
     p.rttFloorMs = -1;
-    bad = Policy::compile({"rtt", "random"}, p);
-    REQUIRE_FALSE(bad.ok());
-    CHECK(bad.error() == "rtt_floor = -1 is out of range 0..10000 (ms)");
+    REQUIRE_FALSE(Policy::compile({"rtt", "random"}, p, compiled, error));
+    CHECK(error == "rtt_floor = -1 is out of range 0..10000 (ms)");
 }

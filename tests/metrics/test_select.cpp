@@ -11,9 +11,10 @@ using namespace gslb::metrics::test;
 
 namespace {
 Policy compile(std::vector<std::string> names, Params p = {}) {
-    auto r = Policy::compile(names, p);
-    REQUIRE_MESSAGE(r.ok(), r.error());
-    return std::move(r).value();
+    Policy out = Policy::defaultPolicy();
+    std::string error;
+    REQUIRE_MESSAGE(Policy::compile(names, p, out, error), error);
+    return out;
 }
 }  // namespace
 
@@ -28,7 +29,7 @@ TEST_CASE("select: the seeds' pipeline (the default before headroom) end to end"
     }
     c[1].sessionsUsed = 950000;  // over 90 %: out by session-threshold
     c[2].connections = 50;       // fewest connections: the only one left for random
-    const Policy p = Policy::compile(brocadeStages(), Params{}).value();
+    const Policy p = compile(brocadeStages());
     ChooserState st(4);
     Rng rng(1);
     std::array<std::uint16_t, 4> out{};

@@ -13,12 +13,24 @@
 using namespace gslb::metrics;
 
 namespace {
+// StateTable::build's table, which must build.
+std::shared_ptr<StateTable> built(const std::vector<std::string>& sites,
+                                  const std::vector<ServiceKey>& services,
+                                  const StateTable* previous = nullptr) {
+    std::shared_ptr<StateTable> t;
+    std::string error;
+    REQUIRE_MESSAGE(StateTable::build(sites, services, t, error, previous), error);
+    return t;
+}
+// StateTable::build's error, or "<ok>".
+std::string buildError(const std::vector<std::string>& sites, const std::vector<ServiceKey>& services) {
+    std::shared_ptr<StateTable> t;
+    std::string error;
+    return StateTable::build(sites, services, t, error) ? std::string("<ok>") : error;
+}
 std::shared_ptr<StateTable> table(const StateTable* previous = nullptr) {
-    auto r = StateTable::build({"east", "west"},
-                               {{"east", "192.0.2.10"}, {"west", "198.51.100.20"}, {"east", "2001:db8::10"}},
-                               previous);
-    REQUIRE_MESSAGE(r.ok(), r.error());
-    return r.value();
+    return built({"east", "west"},
+                 {{"east", "192.0.2.10"}, {"west", "198.51.100.20"}, {"east", "2001:db8::10"}}, previous);
 }
 }  // namespace
 
@@ -44,11 +56,9 @@ TEST_CASE("state table: slots, lookups and defaults") {
 }
 
 TEST_CASE("state table: build errors") {
-    CHECK_FALSE(StateTable::build({"east", "east"}, {}).ok());
-    const auto unknownSite = StateTable::build({"east"}, {{"west", "192.0.2.1"}});
-    REQUIRE_FALSE(unknownSite.ok());
-    CHECK(unknownSite.error().find("unknown site \"west\"") != std::string::npos);
-    CHECK_FALSE(StateTable::build({"east"}, {{"east", "192.0.2.1"}, {"east", "192.0.2.1"}}).ok());
+    CHECK(buildError({"east", "east"}, {}) != "<ok>");
+    CHECK(buildError({"east"}, {{"west", "192.0.2.1"}}).find("unknown site \"west\"") != std::string::npos);
+    CHECK(buildError({"east"}, {{"east", "192.0.2.1"}, {"east", "192.0.2.1"}}) != "<ok>");
 }
 
 TEST_CASE("state table: written values reach the candidate; stale reports read as unknown, never 0") {
@@ -130,10 +140,8 @@ TEST_CASE("state table: a reload carries over the (site, address) slots that sti
     old->setSitePreference(1, 7);
     old->setHealth(0, Health::Up);
 
-    auto r = StateTable::build({"west", "north"}, {{"north", "203.0.113.1"}, {"west", "198.51.100.20"}},
-                               old.get());
-    REQUIRE(r.ok());
-    const auto& t = *r.value();
+    const auto r = built({"west", "north"}, {{"north", "203.0.113.1"}, {"west", "198.51.100.20"}}, old.get());
+    const auto& t = *r;
     CHECK(t.findService("west", "198.51.100.20") == 1u);
     CHECK(t.health(1) == Health::Down);
     CHECK(t.health(0) == Health::Unknown);  // new service: not checked yet
@@ -187,9 +195,8 @@ TEST_CASE("state table index: every size up to and across the bucket doublings, 
     for (size_t n : sizes) {
         CAPTURE(n);
         const auto keys = manyKeys(n);
-        auto r = StateTable::build(kSevenSites, keys);
-        REQUIRE_MESSAGE(r.ok(), r.error());
-        const StateTable& t = *r.value();
+        const auto r = built(kSevenSites, keys);
+        const StateTable& t = *r;
         REQUIRE(t.serviceCount() == n);
         bool ok = true;
         for (uint32_t i = 0; i < n; ++i) ok = ok && t.findService(keys[i].site, keys[i].address) == i;
@@ -211,22 +218,18 @@ TEST_CASE("state table index: every size up to and across the bucket doublings, 
 TEST_CASE("state table index: a duplicate found among many keys; a reload across sizes carries by key") {
     auto keys = manyKeys(1000);
     keys.push_back(keys[617]);
-    auto dup = StateTable::build(kSevenSites, keys);
-    REQUIRE_FALSE(dup.ok());
-    CHECK(dup.error() ==
+    CHECK(buildError(kSevenSites, keys) ==
           fmt::format("duplicate service {} on site \"{}\"", keys[617].address, keys[617].site));
 
     // 9 services (32 buckets) -> 300 in reverse order (1024 buckets): each old key's state lands on its new
     // slot, new keys start unknown.
-    auto small = StateTable::build(kSevenSites, manyKeys(9));
-    REQUIRE(small.ok());
-    StateTable& old = *small.value();
+    const auto small = built(kSevenSites, manyKeys(9));
+    StateTable& old = *small;
     for (uint32_t i = 0; i < 9; ++i) old.reportConnections(i, 100 + i, 1000);
     auto bigKeys = manyKeys(300);
     std::reverse(bigKeys.begin(), bigKeys.end());
-    auto big = StateTable::build(kSevenSites, bigKeys, &old);
-    REQUIRE(big.ok());
-    const StateTable& t = *big.value();
+    const auto big = built(kSevenSites, bigKeys, &old);
+    const StateTable& t = *big;
     for (uint32_t i = 0; i < 300; ++i) {
         CAPTURE(i);
         const double c = fillCandidate(t, i, t.siteOf(i), 1, 1000, 60000).connections;

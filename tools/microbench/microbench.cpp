@@ -221,14 +221,12 @@ int main(int argc, char** argv) {
         rows.push_back({"select", "copy candidates only", n, ns, it});
         for (const auto& pc : policies) {
             metrics::Params params;
-            auto compiled = pc.stages.empty()
-                                ? metrics::Result<metrics::Policy>::success(metrics::Policy::defaultPolicy())
-                                : metrics::Policy::compile(pc.stages, params);
-            if (!compiled) {
-                std::fprintf(stderr, "policy %s: %s\n", pc.label, compiled.error().c_str());
+            metrics::Policy pol = metrics::Policy::defaultPolicy();
+            std::string why;
+            if (!pc.stages.empty() && !metrics::Policy::compile(pc.stages, params, pol, why)) {
+                std::fprintf(stderr, "policy %s: %s\n", pc.label, why.c_str());
                 return 1;
             }
-            const metrics::Policy& pol = *compiled;
             metrics::ChooserState state(n);
             metrics::Rng rng(7);
             std::uint16_t out[metrics::kMaxServices];

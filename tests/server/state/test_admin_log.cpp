@@ -59,18 +59,17 @@ TEST_CASE("a later record replaces the key's change, whatever its time") {
 
 TEST_CASE("admin-state.json keeps who took each change across a restart, and reads a file without it") {
     std::string dir = st::newDir();
-    auto built = metrics::StateTable::build({"east", "west"}, {{"east", "192.0.2.10"}});
-    REQUIRE(built.ok());
-    auto t = built.value();
+    std::shared_ptr<metrics::StateTable> t, fresh, old;
+    std::string error;
+    REQUIRE(metrics::StateTable::build({"east", "west"}, {{"east", "192.0.2.10"}}, t, error));
     AdminLog log;
     t->setSiteEnabled(*t->findSite("east"), false);
     log.record({"east", ""}, false, kNow, kA, false);
     log.record({"west", ""}, true, kNow, kA, false);   // an enable: kept too, with its time
     log.record({"gone", ""}, false, kNow, kA, false);  // not in the table: not written
-    std::string error;
     REQUIRE(service::saveAdminState(*t, dir, error, &log));
 
-    auto fresh = metrics::StateTable::build({"east", "west"}, {{"east", "192.0.2.10"}}).value();
+    REQUIRE(metrics::StateTable::build({"east", "west"}, {{"east", "192.0.2.10"}}, fresh, error));
     AdminLog back;
     service::AdminStateLoad out;
     REQUIRE(service::loadAdminState(*fresh, dir, out, error, &back));
@@ -84,7 +83,7 @@ TEST_CASE("admin-state.json keeps who took each change across a restart, and rea
     // A file of the first version (no "changes"): its drains come back with time 0, this member's alone.
     st::writeFile(dir, "admin-state.json",
                   R"({"version": 1, "drained_sites": ["west"], "drained_services": []})");
-    auto old = metrics::StateTable::build({"east", "west"}, {}).value();
+    REQUIRE(metrics::StateTable::build({"east", "west"}, {}, old, error));
     AdminLog oldLog;
     REQUIRE(service::loadAdminState(*old, dir, out, error, &oldLog));
     CHECK_FALSE(old->siteEnabled(*old->findSite("west")));

@@ -14,9 +14,10 @@ namespace {
 
 std::shared_ptr<metrics::StateTable> table(const std::vector<std::string>& sites,
                                            const std::vector<metrics::ServiceKey>& services) {
-    auto r = metrics::StateTable::build(sites, services);
-    REQUIRE(r.ok());
-    return r.value();
+    std::shared_ptr<metrics::StateTable> t;
+    std::string error;
+    REQUIRE_MESSAGE(metrics::StateTable::build(sites, services, t, error), error);
+    return t;
 }
 
 std::string slurp(const std::string& p) {
