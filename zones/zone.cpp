@@ -220,31 +220,34 @@ bool Zone::sameData(const Zone& o) const {
     return true;
 }
 
-std::unique_ptr<Zone> Zone::compile(const WireName& apex, const SourceSet& set, const std::string& file,
-                                    std::string& error) {
-    const std::vector<SourceRecord>& recs = set.records;
-    auto z = std::make_unique<Zone>();
-    z->apex_ = apex;
-    z->nameText_ = nameToText(apex);
-    z->file_ = file;
-    auto where = [&](const SourceRecord& r) { return fmt::format("{}:{}", set.file(r), r.line); };
+namespace {
 
+std::string where(const SourceSet& set, const SourceRecord& r) {
+    return fmt::format("{}:{}", set.file(r), r.line);
+}
+
+// Every record inside the zone, and exactly one SOA at the apex whose rdata is two names and five numbers:
+// that SOA, or null with `error`.
+const SourceRecord* findSoa(const WireName& apex, const SourceSet& set, const std::string& zoneName,
+                            const std::string& file, std::string& error) {
+    const std::vector<SourceRecord>& recs = set.records;
     const SourceRecord* soa = nullptr;
     for (const auto& r : recs) {
         if (!isSubdomain(r.owner, apex)) {
-            error = fmt::format("{}: {} is outside the zone {}", where(r), nameToText(r.owner), z->nameText_);
+            error =
+                fmt::format("{}: {} is outside the zone {}", where(set, r), nameToText(r.owner), zoneName);
             return nullptr;
         }
         if (r.type == kTypeSOA) {
             if (r.owner != std::string_view(apex)) {
-                error = fmt::format("{}: SOA owner {} is not the zone apex {}", where(r), nameToText(r.owner),
-                                    z->nameText_);
+                error = fmt::format("{}: SOA owner {} is not the zone apex {}", where(set, r),
+                                    nameToText(r.owner), zoneName);
                 return nullptr;
             }
             if (soa) {
                 error =
                     fmt::format("{}: a second SOA record (the first is at line {}); a zone has exactly one",
-                                where(r), soa->line);
+                                where(set, r), soa->line);
                 return nullptr;
             }
             // MNAME, RNAME and five 32-bit fields (RFC 1035 §3.3.13): generic `\# 2 0000` data gets past
@@ -254,70 +257,26 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, const SourceSet& set, 
             size_t rn = m ? wireNameLen(rd + m, r.rdata.size() - 20 - m) : 0;
             if (!m || !rn || m + rn != r.rdata.size() - 20) {
                 error = fmt::format("{}: SOA rdata is not two names and five numbers (RFC 1035 §3.3.13)",
-                                    where(r));
+                                    where(set, r));
                 return nullptr;
             }
             soa = &r;
         }
     }
-    if (!soa) {
+    if (!soa)
         error = fmt::format("{}:{}: no SOA record at the apex {}", file, recs.empty() ? 1 : recs.front().line,
-                            z->nameText_);
-        return nullptr;
-    }
-    int soaLine = soa->line;
-    std::string soaFile = set.file(*soa);
+                            zoneName);
+    return soa;
+}
 
-    // Nodes: every owner, every empty non-terminal between an owner and the apex (RFC 4592 §2.2.2), entered
-    // in the zone's own open-addressing index as they are made, in file order. Each record learns its node
-    // from the index (one hash look-up, no sort of a million names); a parent is always made before its
-    // children.
-    size_t cap = 16;
-    while (cap < recs.size() * 2) cap <<= 1;
-    z->index_.assign(cap, Slot{kNone, 0});
-    z->mask_ = uint32_t(cap - 1);
-    z->nodes_.reserve(recs.size() + 1);
-    z->bytes_.reserve(recs.size() * 24);
-    z->addNode(apex);
-    std::vector<uint32_t> parent(1, kNone);  // parent node of each node
-    parent.reserve(recs.size() + 1);
-    std::string_view chain[kMaxLabels];
-    std::vector<uint32_t> recNode(recs.size());
-    for (size_t i = 0; i < recs.size(); ++i) {
-        std::string_view n = recs[i].owner;
-        if (i > 0 && n == recs[i - 1].owner) {
-            recNode[i] = recNode[i - 1];
-            continue;
-        }
-        uint32_t self = z->find(n);
-        if (self == kNone) {
-            size_t depth = 0;
-            std::string_view p = n;
-            uint32_t up = kNone;
-            for (; p.size() > apex.size(); p = parentOf(p)) {
-                up = p.data() == n.data() ? kNone : z->find(p);  // n itself is known to be missing
-                if (up != kNone) break;
-                chain[depth++] = p;
-            }
-            if (p.size() <= apex.size()) up = 0;  // reached the apex
-            while (depth > 0) {
-                parent.push_back(up);
-                up = z->addNode(chain[--depth]);
-            }
-            self = up;  // the last node made is n itself
-        }
-        recNode[i] = self;
-    }
-    const size_t nodeTotal = z->nodes_.size();
-    z->apexNode_ = 0;
-    z->apexLabels_ = labelCount(z->apex_);
-    z->nodes_[0].flags |= kNodeApex;
-
-    // Records grouped by node (a counting sort: file order inside a node), then by type inside each node.
-    std::vector<uint32_t> start(nodeTotal + 1, 0);
+// Records grouped by node (a counting sort: file order inside a node), then by type inside each node:
+// order[start[n] .. start[n + 1]) are node n's records. `recNode` is consumed.
+void groupByNode(const std::vector<SourceRecord>& recs, std::vector<uint32_t>& recNode, size_t nodeTotal,
+                 std::vector<uint32_t>& start, std::vector<uint32_t>& order) {
+    start.assign(nodeTotal + 1, 0);
     for (uint32_t nd : recNode) ++start[nd + 1];
     for (size_t i = 0; i < nodeTotal; ++i) start[i + 1] += start[i];
-    std::vector<uint32_t> order(recs.size());
+    order.assign(recs.size(), 0);
     {
         std::vector<uint32_t> fill(start.begin(), start.end() - 1);
         for (uint32_t i = 0; i < recs.size(); ++i) order[fill[recNode[i]]++] = i;
@@ -328,63 +287,124 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, const SourceSet& set, 
         if (e - b > 1)
             std::stable_sort(b, e, [&](uint32_t a, uint32_t c) { return recs[a].type < recs[c].type; });
     }
+}
 
-    // RRsets, node by node: each node gets a contiguous range.
+// One owner's records, order[k, e): no CNAME beside other data (RFC 1034 §3.6.2; RRSIG/NSEC may coexist,
+// RFC 4035 §2.5), and no two different CNAMEs (RFC 2181 §10.1; identical ones are one record).
+bool checkCnames(const SourceSet& set, const std::vector<uint32_t>& order, size_t k, size_t e,
+                 std::string& error) {
+    const std::vector<SourceRecord>& recs = set.records;
+    const SourceRecord& first = recs[order[k]];
+    const SourceRecord* cname = nullptr;
+    const SourceRecord* other = nullptr;
+    int cnameCount = 0;
+    for (size_t j = k; j < e; ++j) {
+        const auto& r = recs[order[j]];
+        if (r.type == kTypeCNAME) {
+            ++cnameCount;
+            if (!cname || r.line > cname->line) cname = &r;
+        } else if (r.type != kTypeRRSIG && r.type != kTypeNSEC) {
+            if (!other || r.line > other->line) other = &r;
+        }
+    }
+    if (cname && other) {
+        const SourceRecord& later =
+            (other->file == cname->file && other->line > cname->line) ? *other : *cname;
+        error = fmt::format("{}: CNAME beside other data at {} (RFC 1034 §3.6.2)", where(set, later),
+                            nameToText(first.owner));
+        return false;
+    }
+    if (cnameCount > 1) {
+        std::string_view firstRd;
+        bool seen = false;
+        for (size_t j = k; j < e; ++j) {
+            const auto& r = recs[order[j]];
+            if (r.type != kTypeCNAME) continue;
+            if (!seen) {
+                firstRd = r.rdata;
+                seen = true;
+            } else if (r.rdata.size() != firstRd.size() ||
+                       strncasecmp(r.rdata.data(), firstRd.data(), firstRd.size()) != 0) {
+                error = fmt::format("{}: more than one CNAME at {} (RFC 2181 §10.1)", where(set, r),
+                                    nameToText(first.owner));
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+// Nodes: every owner, every empty non-terminal between an owner and the apex (RFC 4592 §2.2.2), entered in
+// the zone's own open-addressing index as they are made, in file order. Each record learns its node from the
+// index (one hash look-up, no sort of a million names); a parent is always made before its children.
+void Zone::indexNodes(const std::vector<SourceRecord>& recs, std::vector<uint32_t>& parent,
+                      std::vector<uint32_t>& recNode) {
+    size_t cap = 16;
+    while (cap < recs.size() * 2) cap <<= 1;
+    index_.assign(cap, Slot{kNone, 0});
+    mask_ = uint32_t(cap - 1);
+    nodes_.reserve(recs.size() + 1);
+    bytes_.reserve(recs.size() * 24);
+    addNode(apex_);
+    parent.assign(1, kNone);  // parent node of each node
+    parent.reserve(recs.size() + 1);
+    std::string_view chain[kMaxLabels];
+    recNode.assign(recs.size(), 0);
+    for (size_t i = 0; i < recs.size(); ++i) {
+        std::string_view n = recs[i].owner;
+        if (i > 0 && n == recs[i - 1].owner) {
+            recNode[i] = recNode[i - 1];
+            continue;
+        }
+        uint32_t self = find(n);
+        if (self == kNone) {
+            size_t depth = 0;
+            std::string_view p = n;
+            uint32_t up = kNone;
+            for (; p.size() > apex_.size(); p = parentOf(p)) {
+                up = p.data() == n.data() ? kNone : find(p);  // n itself is known to be missing
+                if (up != kNone) break;
+                chain[depth++] = p;
+            }
+            if (p.size() <= apex_.size()) up = 0;  // reached the apex
+            while (depth > 0) {
+                parent.push_back(up);
+                up = addNode(chain[--depth]);
+            }
+            self = up;  // the last node made is n itself
+        }
+        recNode[i] = self;
+    }
+    apexNode_ = 0;
+    apexLabels_ = labelCount(apex_);
+    nodes_[0].flags |= kNodeApex;
+}
+
+// RRsets, node by node: each node gets a contiguous range. RFC 2181 §5: duplicate records are one record;
+// §5.2: differing TTLs in an RRset are treated as the lowest of them. The apex must have NS records.
+bool Zone::buildRRsets(const SourceSet& set, const std::vector<uint32_t>& order,
+                       const std::vector<uint32_t>& start, const SourceRecord& soa, std::string& error) {
+    const std::vector<SourceRecord>& recs = set.records;
+    const size_t nodeTotal = nodes_.size();
     std::vector<RRset> sets;
     std::vector<Rdata> rds;
     sets.reserve(recs.size());
     rds.reserve(recs.size());
     for (uint32_t nodeIdx = 0; nodeIdx < nodeTotal; ++nodeIdx) {
         const size_t k = start[nodeIdx], e = start[nodeIdx + 1];
-        z->nodes_[nodeIdx].firstSet = uint32_t(sets.size());
-        z->nodes_[nodeIdx].setCount = 0;
+        nodes_[nodeIdx].firstSet = uint32_t(sets.size());
+        nodes_[nodeIdx].setCount = 0;
         if (k == e) continue;  // an empty non-terminal
-        const SourceRecord& first = recs[order[k]];
-        // [k, e) is one owner. CNAME beside other data (RFC 1034 §3.6.2; RRSIG/NSEC may coexist, RFC 4035
-        // §2.5).
-        const SourceRecord* cname = nullptr;
-        const SourceRecord* other = nullptr;
-        int cnameCount = 0;
-        for (size_t j = k; j < e; ++j) {
-            const auto& r = recs[order[j]];
-            if (r.type == kTypeCNAME) {
-                ++cnameCount;
-                if (!cname || r.line > cname->line) cname = &r;
-            } else if (r.type != kTypeRRSIG && r.type != kTypeNSEC) {
-                if (!other || r.line > other->line) other = &r;
-            }
-        }
-        if (cname && other) {
-            const SourceRecord& later =
-                (other->file == cname->file && other->line > cname->line) ? *other : *cname;
-            error = fmt::format("{}: CNAME beside other data at {} (RFC 1034 §3.6.2)", where(later),
-                                nameToText(first.owner));
-            return nullptr;
-        }
-        if (cnameCount > 1) {
-            // Identical duplicates are dropped below; two different CNAMEs are an error (RFC 2181 §10.1).
-            std::string_view firstRd;
-            bool seen = false;
-            for (size_t j = k; j < e; ++j) {
-                const auto& r = recs[order[j]];
-                if (r.type != kTypeCNAME) continue;
-                if (!seen) {
-                    firstRd = r.rdata;
-                    seen = true;
-                } else if (r.rdata.size() != firstRd.size() ||
-                           strncasecmp(r.rdata.data(), firstRd.data(), firstRd.size()) != 0) {
-                    error = fmt::format("{}: more than one CNAME at {} (RFC 2181 §10.1)", where(r),
-                                        nameToText(first.owner));
-                    return nullptr;
-                }
-            }
-        }
+        if (!checkCnames(set, order, k, e, error)) return false;
         if (nodeIdx == 0) {
             bool hasNs = false;
             for (size_t j = k; j < e; ++j) hasNs |= recs[order[j]].type == kTypeNS;
             if (!hasNs) {
-                error = fmt::format("{}:{}: no NS records at the apex {}", soaFile, soaLine, z->nameText_);
-                return nullptr;
+                error =
+                    fmt::format("{}:{}: no NS records at the apex {}", set.file(soa), soa.line, nameText_);
+                return false;
             }
         }
         for (size_t j = k; j < e;) {
@@ -394,57 +414,60 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, const SourceSet& set, 
             RRset s{type, UINT32_MAX, uint32_t(rds.size()), 0};
             for (size_t m = j; m < te; ++m) {
                 const auto& r = recs[order[m]];
-                // RFC 2181 §5: duplicate records are one record. §5.2: differing TTLs in an RRset are treated
-                // as the lowest of them.
                 bool dup = false;
                 for (uint32_t q = s.first; q < s.first + s.count && !dup; ++q)
                     // Empty rdata (`TYPE65534 \# 0`) has a null data(): memcmp must not see it (UBSan).
                     dup = rds[q].len == r.rdata.size() &&
-                          (r.rdata.empty() || std::memcmp(z->bytes_.data() + rds[q].offset, r.rdata.data(),
-                                                          r.rdata.size()) == 0);
+                          (r.rdata.empty() ||
+                           std::memcmp(bytes_.data() + rds[q].offset, r.rdata.data(), r.rdata.size()) == 0);
                 s.ttl = std::min(s.ttl, r.ttl);
                 if (dup) continue;
-                rds.push_back(Rdata{z->addBytes(r.rdata), uint16_t(r.rdata.size()), kNone});
+                rds.push_back(Rdata{addBytes(r.rdata), uint16_t(r.rdata.size()), kNone});
                 ++s.count;
             }
             sets.push_back(s);
-            ++z->nodes_[nodeIdx].setCount;
+            ++nodes_[nodeIdx].setCount;
             j = te;
         }
     }
-    if (z->nodes_[0].setCount == 0) {
-        error = fmt::format("{}:{}: no NS records at the apex {}", soaFile, soaLine, z->nameText_);
-        return nullptr;
+    if (nodes_[0].setCount == 0) {
+        error = fmt::format("{}:{}: no NS records at the apex {}", set.file(soa), soa.line, nameText_);
+        return false;
     }
-    z->rrsets_ = std::move(sets);
-    z->rdatas_ = std::move(rds);
+    rrsets_ = std::move(sets);
+    rdatas_ = std::move(rds);
+    return true;
+}
 
-    // Zone cuts and what they occlude.
-    for (uint32_t i = 1; i < z->nodes_.size(); ++i)
-        if (z->rrset(z->nodes_[i], kTypeNS)) z->nodes_[i].flags |= kNodeDelegation;
-    for (uint32_t i = 0; i < z->nodes_.size(); ++i)
-        if (z->rrset(z->nodes_[i], kTypeDNAME)) z->nodes_[i].flags |= kNodeDname;
+// Zone cuts, DNAMEs and what they occlude.
+void Zone::markCuts(const std::vector<uint32_t>& parent) {
+    for (uint32_t i = 1; i < nodes_.size(); ++i)
+        if (rrset(nodes_[i], kTypeNS)) nodes_[i].flags |= kNodeDelegation;
+    for (uint32_t i = 0; i < nodes_.size(); ++i)
+        if (rrset(nodes_[i], kTypeDNAME)) nodes_[i].flags |= kNodeDname;
     // Below a cut: a parent that is a cut or is itself below one. Parents come before children. Names below
     // a DNAME (the apex's too) are never answered from either (RFC 6672 §2.4).
-    for (uint32_t i = 1; i < z->nodes_.size(); ++i) {
-        const Node& p = z->nodes_[parent[i]];
+    for (uint32_t i = 1; i < nodes_.size(); ++i) {
+        const Node& p = nodes_[parent[i]];
         if ((parent[i] != 0 && (p.flags & (kNodeDelegation | kNodeOccluded))) || (p.flags & kNodeDname))
-            z->nodes_[i].flags |= kNodeOccluded;
+            nodes_[i].flags |= kNodeOccluded;
     }
+}
 
-    // Resolve the names inside NS/MX/SRV/CNAME/SVCB/HTTPS rdata to nodes of this zone.
+// Resolve the names inside NS/MX/SRV/CNAME/SVCB/HTTPS rdata to nodes of this zone.
+void Zone::resolveTargets() {
     uint8_t lower[kMaxNameLen];
-    for (uint32_t ni = 0; ni < z->nodes_.size(); ++ni) {
-        const Node& node = z->nodes_[ni];
+    for (uint32_t ni = 0; ni < nodes_.size(); ++ni) {
+        const Node& node = nodes_[ni];
         for (uint32_t si = node.firstSet; si < node.firstSet + node.setCount; ++si) {
-            const RRset& s = z->rrsets_[si];
+            const RRset& s = rrsets_[si];
             int off = targetNameOffset(s.type);
             if (off < 0) continue;
             const bool svc = s.type == kTypeSVCB || s.type == kTypeHTTPS;
             for (uint32_t q = s.first; q < s.first + s.count; ++q) {
-                Rdata& rd = z->rdatas_[q];
+                Rdata& rd = rdatas_[q];
                 if (rd.len <= off) continue;
-                const uint8_t* b = z->bytes_.data() + rd.offset;
+                const uint8_t* b = bytes_.data() + rd.offset;
                 size_t len = wireNameLen(b + off, rd.len - off);
                 if (len == 0 || len > kMaxNameLen) continue;
                 if (svc && len == 1) {
@@ -454,22 +477,43 @@ std::unique_ptr<Zone> Zone::compile(const WireName& apex, const SourceSet& set, 
                 }
                 std::memcpy(lower, b + off, len);
                 lowerName(lower, len);
-                rd.target = z->find({reinterpret_cast<const char*>(lower), len});
+                rd.target = find({reinterpret_cast<const char*>(lower), len});
             }
         }
     }
+}
 
-    z->warnings_ = set.warnings;
-    hiddenDataWarnings(*z, recs, order, start, parent, where, z->warnings_);
-
-    z->soa_ = z->rrset(z->nodes_[0], kTypeSOA);
-    const Rdata& sr = z->rdatas_[z->soa_->first];
-    const uint8_t* p = z->bytes_.data() + sr.offset + sr.len - 20;
+// The SOA's serial and the negative-answer TTL (RFC 2308 §5: the lesser of the SOA's TTL and its MINIMUM).
+void Zone::readSoa() {
+    soa_ = rrset(nodes_[0], kTypeSOA);
+    const Rdata& sr = rdatas_[soa_->first];
+    const uint8_t* p = bytes_.data() + sr.offset + sr.len - 20;
     auto be32 = [](const uint8_t* b) {
         return (uint32_t(b[0]) << 24) | (uint32_t(b[1]) << 16) | (uint32_t(b[2]) << 8) | b[3];
     };
-    z->serial_ = be32(p);
-    z->negTtl_ = std::min(z->soa_->ttl, be32(p + 16));
+    serial_ = be32(p);
+    negTtl_ = std::min(soa_->ttl, be32(p + 16));
+}
+
+std::unique_ptr<Zone> Zone::compile(const WireName& apex, const SourceSet& set, const std::string& file,
+                                    std::string& error) {
+    const std::vector<SourceRecord>& recs = set.records;
+    auto z = std::make_unique<Zone>();
+    z->apex_ = apex;
+    z->nameText_ = nameToText(apex);
+    z->file_ = file;
+    const SourceRecord* soa = findSoa(apex, set, z->nameText_, file, error);
+    if (!soa) return nullptr;
+    std::vector<uint32_t> parent, recNode, start, order;
+    z->indexNodes(recs, parent, recNode);
+    groupByNode(recs, recNode, z->nodes_.size(), start, order);
+    if (!z->buildRRsets(set, order, start, *soa, error)) return nullptr;
+    z->markCuts(parent);
+    z->resolveTargets();
+    z->warnings_ = set.warnings;
+    auto at = [&](const SourceRecord& r) { return where(set, r); };
+    hiddenDataWarnings(*z, recs, order, start, parent, at, z->warnings_);
+    z->readSoa();
     return z;
 }
 

@@ -176,6 +176,14 @@ class Zone {
     uint32_t addBytes(std::string_view b);
     uint32_t addNode(std::string_view lowerWire);  // build time: a new node, entered in the index
     void insertIndex(uint32_t node, uint32_t hash);
+    // compile's steps, in its order (zones/zone.cpp says what each does).
+    void indexNodes(const std::vector<SourceRecord>& recs, std::vector<uint32_t>& parent,
+                    std::vector<uint32_t>& recNode);
+    bool buildRRsets(const SourceSet& set, const std::vector<uint32_t>& order,
+                     const std::vector<uint32_t>& start, const SourceRecord& soa, std::string& error);
+    void markCuts(const std::vector<uint32_t>& parent);
+    void resolveTargets();
+    void readSoa();
 
     std::string apex_;
     size_t apexLabels_ = 0;
