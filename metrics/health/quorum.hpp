@@ -1,8 +1,8 @@
 #pragma once
 // Health quorum across the members of an NS set (doc/design.md "Several instances as one NS set";
 // Route 53's idea of several health checkers): a service counts as down when at least `quorum` members see
-// it down. Pure logic, no I/O: server/cluster/etcd_sync.hpp reads the members' verdicts, server/probes/health.cpp
-// feeds this function and writes the outcome into the StateTable the selector reads.
+// it down. Pure logic, no I/O: server/cluster/etcd_sync.hpp reads the members' verdicts,
+// server/probes/health.cpp feeds this function and writes the outcome into the StateTable the selector reads.
 //
 // Rules:
 // - Votes are this member's own verdict plus each peer's verdict that is fresh (0 <= ageMs <= maxAgeMs). A
