@@ -64,13 +64,18 @@ class Health(http.server.BaseHTTPRequestHandler):
         pass
 
 
+_HELD = []  # the closed ports' sockets, bound until the test process ends
+
+
 def closed_port():
+    """A loopback TCP port where a connect is refused for as long as this test runs: bound here and never
+    listened on (Linux answers RST). A port bound and closed again (as before) went back to the kernel's
+    ephemeral pool, and under the full suite another test's server took it: the "failing" source scraped ok."""
     import socket
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+    _HELD.append(s)
+    return s.getsockname()[1]
 
 
 def config(port, cport, hport, dead):
