@@ -63,6 +63,9 @@ Worker::Worker(int id, Shared& shared)
 Worker::~Worker() {
     for (auto* e : xdp_) event_free(e);
     stop();  // the UDP threads use the sockets and their responders
+    // A wake-up another worker queued after this one stopped would run in the last pass below and break it
+    // (onWake ends the loop once stopping_ is set) before the finalizers that pass is for.
+    if (wake_) event_del(wake_);
     for (auto& u : udp_)
         if (u->fd >= 0) close(u->fd);
     for (auto* l : tcp_) evconnlistener_free(l);
