@@ -136,41 +136,63 @@ void replace(std::string& text, const std::string& key, const std::string& value
     if (pos != std::string::npos) text.replace(pos, key.size(), value);
 }
 
-}  // namespace
+// The counts the tiles show, gathered while the tables are rendered.
+struct Tally {
+    size_t sitesIn = 0;       // sites up and enabled
+    size_t drained = 0;       // sites and services drained
+    size_t up = 0, down = 0;  // services by health
+    size_t warnings = 0;      // warnings or worse in the last hour
+};
 
-std::string renderPage(const json& st, const std::vector<Event>& events, int64_t nowUnixMs,
-                       const PageExplain& ex) {
-    const json empty = json::array();
-    const json& sites = st.contains("sites") ? st["sites"] : empty;
-    const json& services = st.contains("services") ? st["services"] : empty;
-    const json& hostnames = st.contains("hostnames") ? st["hostnames"] : empty;
+// `m[key]`, or 0 when the key is not there.
+double valueOr0(const std::map<std::string, double>& m, const std::string& key) {
+    auto it = m.find(key);
+    return it == m.end() ? 0 : it->second;
+}
 
-    // The largest max_age of the hostnames that use a site or service: older metrics are stale for all.
-    std::map<std::string, double> siteMaxAge, svcMaxAge;
+// The largest max_age of the hostnames that use a site or service: older metrics are stale for all.
+struct MaxAges {
+    std::map<std::string, double> site, service;  // by site name; by "site/address"
+};
+
+MaxAges maxAges(const json& hostnames) {
+    MaxAges out;
     for (const auto& h : hostnames) {
         double m = number(h, "max_age_s").value_or(60);
-        for (const auto& s : h.value("services", empty)) {
+        for (const auto& s : h.value("services", json::array())) {
             std::string site = str(s, "site");
-            siteMaxAge[site] = std::max(siteMaxAge[site], m);
-            auto& v = svcMaxAge[site + "/" + str(s, "address")];
+            out.site[site] = std::max(out.site[site], m);
+            auto& v = out.service[site + "/" + str(s, "address")];
             v = std::max(v, m);
         }
     }
-    std::map<std::string, double> siteAnswers;
-    double totalAnswers = 0;
+    return out;
+}
+
+// GSLB answers per site (the sum of its services') and in all.
+struct Answers {
+    std::map<std::string, double> bySite;
+    double total = 0;
+};
+
+Answers answerTotals(const json& services) {
+    Answers out;
     for (const auto& s : services) {
         double a = number(s, "answers").value_or(0);
-        siteAnswers[str(s, "site")] += a;
-        totalAnswers += a;
+        out.bySite[str(s, "site")] += a;
+        out.total += a;
     }
+    return out;
+}
 
-    std::string siteRows;
-    size_t sitesIn = 0, drained = 0;
+// The sites table: health, admin state, preference, CPU, sessions, load factor, report age, answers.
+std::string siteRows(const json& sites, const MaxAges& ages, const Answers& answers, Tally& tally) {
+    std::string rows;
     for (const auto& s : sites) {
         std::string name = str(s, "name");
         bool up = flag(s, "up"), enabled = flag(s, "enabled");
-        sitesIn += up && enabled;
-        drained += !enabled;
+        tally.sitesIn += up && enabled;
+        tally.drained += !enabled;
         std::optional<double> age = number(s, "report_age_s");
         if (s.contains("ages_s") && s["ages_s"].is_object())
             for (const auto& [k, v] : s["ages_s"].items())
@@ -180,9 +202,9 @@ std::string renderPage(const json& st, const std::vector<Event>& events, int64_t
         if (used && max && *max > 0)
             sessions = fmt::format("<span class=\"bar\"><i style=\"width:{:.1f}%\"></i></span>{} / {}",
                                    std::min(100.0, 100 * *used / *max), fmtNum(used), fmtNum(max));
-        double a = siteAnswers[name];
-        std::string share = totalAnswers > 0 ? fmt::format("{:.1f} %", 100 * a / totalAnswers) : "";
-        siteRows += fmt::format(
+        double a = valueOr0(answers.bySite, name);
+        std::string share = answers.total > 0 ? fmt::format("{:.1f} %", 100 * a / answers.total) : "";
+        rows += fmt::format(
             "<tr data-site=\"{0}\" class=\"{1}\"><td class=\"site-name\">{0}</td><td "
             "class=\"health\">{2}</td>"
             "<td class=\"admin\">{3}</td><td class=\"num\">{4}</td><td class=\"num\">{5}</td><td>{6}</td>"
@@ -191,19 +213,23 @@ std::string renderPage(const json& st, const std::vector<Event>& events, int64_t
             htmlEscape(name), enabled ? "" : "out", up ? pill("up", "up") : pill("down", "down"),
             enabled ? pill("enabled", "enabled") : pill("drained", "drained"),
             fmtNum(number(s, "preference")), fmtNum(number(s, "cpu"), " %"), sessions,
-            fmtNum(number(s, "load_factor")), aged(age, siteMaxAge[name]), fmtNum(a), share);
+            fmtNum(number(s, "load_factor")), aged(age, valueOr0(ages.site, name)), fmtNum(a), share);
     }
+    return rows;
+}
 
+// The services table: address, site, hostnames, health and why, admin state (and the site's), check,
+// FlashBack times, connections and answers.
+std::string serviceRows(const json& services, const json& sites, const MaxAges& ages, Tally& tally) {
     std::map<std::string, bool> siteOut;
     for (const auto& s : sites) siteOut[str(s, "name")] = !flag(s, "enabled");
-    std::string svcRows;
-    size_t up = 0, down = 0;
+    std::string rows;
     for (const auto& s : services) {
         std::string site = str(s, "site"), address = str(s, "address"), health = str(s, "health");
         bool enabled = flag(s, "enabled");
-        up += health == "up";
-        down += health == "down";
-        drained += !enabled;
+        tally.up += health == "up";
+        tally.down += health == "down";
+        tally.drained += !enabled;
         const json& c = s.contains("check") ? s["check"] : json();
         std::string why;
         if (c.is_object()) {
@@ -213,7 +239,7 @@ std::string renderPage(const json& st, const std::vector<Event>& events, int64_t
             why = "not checked";
         }
         std::string hosts;
-        for (const auto& h : s.value("hostnames", empty))
+        for (const auto& h : s.value("hostnames", json::array()))
             hosts += (hosts.empty() ? "" : "<br>") + htmlEscape(h);
         std::string check = "<span class=\"muted\">none</span>";
         if (c.is_object())
@@ -224,9 +250,10 @@ std::string renderPage(const json& st, const std::vector<Event>& events, int64_t
         const json& fb = s.contains("flashback") ? s["flashback"] : json();
         std::string conns = "<span class=\"muted\">–</span>";
         if (auto n = number(s, "connections"))
-            conns = fmt::format("{} <span class=\"muted\">({})</span>", fmtNum(n),
-                                aged(number(s, "connections_age_s"), svcMaxAge[site + "/" + address]));
-        svcRows += fmt::format(
+            conns = fmt::format(
+                "{} <span class=\"muted\">({})</span>", fmtNum(n),
+                aged(number(s, "connections_age_s"), valueOr0(ages.service, site + "/" + address)));
+        rows += fmt::format(
             "<tr data-service=\"{0}/{1}\" class=\"{2}\"><td class=\"addr\">{1}</td><td>{0}</td>"
             "<td class=\"hosts\">{3}</td><td class=\"health\">{4}{5}</td><td "
             "class=\"admin\">{6}</td><td>{7}</td>"
@@ -238,111 +265,111 @@ std::string renderPage(const json& st, const std::vector<Event>& events, int64_t
                 (siteOut[site] ? "<span class=\"why\">site drained</span>" : ""),
             check, ms(number(fb, "l4_ms")), ms(number(fb, "l7_ms")), conns, fmtNum(number(s, "answers")));
     }
+    return rows;
+}
 
-    std::string eventRows;
-    size_t warnings = 0;
+// The events table, newest first and at most 200; counts the warnings of the last hour among all of them.
+std::string eventRows(const std::vector<Event>& events, int64_t nowUnixMs, Tally& tally) {
+    std::string rows;
     for (auto it = events.rbegin(); it != events.rend(); ++it) {
-        if (it->level >= log::Level::Warn && nowUnixMs - it->unixMs < 3600 * 1000) ++warnings;
+        if (it->level >= log::Level::Warn && nowUnixMs - it->unixMs < 3600 * 1000) ++tally.warnings;
         if (it - events.rbegin() >= 200) continue;
         std::string t = isoTime(it->unixMs);
-        eventRows += fmt::format(
+        rows += fmt::format(
             "<tr data-seq=\"{}\" data-kind=\"{}\"><td title=\"{}\">{} {}</td><td><span class=\"lvl "
             "{}\">{}</span></td>"
             "<td><span class=\"kind\">{}</span></td><td class=\"mono\">{}</td><td>{}</td></tr>\n",
             it->seq, htmlEscape(it->kind), t, t.substr(0, 10), t.substr(11, 12), levelName(it->level),
             levelName(it->level), htmlEscape(it->kind), htmlEscape(it->subject), htmlEscape(it->message));
     }
-    if (eventRows.empty()) eventRows = "<tr><td colspan=\"5\" class=\"muted\">no events yet</td></tr>";
+    if (rows.empty()) rows = "<tr><td colspan=\"5\" class=\"muted\">no events yet</td></tr>";
+    return rows;
+}
 
-    // Metric sources, whatever their fields (the status JSON grows with them): one column per plain field.
-    std::string sourceRows;
-    if (st.contains("sources") && st["sources"].is_array() && !st["sources"].empty()) {
-        // The status JSON's keys come sorted by name: the ones an operator reads first go first.
-        std::vector<std::string> cols;
-        for (const char* c : {"name", "state", "type", "url", "last_success_age_s", "last_error"})
-            if (st["sources"][0].contains(c)) cols.push_back(c);
-        for (const auto& s : st["sources"])
-            if (s.is_object())
-                for (const auto& [k, v] : s.items())
-                    if (!v.is_structured() && std::find(cols.begin(), cols.end(), k) == cols.end())
-                        cols.push_back(k);
-        sourceRows += "<tr>";
-        for (const auto& c : cols) sourceRows += "<th>" + htmlEscape(c) + "</th>";
-        sourceRows += "</tr>\n";
-        for (const auto& s : st["sources"]) {
-            sourceRows += "<tr data-source=\"" + htmlEscape(str(s, "name")) + "\">";
-            for (const auto& c : cols) sourceRows += "<td>" + htmlEscape(str(s, c.c_str())) + "</td>";
-            sourceRows += "</tr>\n";
-        }
+// Metric sources, whatever their fields (the status JSON grows with them): one column per plain field;
+// empty when there are none (the section is then hidden).
+std::string sourceRows(const json& st) {
+    std::string rows;
+    if (!st.contains("sources") || !st["sources"].is_array() || st["sources"].empty()) return rows;
+    // The status JSON's keys come sorted by name: the ones an operator reads first go first.
+    std::vector<std::string> cols;
+    for (const char* c : {"name", "state", "type", "url", "last_success_age_s", "last_error"})
+        if (st["sources"][0].contains(c)) cols.push_back(c);
+    for (const auto& s : st["sources"])
+        if (s.is_object())
+            for (const auto& [k, v] : s.items())
+                if (!v.is_structured() && std::find(cols.begin(), cols.end(), k) == cols.end())
+                    cols.push_back(k);
+    rows += "<tr>";
+    for (const auto& c : cols) rows += "<th>" + htmlEscape(c) + "</th>";
+    rows += "</tr>\n";
+    for (const auto& s : st["sources"]) {
+        rows += "<tr data-source=\"" + htmlEscape(str(s, "name")) + "\">";
+        for (const auto& c : cols) rows += "<td>" + htmlEscape(str(s, c.c_str())) + "</td>";
+        rows += "</tr>\n";
     }
+    return rows;
+}
 
-    // [cluster] health_quorum: the setting, the members voting through etcd, and the services the quorum
-    // overrules (their effective state is not their own checks' verdict) or decides on this member's view
-    // alone.
-    std::string quorumSummary, quorumDiffers;
-    const json& q = st.contains("health_quorum") ? st["health_quorum"] : json();
-    if (q.is_object()) {
-        quorumSummary = quorumText(q);
-        for (const auto& s : services) {
-            const json& c = s.contains("check") ? s["check"] : json();
-            if (!c.is_object() || !c.contains("quorum")) continue;
-            std::string own = str(c, "own_state"), eff = str(c, "state");
-            if (own == eff) continue;
-            std::string key = str(s, "site") + "/" + str(s, "address");
-            quorumDiffers += fmt::format(
-                "<tr data-differs=\"{0}\"><td "
-                "class=\"mono\">{0}</td><td>{1}</td><td>{2}</td><td>{3}</td></tr>\n",
-                htmlEscape(key), pill(own, own), pill(eff, eff), htmlEscape(votesText(c["quorum"], q)));
-        }
-        if (quorumDiffers.empty())
-            quorumDiffers =
-                "<tr><td colspan=\"4\" class=\"muted\">none: every service is as this member's checks "
-                "see it</td></tr>";
+// [cluster] health_quorum (`q`, status's health_quorum): the services the quorum overrules (their effective
+// state is not their own checks' verdict) or decides on this member's view alone.
+std::string quorumDiffers(const json& q, const json& services) {
+    std::string rows;
+    for (const auto& s : services) {
+        const json& c = s.contains("check") ? s["check"] : json();
+        if (!c.is_object() || !c.contains("quorum")) continue;
+        std::string own = str(c, "own_state"), eff = str(c, "state");
+        if (own == eff) continue;
+        std::string key = str(s, "site") + "/" + str(s, "address");
+        rows += fmt::format(
+            "<tr data-differs=\"{0}\"><td "
+            "class=\"mono\">{0}</td><td>{1}</td><td>{2}</td><td>{3}</td></tr>\n",
+            htmlEscape(key), pill(own, own), pill(eff, eff), htmlEscape(votesText(c["quorum"], q)));
     }
+    if (rows.empty())
+        rows =
+            "<tr><td colspan=\"4\" class=\"muted\">none: every service is as this member's checks "
+            "see it</td></tr>";
+    return rows;
+}
 
-    std::string zones;
-    for (const auto& z : st.value("zones", empty))
-        zones += fmt::format("{}<b>{}</b> serial {}", zones.empty() ? "" : " · ", htmlEscape(str(z, "name")),
-                             htmlEscape(str(z, "serial")));
+// The header's zone list: "<b>name</b> serial N", separated by " · ".
+std::string zoneLine(const json& zones) {
+    std::string line;
+    for (const auto& z : zones)
+        line += fmt::format("{}<b>{}</b> serial {}", line.empty() ? "" : " · ", htmlEscape(str(z, "name")),
+                            htmlEscape(str(z, "serial")));
+    return line;
+}
+
+// The summary tiles: sites in service, services up and down, drained, answers, recent warnings, and with
+// [cluster] etcd whether etcd is live or cut off (the member then serves the last shared state and its own
+// checks).
+std::string tiles(const json& st, size_t sites, size_t services, double totalAnswers, const Tally& n) {
     auto tile = [](const char* cls, const std::string& v, const char* label, const char* id) {
         return fmt::format(
             "<div class=\"tile {}\" id=\"{}\"><div class=\"v\">{}</div><div class=\"l\">{}</div></div>", cls,
             id, v, label);
     };
-    std::string tiles =
-        tile(sitesIn == sites.size() ? "good" : "bad", fmt::format("{}/{}", sitesIn, sites.size()),
-             "sites in service", "tile-sites") +
-        tile(down ? "bad" : "good", fmt::format("{}/{}", up, services.size()), "services up",
-             "tile-services") +
-        tile(down ? "bad" : "good", fmt::format("{}", down), "services down", "tile-down") +
-        tile(drained ? "warn" : "good", fmt::format("{}", drained), "drained", "tile-drained") +
+    std::string out =
+        tile(n.sitesIn == sites ? "good" : "bad", fmt::format("{}/{}", n.sitesIn, sites), "sites in service",
+             "tile-sites") +
+        tile(n.down ? "bad" : "good", fmt::format("{}/{}", n.up, services), "services up", "tile-services") +
+        tile(n.down ? "bad" : "good", fmt::format("{}", n.down), "services down", "tile-down") +
+        tile(n.drained ? "warn" : "good", fmt::format("{}", n.drained), "drained", "tile-drained") +
         tile("", fmtNum(totalAnswers), "GSLB answers (total)", "tile-qps") +
-        tile(warnings ? "warn" : "good", fmt::format("{}", warnings), "warnings, last hour", "tile-events");
-    // [cluster] etcd: live, or cut off (the member serves the last shared state and its own checks).
+        tile(n.warnings ? "warn" : "good", fmt::format("{}", n.warnings), "warnings, last hour",
+             "tile-events");
     if (st.contains("cluster") && st["cluster"].is_object() && st["cluster"].contains("etcd") &&
         st["cluster"]["etcd"].is_object()) {
         const std::string state = str(st["cluster"]["etcd"], "state");
-        tiles +=
-            tile(state == "live" ? "good" : "bad", htmlEscape(state), "etcd (shared state)", "tile-etcd");
+        out += tile(state == "live" ? "good" : "bad", htmlEscape(state), "etcd (shared state)", "tile-etcd");
     }
+    return out;
+}
 
-    std::string html(page::kIndexHtml);
-    std::string title;
-    for (const auto& z : st.value("zones", empty)) title += (title.empty() ? "" : ", ") + str(z, "name");
-    replace(html, "@@TITLE@@", htmlEscape(title.empty() ? "status" : title));
-    replace(html, "@@ZONES@@", zones);
-    replace(html, "@@NOW@@", isoTime(nowUnixMs).substr(11, 8) + " UTC");
-    replace(html, "@@TILES@@", tiles);
-    replace(html, "@@SITES@@", siteRows);
-    replace(html, "@@SERVICES@@", svcRows);
-    replace(html, "@@SOURCES_HIDDEN@@", sourceRows.empty() ? "hidden" : "");
-    replace(html, "@@SOURCES@@", sourceRows);
-    replace(html, "@@QUORUM_HIDDEN@@", q.is_object() ? "" : "hidden");
-    replace(html, "@@QUORUM_SUMMARY@@", htmlEscape(quorumSummary));
-    replace(html, "@@QUORUM_DIFFERS@@", quorumDiffers);
-    replace(html, "@@EVENTS@@", eventRows);
-
-    // The explain form: the GSLB hostnames to pick from, the fields as asked, the answer when there is one.
+// The explain form: the GSLB hostnames to pick from, the fields as asked, the answer when there is one.
+void fillExplain(std::string& html, const json& hostnames, const PageExplain& ex) {
     std::string names, first;
     for (const auto& h : hostnames) {
         std::string n = str(h, "name");
@@ -371,6 +398,45 @@ std::string renderPage(const json& st, const std::vector<Event>& events, int64_t
     replace(html, "@@EX_STATE@@", ex.text.empty() ? "" : ex.error ? "server-error" : "server");
     replace(html, "@@EX_OUT@@", htmlEscape(ex.text));
     replace(html, "@@EX_LINKS@@", links);
+}
+
+}  // namespace
+
+// The page template (server/control/page/index.html) with each @@KEY@@ replaced by its part, rendered from
+// the status JSON one part at a time.
+std::string renderPage(const json& st, const std::vector<Event>& events, int64_t nowUnixMs,
+                       const PageExplain& ex) {
+    const json empty = json::array();
+    const json& sites = st.contains("sites") ? st["sites"] : empty;
+    const json& services = st.contains("services") ? st["services"] : empty;
+    const json& hostnames = st.contains("hostnames") ? st["hostnames"] : empty;
+    const json& zones = st.value("zones", empty);
+    const json& q = st.contains("health_quorum") ? st["health_quorum"] : json();
+
+    const MaxAges ages = maxAges(hostnames);
+    const Answers answers = answerTotals(services);
+    Tally tally;
+    std::string sitesHtml = siteRows(sites, ages, answers, tally);
+    std::string servicesHtml = serviceRows(services, sites, ages, tally);
+    std::string eventsHtml = eventRows(events, nowUnixMs, tally);
+    std::string sourcesHtml = sourceRows(st);
+
+    std::string html(page::kIndexHtml);
+    std::string title;
+    for (const auto& z : zones) title += (title.empty() ? "" : ", ") + str(z, "name");
+    replace(html, "@@TITLE@@", htmlEscape(title.empty() ? "status" : title));
+    replace(html, "@@ZONES@@", zoneLine(zones));
+    replace(html, "@@NOW@@", isoTime(nowUnixMs).substr(11, 8) + " UTC");
+    replace(html, "@@TILES@@", tiles(st, sites.size(), services.size(), answers.total, tally));
+    replace(html, "@@SITES@@", sitesHtml);
+    replace(html, "@@SERVICES@@", servicesHtml);
+    replace(html, "@@SOURCES_HIDDEN@@", sourcesHtml.empty() ? "hidden" : "");
+    replace(html, "@@SOURCES@@", sourcesHtml);
+    replace(html, "@@QUORUM_HIDDEN@@", q.is_object() ? "" : "hidden");
+    replace(html, "@@QUORUM_SUMMARY@@", htmlEscape(q.is_object() ? quorumText(q) : ""));
+    replace(html, "@@QUORUM_DIFFERS@@", q.is_object() ? quorumDiffers(q, services) : "");
+    replace(html, "@@EVENTS@@", eventsHtml);
+    fillExplain(html, hostnames, ex);
     return html;
 }
 
