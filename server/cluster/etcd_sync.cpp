@@ -484,7 +484,7 @@ void EtcdSync::release(const SharedOwner& owner, std::function<void(bool)> done)
     i.client->deleteIfValue(
         k, sharedValue(o), [&i, g = i.gen, k, done](const std::string& err, const EtcdReply& r) {
             if (g != i.gen || !err.empty() || !r.succeeded) return done(false);
-            i.cache.erase(k);  // the watch says so too; the members' view need not wait for it
+            forgetReleasedOwner(i.cache, k, i.self);  // the members' view need not wait for the watch
             done(true);
         });
 }

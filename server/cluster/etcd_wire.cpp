@@ -545,4 +545,11 @@ std::string sharedValue(const SharedItem& item) {
         item);
 }
 
+void forgetReleasedOwner(std::map<std::string, SharedItem>& cache, const std::string& key,
+                         std::string_view self) {
+    auto it = cache.find(key);
+    if (it == cache.end()) return;
+    if (const auto* o = std::get_if<SharedOwner>(&it->second); o && o->member == self) cache.erase(it);
+}
+
 }  // namespace gslb::server::cluster

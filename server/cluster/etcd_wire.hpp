@@ -149,4 +149,12 @@ std::string decodeSharedKv(std::string_view prefix, const EtcdKv& kv, bool delet
 std::string sharedKey(std::string_view prefix, const SharedItem& item);
 std::string sharedValue(const SharedItem& item);
 
+/// After etcd confirmed the delete of owner key `key` that `self` released: takes it out of `cache` (key ->
+/// item as the watch keeps it) only while `cache` still names `self` its holder. An owner key's name has no
+/// member in it, and the watch is a stream of its own: the next holder's claim of the same key can arrive
+/// before the delete's answer, and erasing it then would leave this member seeing a free key for ever (no
+/// later event comes), probing a service another member owns. Nothing else is touched.
+void forgetReleasedOwner(std::map<std::string, SharedItem>& cache, const std::string& key,
+                         std::string_view self);
+
 }  // namespace gslb::server::cluster

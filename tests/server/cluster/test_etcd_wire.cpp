@@ -194,6 +194,28 @@ TEST_CASE("gslbd's keys: each kind round-trips; components with '/' or '%' are e
     CHECK(std::get<SharedVerdict>(a).member == "m");
 }
 
+TEST_CASE("a released owner key leaves the cache only while it is still this member's") {
+    // The failing input, from a three-member run: member .4 released east's key 0 to .2, which ranks first;
+    // .2's claim reached .4's watch before etcd's answer to .4's delete, and the delete's callback erased it.
+    // .4 then saw the key free for good and probed east beside its owner.
+    const std::string p = "/gslbd/", self = "http://127.0.0.4:8053", next = "http://127.0.0.2:8053";
+    const std::string k = sharedKey(p, SharedOwner{"east", "192.0.2.10", self, 0});
+    std::map<std::string, SharedItem> cache;
+    cache[k] = SharedOwner{"east", "192.0.2.10", next, 0};
+    cache[p + "owner/west/192.0.2.20/0"] = SharedOwner{"west", "192.0.2.20", self, 0};
+    forgetReleasedOwner(cache, k, self);
+    REQUIRE(cache.count(k) == 1);
+    CHECK(std::get<SharedOwner>(cache.at(k)).member == next);
+    // The watch had not delivered the claim yet: the key was still this member's and goes.
+    cache[k] = SharedOwner{"east", "192.0.2.10", self, 0};
+    forgetReleasedOwner(cache, k, self);
+    CHECK(cache.count(k) == 0);
+    // Already gone (the watch's delete came first): nothing else is touched.
+    forgetReleasedOwner(cache, k, self);
+    CHECK(cache.size() == 1);
+    CHECK(std::get<SharedOwner>(cache.at(p + "owner/west/192.0.2.20/0")).member == self);
+}
+
 TEST_CASE("bad or hostile data from etcd: refused with the reason, never half-applied") {
     const std::string p = "/gslbd/";
     struct Case {
