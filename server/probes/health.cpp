@@ -338,7 +338,9 @@ struct HealthMonitor::Impl {
     // member joined) gives the key up with a compare-on-value delete and the candidate claims it at once, so
     // ownership follows the rendezvous order as members come, not only when an owner dies. After a candidate
     // let a released key lie (this member took it back at a tick), not again for kRebalanceSpacingSec, so a
-    // candidate that never claims costs one hand-over per spacing.
+    // candidate that never claims costs one hand-over per spacing. A key N >= max(1, health_quorum) (the
+    // quorum lowered on reload) is released at once: its holder's lease lives as long as the member, so it
+    // would otherwise go on probing and voting beside the quorum's owners.
     bool decideOwnership(const std::string& key, bool anyMember) {
         auto it = slots.find(key);
         if (it == slots.end()) return true;
@@ -367,7 +369,10 @@ struct HealthMonitor::Impl {
             // Not again soon after the first-ranked candidate let a released key lie (this member took it
             // back at a tick): that candidate does not claim, and releasing to it would only flap.
             auto back = takenBack.find(id);
-            if (n < k && outranked && (back == takenBack.end() || now - back->second >= kRebalanceSpacingSec))
+            if (n >= k)  // the quorum lowered on reload: the key would keep a vote and checks for ever
+                release(site, address, n,
+                        fmt::format("health_quorum is now {}: owner key {} is not needed", k, n));
+            else if (outranked && (back == takenBack.end() || now - back->second >= kRebalanceSpacingSec))
                 release(site, address, n, "a member that ranks first for it is live");
             return true;  // probed here until the key is gone
         }

@@ -9,6 +9,7 @@ name order, the last one stops etcd altogether. Figures are printed as MEASURED 
 import base64
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -532,6 +533,13 @@ class EtcdLab(unittest.TestCase):
               f"{took * 1000:.0f} ms after etcd was started again")
 
 
+def owner_key(url, site, address, slot):
+    """The member holding owner key `slot` of a service in etcd at `url` (None: the key is free)."""
+    r = etcd_call(url, "/v3/kv/range", {"key": b64(f"{PREFIX}owner/{site}/{address}/{slot}")})
+    kvs = r.get("kvs") or []
+    return json.loads(base64.b64decode(kvs[0]["value"]).decode()) if kvs else None
+
+
 def quorum_config(addr, dns_port, control_port, etcd_urls, check_port, quorum=2):
     """The lab's member config with a TCP check of both services on 127.0.0.1:check_port (every 0.5 s, one
     result decides) and health_quorum = `quorum` (None: not set)."""
@@ -638,6 +646,33 @@ class EtcdQuorumLab(unittest.TestCase):
         self.assertIn("1 of 2 peer(s) have live verdicts in etcd", m1.stderr())
         self.assertEqual(svc(m1)["state"], "down", svc(m1))
 
+    def test_2_a_quorum_lowered_on_reload_gives_up_the_owner_keys_past_it(self):
+        # After test_1, m1 and m2 hold two of east's and of west's owner keys 0-2 each (m3's went with its
+        # lease, and a member holds one key of a service). Their leases live as long as they do, so a key past a
+        # lowered quorum must be given up, not left to probe and vote beside the quorum's owners.
+        live = self.members[:2]
+        held = lambda site, address: sorted(n for n in range(3) if owner_key(self.node.url, site, address, n))
+        for site, address in (("east", EAST), ("west", WEST)):
+            wait_for(lambda: len(held(site, address)) == 2, 5, f"two of {site}'s keys held")
+        t0 = time.monotonic()
+        for m in live:
+            self.assertIn("health_quorum = 3\n", m.raw_config)
+            m.raw_config = m.raw_config.replace("health_quorum = 3\n", "health_quorum = 1\n")
+            m.write_config()
+            m.proc.send_signal(signal.SIGHUP)
+        for site, address in (("east", EAST), ("west", WEST)):
+            wait_for(lambda: held(site, address) == [0], 5,
+                     f"{site}'s keys past 0 given up, key 0 held:\n" + "".join(m.stderr()[-1500:] for m in live))
+        took = time.monotonic() - t0
+        print(f"MEASURED: health_quorum 3 -> 1 on reload: owner keys past it given up {took * 1000:.0f} ms after "
+              f"SIGHUP")
+        self.assertTrue(any(re.search(r"health_quorum is now 1: owner key [12] is not needed", m.stderr())
+                            for m in live))
+        for m in live:
+            self.assertNotIn("reload failed", m.stderr())
+            wait_for(lambda: all(len(s["check"]["probe"]["owners"]) == 1 for s in m.status()["services"]), 5,
+                     f"{m.addr}'s status names one owner per service")
+
 
 @unittest.skipUnless(os.path.exists(ETCD), "etcd (Debian's etcd-server) is not installed")
 @unittest.skipUnless(loopback_aliases_work(), "cannot bind 127.0.0.2-4")
@@ -657,9 +692,7 @@ class EtcdOwnershipLab(unittest.TestCase):
         EtcdLab.tearDownClass.__func__(cls)
 
     def owner(self, site, address):
-        r = etcd_call(self.node.url, "/v3/kv/range", {"key": b64(f"{PREFIX}owner/{site}/{address}/0")})
-        kvs = r.get("kvs") or []
-        return json.loads(base64.b64decode(kvs[0]["value"]).decode()) if kvs else None
+        return owner_key(self.node.url, site, address, 0)
 
     def checks_per_second(self, seconds):
         before = sum(self.backend.snapshot().values())
