@@ -368,147 +368,194 @@ bool ZoneSigner::onlineSignature(const DnssecKey& key, std::string_view owner, u
     return true;
 }
 
-std::unique_ptr<Zone> compileSigned(const WireName& apex, SourceSet& set, const std::string& file,
-                                    std::vector<DnssecKey> keys, const SignOptions& opt, std::string& error) {
-    auto& recs = set.records;
+namespace {
+
+// One RRset to sign: its owner (lower-case wire, stored in the SourceSet), type, TTL and records.
+struct SignJob {
+    std::string_view owner;
+    uint16_t type;
+    uint32_t ttl;
+    std::vector<std::string_view> rdatas;
+};
+
+// The file's own RRSIG, NSEC, NSEC3 and NSEC3PARAM records go: compileSigned makes its own.
+void dropSignedData(std::vector<SourceRecord>& recs) {
     recs.erase(std::remove_if(recs.begin(), recs.end(),
                               [](const SourceRecord& r) {
                                   return r.type == kTypeRRSIG || r.type == kTypeNSEC ||
                                          r.type == kTypeNSEC3 || r.type == kTypeNSEC3PARAM;
                               }),
                recs.end());
-    uint32_t soaTtl = 3600;
+}
+
+// The SOA's TTL (the DNSKEYs get it), 3600 when there is no SOA (Zone::compile then refuses the zone).
+uint32_t soaTtl(const std::vector<SourceRecord>& recs) {
+    uint32_t ttl = 3600;
     for (const auto& r : recs)
-        if (r.type == kTypeSOA) soaTtl = r.ttl;
-    auto signer = std::make_shared<ZoneSigner>(std::move(keys), opt, apex);
-    if (signer->signers(kTypeSOA).empty()) {
-        error = fmt::format("{}: no active DNSSEC key for {} (gslbctl dnssec keygen {} --dir KEY_DIR)", file,
-                            nameToText(apex), nameToText(apex));
-        return nullptr;
-    }
-    const uint32_t fileIdx = set.fileIndex(file);
-    std::string_view apexStored = set.store(apex);
-    const size_t fromFile = recs.size();
-    for (const auto& k : signer->keys())
-        if (k.published(opt.now))
-            recs.push_back(SourceRecord{apexStored, set.store(k.dnskey), kTypeDNSKEY, soaTtl, fileIdx, 0});
+        if (r.type == kTypeSOA) ttl = r.ttl;
+    return ttl;
+}
 
-    auto z1 = Zone::compile(apex, set, file, error);
-    if (!z1) return nullptr;
-    // What the file gave, duplicates dropped (RFC 2181 §5) as compile drops them: its records less the
-    // DNSKEYs added just now.
-    const size_t fileRecords = z1->recordCount() - (recs.size() - fromFile);
-
-    // The NSEC chain: every name that holds authoritative data or is a zone cut, in canonical order.
+// The NSEC chain: every name that holds authoritative data or is a zone cut, in canonical order
+// (RFC 4034 §6.1).
+std::vector<uint32_t> nsecChain(const Zone& z) {
     std::vector<uint32_t> chain;
-    for (uint32_t i = 0; i < z1->nodeCount(); ++i) {
-        const Node& n = z1->node(i);
+    for (uint32_t i = 0; i < z.nodeCount(); ++i) {
+        const Node& n = z.node(i);
         if (n.setCount > 0 && !(n.flags & kNodeOccluded)) chain.push_back(i);
     }
     std::sort(chain.begin(), chain.end(), [&](uint32_t a, uint32_t b) {
-        return canonicalCompare(z1->nodeName(z1->node(a)), z1->nodeName(z1->node(b))) < 0;
+        return canonicalCompare(z.nodeName(z.node(a)), z.nodeName(z.node(b))) < 0;
     });
+    return chain;
+}
 
-    struct Job {
-        std::string_view owner;  // lower-case wire, stored in `set`
-        uint16_t type;
-        uint32_t ttl;
-        std::vector<std::string_view> rdatas;
-    };
-    std::vector<Job> jobs;
-    jobs.reserve(z1->recordCount() + chain.size());
-    const uint32_t nsecTtl = z1->negativeTtl();  // RFC 9077: min(SOA TTL, MINIMUM)
+// The RRsets to sign, node by node along `chain`, into `jobs`; with NSEC (not opt.nsec3) each node's NSEC
+// record too, to the next name of the chain, added to `set` and signed. `nsecTtl`: RFC 9077's
+// min(SOA TTL, MINIMUM).
+void chainJobs(const Zone& z, const std::vector<uint32_t>& chain, bool nsec, uint32_t nsecTtl,
+               uint32_t fileIdx, SourceSet& set, std::vector<SignJob>& jobs) {
     std::vector<uint16_t> types;
     for (size_t c = 0; c < chain.size(); ++c) {
-        const Node& n = z1->node(chain[c]);
-        std::string_view owner = set.store(z1->nodeName(n));
+        const Node& n = z.node(chain[c]);
+        std::string_view owner = set.store(z.nodeName(n));
         const bool cut = n.flags & kNodeDelegation;
         types.clear();
-        for (const RRset* s = z1->rrsetsBegin(n); s != z1->rrsetsEnd(n); ++s) {
+        for (const RRset* s = z.rrsetsBegin(n); s != z.rrsetsEnd(n); ++s) {
             // At a cut only NS and DS are the parent's (RFC 4035 §2.3); DS and NSEC are signed there.
             if (cut && s->type != kTypeNS && s->type != kTypeDS) continue;
             types.push_back(s->type);
             if (cut && s->type == kTypeNS) continue;
-            Job j{owner, s->type, s->ttl, {}};
+            SignJob j{owner, s->type, s->ttl, {}};
             for (uint32_t q = s->first; q < s->first + s->count; ++q) {
-                const Rdata& rd = z1->rdata(q);
-                j.rdatas.emplace_back(reinterpret_cast<const char*>(z1->bytes(rd)), rd.len);
+                const Rdata& rd = z.rdata(q);
+                j.rdatas.emplace_back(reinterpret_cast<const char*>(z.bytes(rd)), rd.len);
             }
             jobs.push_back(std::move(j));
         }
-        if (opt.nsec3) continue;
+        if (!nsec) continue;
         types.push_back(kTypeRRSIG);
         types.push_back(kTypeNSEC);
         std::sort(types.begin(), types.end());
         types.erase(std::unique(types.begin(), types.end()), types.end());
-        std::string rd(z1->nodeName(z1->node(chain[(c + 1) % chain.size()])));
+        std::string rd(z.nodeName(z.node(chain[(c + 1) % chain.size()])));
         rd += typeBitmap(types);
         std::string_view stored = set.store(rd);
-        recs.push_back(SourceRecord{owner, stored, kTypeNSEC, nsecTtl, fileIdx, 0});
-        jobs.push_back(Job{owner, kTypeNSEC, nsecTtl, {stored}});
+        set.records.push_back(SourceRecord{owner, stored, kTypeNSEC, nsecTtl, fileIdx, 0});
+        jobs.push_back(SignJob{owner, kTypeNSEC, nsecTtl, {stored}});
     }
+}
 
-    // NSEC3 (RFC 5155 §7.1): every authoritative name, empty non-terminals and cuts included (no opt-out),
-    // hashed; the chain in hash order; NSEC3PARAM at the apex. Owners are <base32hex(hash)>.<apex>.
-    struct Hashed3 {
+// The NSEC3 chain: each name's hash and node, in hash order, and its NSEC3 owner name.
+struct Nsec3Chain {
+    struct Hashed {
         std::array<uint8_t, 20> hash;
         uint32_t node;
     };
-    std::vector<Hashed3> hashed;
-    std::vector<std::string> owners3;
-    if (opt.nsec3) {
-        for (uint32_t i = 0; i < z1->nodeCount(); ++i) {
-            if (z1->node(i).flags & kNodeOccluded) continue;
-            Hashed3 h{};
-            nsec3Hash(z1->nodeName(z1->node(i)), h.hash.data());
-            h.node = i;
-            hashed.push_back(h);
-        }
-        std::sort(hashed.begin(), hashed.end(),
-                  [](const Hashed3& a, const Hashed3& b) { return a.hash < b.hash; });
-        static const char kB32[] = "0123456789abcdefghijklmnopqrstuv";  // RFC 4648 §7, lower case
-        std::string param("\x01\x00\x00\x00\x00", 5);  // SHA-1, no flags, 0 iterations, no salt
-        std::string_view paramStored = set.store(param);
-        recs.push_back(SourceRecord{apexStored, paramStored, kTypeNSEC3PARAM, 0, fileIdx, 0});
-        jobs.push_back(Job{apexStored, kTypeNSEC3PARAM, 0, {paramStored}});
-        for (size_t c = 0; c < hashed.size(); ++c) {
-            const Node& n = z1->node(hashed[c].node);
-            const bool cut = n.flags & kNodeDelegation;
-            types.clear();
-            bool signedHere = false;
-            for (const RRset* s = z1->rrsetsBegin(n); s != z1->rrsetsEnd(n); ++s) {
-                if (cut && s->type != kTypeNS && s->type != kTypeDS) continue;
-                types.push_back(s->type);
-                signedHere |= !(cut && s->type == kTypeNS);
-            }
-            if (hashed[c].node == z1->apexNode()) types.push_back(kTypeNSEC3PARAM);
-            if (signedHere) types.push_back(kTypeRRSIG);
-            std::sort(types.begin(), types.end());
-            types.erase(std::unique(types.begin(), types.end()), types.end());
-            std::string rd(param.substr(0, 4));
-            rd += char(0);   // salt length
-            rd += char(20);  // hash length
-            const auto& next = hashed[(c + 1) % hashed.size()].hash;
-            rd.append(reinterpret_cast<const char*>(next.data()), 20);
-            rd += typeBitmap(types);
-            std::string owner(1, char(32));
-            const auto& h = hashed[c].hash;
-            for (int b = 0; b < 160; b += 5) {
-                int v = 0;
-                for (int k = 0; k < 5; ++k) v = v << 1 | ((h[size_t(b + k) / 8] >> (7 - (b + k) % 8)) & 1);
-                owner += kB32[v];
-            }
-            owner += apex;
-            owners3.push_back(owner);
-            std::string_view ownerStored = set.store(owner), rdStored = set.store(rd);
-            recs.push_back(SourceRecord{ownerStored, rdStored, kTypeNSEC3, nsecTtl, fileIdx, 0});
-            jobs.push_back(Job{ownerStored, kTypeNSEC3, nsecTtl, {rdStored}});
-        }
-    }
+    std::vector<Hashed> hashed;
+    std::vector<std::string> owners;  // <base32hex(hash)>.<apex>, lower-case wire; one per `hashed`
+};
 
-    // The signatures, on up to four threads (a million RRsets is a million ECDSA signatures), or those of
-    // the previous zone where they still serve (see compileSigned in the header).
-    std::vector<std::vector<std::string>> sigs(jobs.size());
+// <base32hex(hash)>.<apex> (RFC 5155 §3.3, RFC 4648 §7 in lower case), lower-case wire.
+std::string nsec3Owner(const std::array<uint8_t, 20>& h, const WireName& apex) {
+    static const char kB32[] = "0123456789abcdefghijklmnopqrstuv";
+    std::string owner(1, char(32));
+    for (int b = 0; b < 160; b += 5) {
+        int v = 0;
+        for (int k = 0; k < 5; ++k) v = v << 1 | ((h[size_t(b + k) / 8] >> (7 - (b + k) % 8)) & 1);
+        owner += kB32[v];
+    }
+    owner += apex;
+    return owner;
+}
+
+// NSEC3 (RFC 5155 §7.1): every authoritative name, empty non-terminals and cuts included (no opt-out),
+// hashed (SHA-1, no salt, 0 iterations); the chain in hash order; NSEC3PARAM at the apex. The records go
+// into `set` and `jobs`.
+Nsec3Chain addNsec3(const Zone& z, const WireName& apex, std::string_view apexStored, uint32_t nsecTtl,
+                    uint32_t fileIdx, SourceSet& set, std::vector<SignJob>& jobs) {
+    Nsec3Chain out;
+    for (uint32_t i = 0; i < z.nodeCount(); ++i) {
+        if (z.node(i).flags & kNodeOccluded) continue;
+        Nsec3Chain::Hashed h{};
+        nsec3Hash(z.nodeName(z.node(i)), h.hash.data());
+        h.node = i;
+        out.hashed.push_back(h);
+    }
+    std::sort(out.hashed.begin(), out.hashed.end(),
+              [](const Nsec3Chain::Hashed& a, const Nsec3Chain::Hashed& b) { return a.hash < b.hash; });
+    std::string param("\x01\x00\x00\x00\x00", 5);  // SHA-1, no flags, 0 iterations, no salt
+    std::string_view paramStored = set.store(param);
+    set.records.push_back(SourceRecord{apexStored, paramStored, kTypeNSEC3PARAM, 0, fileIdx, 0});
+    jobs.push_back(SignJob{apexStored, kTypeNSEC3PARAM, 0, {paramStored}});
+    std::vector<uint16_t> types;
+    for (size_t c = 0; c < out.hashed.size(); ++c) {
+        const Node& n = z.node(out.hashed[c].node);
+        const bool cut = n.flags & kNodeDelegation;
+        types.clear();
+        bool signedHere = false;
+        for (const RRset* s = z.rrsetsBegin(n); s != z.rrsetsEnd(n); ++s) {
+            if (cut && s->type != kTypeNS && s->type != kTypeDS) continue;
+            types.push_back(s->type);
+            signedHere |= !(cut && s->type == kTypeNS);
+        }
+        if (out.hashed[c].node == z.apexNode()) types.push_back(kTypeNSEC3PARAM);
+        if (signedHere) types.push_back(kTypeRRSIG);
+        std::sort(types.begin(), types.end());
+        types.erase(std::unique(types.begin(), types.end()), types.end());
+        std::string rd(param.substr(0, 4));
+        rd += char(0);   // salt length
+        rd += char(20);  // hash length
+        const auto& next = out.hashed[(c + 1) % out.hashed.size()].hash;
+        rd.append(reinterpret_cast<const char*>(next.data()), 20);
+        rd += typeBitmap(types);
+        std::string owner = nsec3Owner(out.hashed[c].hash, apex);
+        out.owners.push_back(owner);
+        std::string_view ownerStored = set.store(owner), rdStored = set.store(rd);
+        set.records.push_back(SourceRecord{ownerStored, rdStored, kTypeNSEC3, nsecTtl, fileIdx, 0});
+        jobs.push_back(SignJob{ownerStored, kTypeNSEC3, nsecTtl, {rdStored}});
+    }
+    return out;
+}
+
+// `k`'s signature of `j` in `previous` when it can serve again (see compileSigned in the header): the
+// RRset there is the same (TTL and records), and the signature is not due (its expiration, in RFC 1982
+// arithmetic on 32 bits, RFC 4034 §3.1.5, is past `dueBy`). Empty otherwise.
+std::string_view reusableSignature(const Zone* previous, const SignJob& j, const DnssecKey& k,
+                                   int64_t dueBy) {
+    const Zone* p = previous;
+    if (!p) return {};
+    uint32_t ni = p->find(j.owner);
+    if (ni == kNone) return {};
+    const Node& n = p->node(ni);
+    const RRset* data = p->rrset(n, j.type);
+    const RRset* sig = p->rrset(n, kTypeRRSIG);
+    if (!data || !sig || data->ttl != j.ttl || data->count != j.rdatas.size()) return {};
+    for (uint32_t q = data->first; q < data->first + data->count; ++q) {
+        const Rdata& rd = p->rdata(q);
+        std::string_view b(reinterpret_cast<const char*>(p->bytes(rd)), rd.len);
+        if (std::find(j.rdatas.begin(), j.rdatas.end(), b) == j.rdatas.end()) return {};
+    }
+    for (uint32_t q = sig->first; q < sig->first + sig->count; ++q) {
+        const Rdata& rd = p->rdata(q);
+        const uint8_t* b = p->bytes(rd);
+        if (rd.len < 18 || (b[0] << 8 | b[1]) != j.type || b[2] != k.algorithm ||
+            (b[16] << 8 | b[17]) != k.tag)
+            continue;
+        uint32_t ttl = uint32_t(b[4]) << 24 | uint32_t(b[5]) << 16 | uint32_t(b[6]) << 8 | b[7];
+        uint32_t exp = uint32_t(b[8]) << 24 | uint32_t(b[9]) << 16 | uint32_t(b[10]) << 8 | b[11];
+        if (ttl != j.ttl || int32_t(exp - uint32_t(dueBy)) <= 0) continue;
+        return {reinterpret_cast<const char*>(b), rd.len};
+    }
+    return {};
+}
+
+// The RRSIG rdatas of each job, one per key that signs its type, on up to four threads (a million RRsets
+// is a million ECDSA signatures), or those of opt.previous where they still serve; the signer's refresh
+// time is brought forward to when the first of them is due. False when OpenSSL fails to sign.
+bool signJobs(const std::vector<SignJob>& jobs, ZoneSigner& signer, const SignOptions& opt,
+              std::vector<std::vector<std::string>>& sigs) {
+    sigs.assign(jobs.size(), {});
     std::atomic<bool> failed{false};
     const uint32_t validity = opt.validity;
     const int64_t dueBy = opt.now + int64_t(validity) / 2 + int64_t(validity) / 16;  // exp must be past this
@@ -517,46 +564,18 @@ std::unique_ptr<Zone> compileSigned(const WireName& apex, SourceSet& set, const 
         uint32_t h = hashName(owner) * 2654435761u ^ type * 40503u;
         return validity / 4 ? h % (validity / 4) : 0;
     };
-    auto reuse = [&](const Job& j, const DnssecKey& k) -> std::string_view {
-        const Zone* p = opt.previous;
-        if (!p) return {};
-        uint32_t ni = p->find(j.owner);
-        if (ni == kNone) return {};
-        const Node& n = p->node(ni);
-        const RRset* data = p->rrset(n, j.type);
-        const RRset* sig = p->rrset(n, kTypeRRSIG);
-        if (!data || !sig || data->ttl != j.ttl || data->count != j.rdatas.size()) return {};
-        for (uint32_t q = data->first; q < data->first + data->count; ++q) {
-            const Rdata& rd = p->rdata(q);
-            std::string_view b(reinterpret_cast<const char*>(p->bytes(rd)), rd.len);
-            if (std::find(j.rdatas.begin(), j.rdatas.end(), b) == j.rdatas.end()) return {};
-        }
-        for (uint32_t q = sig->first; q < sig->first + sig->count; ++q) {
-            const Rdata& rd = p->rdata(q);
-            const uint8_t* b = p->bytes(rd);
-            if (rd.len < 18 || (b[0] << 8 | b[1]) != j.type || b[2] != k.algorithm ||
-                (b[16] << 8 | b[17]) != k.tag)
-                continue;
-            uint32_t ttl = uint32_t(b[4]) << 24 | uint32_t(b[5]) << 16 | uint32_t(b[6]) << 8 | b[7];
-            uint32_t exp = uint32_t(b[8]) << 24 | uint32_t(b[9]) << 16 | uint32_t(b[10]) << 8 | b[11];
-            // RFC 1982 arithmetic on the 32-bit expiration (RFC 4034 §3.1.5), against the time now.
-            if (ttl != j.ttl || int32_t(exp - uint32_t(dueBy)) <= 0) continue;
-            return {reinterpret_cast<const char*>(b), rd.len};
-        }
-        return {};
-    };
     unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
     if (jobs.size() < 2000) threads = 1;
     auto work = [&](size_t from, size_t to) {
         for (size_t i = from; i < to && !failed; ++i) {
-            const Job& j = jobs[i];
-            for (const DnssecKey* k : signer->signers(j.type)) {
+            const SignJob& j = jobs[i];
+            for (const DnssecKey* k : signer.signers(j.type)) {
                 std::string out;
-                if (std::string_view old = reuse(j, *k); !old.empty()) {
+                if (std::string_view old = reusableSignature(opt.previous, j, *k, dueBy); !old.empty()) {
                     out.assign(old);
                 } else {
-                    uint32_t exp = signer->expiration() - spread(j.owner, j.type);
-                    if (!signer->sign(*k, j.owner, j.type, j.ttl, j.rdatas, out, exp)) {
+                    uint32_t exp = signer.expiration() - spread(j.owner, j.type);
+                    if (!signer.sign(*k, j.owner, j.type, j.ttl, j.rdatas, out, exp)) {
                         failed = true;
                         return;
                     }
@@ -576,11 +595,51 @@ std::unique_ptr<Zone> compileSigned(const WireName& apex, SourceSet& set, const 
         pool.emplace_back(work, std::min(jobs.size(), t * per), std::min(jobs.size(), (t + 1) * per));
     work(0, std::min(jobs.size(), per));
     for (auto& t : pool) t.join();
-    if (failed) {
+    if (failed) return false;
+    for (int64_t due : firstDue) signer.refreshBy(due);
+    return true;
+}
+
+}  // namespace
+
+std::unique_ptr<Zone> compileSigned(const WireName& apex, SourceSet& set, const std::string& file,
+                                    std::vector<DnssecKey> keys, const SignOptions& opt, std::string& error) {
+    auto& recs = set.records;
+    dropSignedData(recs);
+    auto signer = std::make_shared<ZoneSigner>(std::move(keys), opt, apex);
+    if (signer->signers(kTypeSOA).empty()) {
+        error = fmt::format("{}: no active DNSSEC key for {} (gslbctl dnssec keygen {} --dir KEY_DIR)", file,
+                            nameToText(apex), nameToText(apex));
+        return nullptr;
+    }
+    // The published keys' DNSKEYs at the apex, then the zone as it is, to walk for what to sign.
+    const uint32_t fileIdx = set.fileIndex(file);
+    std::string_view apexStored = set.store(apex);
+    const size_t fromFile = recs.size();
+    const uint32_t dnskeyTtl = soaTtl(recs);
+    for (const auto& k : signer->keys())
+        if (k.published(opt.now))
+            recs.push_back(SourceRecord{apexStored, set.store(k.dnskey), kTypeDNSKEY, dnskeyTtl, fileIdx, 0});
+    auto z1 = Zone::compile(apex, set, file, error);
+    if (!z1) return nullptr;
+    // What the file gave, duplicates dropped (RFC 2181 §5) as compile drops them: its records less the
+    // DNSKEYs added just now.
+    const size_t fileRecords = z1->recordCount() - (recs.size() - fromFile);
+
+    // What to sign, with the denial of existence records added: NSEC, or NSEC3 and NSEC3PARAM.
+    const std::vector<uint32_t> chain = nsecChain(*z1);
+    const uint32_t nsecTtl = z1->negativeTtl();  // RFC 9077: min(SOA TTL, MINIMUM)
+    std::vector<SignJob> jobs;
+    jobs.reserve(z1->recordCount() + chain.size());
+    chainJobs(*z1, chain, !opt.nsec3, nsecTtl, fileIdx, set, jobs);
+    Nsec3Chain chain3;
+    if (opt.nsec3) chain3 = addNsec3(*z1, apex, apexStored, nsecTtl, fileIdx, set, jobs);
+
+    std::vector<std::vector<std::string>> sigs;
+    if (!signJobs(jobs, *signer, opt, sigs)) {
         error = fmt::format("{}: signing {} failed (OpenSSL)", file, nameToText(apex));
         return nullptr;
     }
-    for (int64_t due : firstDue) signer->refreshBy(due);
     for (size_t i = 0; i < jobs.size(); ++i)
         for (const auto& s : sigs[i])
             recs.push_back(SourceRecord{jobs[i].owner, set.store(s), kTypeRRSIG, jobs[i].ttl, fileIdx, 0});
@@ -591,14 +650,15 @@ std::unique_ptr<Zone> compileSigned(const WireName& apex, SourceSet& set, const 
     for (uint32_t c : chain) names.emplace_back(z1->nodeName(z1->node(c)));
     z1.reset();
 
+    // The signed zone, and its chain by the new zone's node indices for the denials answer() gives.
     auto z = Zone::compile(apex, set, file, error);
     if (!z) return nullptr;
     if (opt.nsec3) {
-        signer->chain3.reserve(hashed.size());
-        for (size_t c = 0; c < hashed.size(); ++c) {
+        signer->chain3.reserve(chain3.hashed.size());
+        for (size_t c = 0; c < chain3.hashed.size(); ++c) {
             ZoneSigner::Hashed h{};
-            std::memcpy(h.hash, hashed[c].hash.data(), 20);
-            h.node = z->find(owners3[c]);
+            std::memcpy(h.hash, chain3.hashed[c].hash.data(), 20);
+            h.node = z->find(chain3.owners[c]);
             signer->chain3.push_back(h);
         }
     } else {
