@@ -200,23 +200,31 @@ uint32_t gslbTtl(const server::Config& cfg, const zones::WireName& apex, std::st
     return best;
 }
 
-}  // namespace
-
-int dnssecRollover(const DnssecRolloverArgs& a) {
-    std::string zone;
-    zones::WireName apex;
-    if (!zoneName(a.zone, zone, apex)) return kUsage;
-    zones::KeyKind kind;
-    if (a.kind == "zsk")
+// --kind zsk | ksk | csk; false for anything else.
+bool parseKind(const std::string& text, zones::KeyKind& kind) {
+    if (text == "zsk")
         kind = zones::KeyKind::Zsk;
-    else if (a.kind == "ksk")
+    else if (text == "ksk")
         kind = zones::KeyKind::Ksk;
-    else if (a.kind == "csk")
+    else if (text == "csk")
         kind = zones::KeyKind::Csk;
-    else {
-        fmt::print(stderr, "--kind {}: use zsk, ksk or csk\n", a.kind);
-        return kUsage;
-    }
+    else
+        return false;
+    return true;
+}
+
+// Where the rollover's TTLs and keys come from: the zone file gslbd signs and its key directory, plus the
+// GSLB hostnames' ttl when the config was given.
+struct RolloverSource {
+    std::string file, dir;
+    uint32_t gslbTtl = 0;   // s; 0 without a config or GSLB hostname
+    std::string gslbWhere;  // the hostname whose ttl that is
+};
+
+// `a`'s -c CONFIG (the zone's [[zone]] file and key_dir, the GSLB ttl) or --zone-file, and --dir. Returns
+// kOk, or the exit code after an error message.
+int rolloverSource(const DnssecRolloverArgs& a, const std::string& zone, const zones::WireName& apex,
+                   RolloverSource& out) {
     if (a.config.empty() == a.zoneFile.empty()) {
         fmt::print(
             stderr,
@@ -224,9 +232,8 @@ int dnssecRollover(const DnssecRolloverArgs& a) {
             "schedule waits on the zone's TTLs\n");
         return kUsage;
     }
-    // Where the TTLs come from: the zone file gslbd signs, plus the GSLB hostnames' ttl from the config.
-    std::string file = a.zoneFile, dir = a.dir, gslbWhere;
-    uint32_t gslb = 0;
+    out.file = a.zoneFile;
+    out.dir = a.dir;
     if (!a.config.empty()) {
         server::Config cfg;
         std::string error;
@@ -243,34 +250,26 @@ int dnssecRollover(const DnssecRolloverArgs& a) {
             fmt::print(stderr, "{}: no [[zone]] named {}\n", a.config, zone);
             return kFailed;
         }
-        file = zc->file;
-        if (dir.empty()) dir = zc->keyDir;
+        out.file = zc->file;
+        if (out.dir.empty()) out.dir = zc->keyDir;
         if (!zc->dnssec)
             fmt::print(stderr, "note: {} is not signed (dnssec = false) in {}\n", zone, a.config);
-        gslb = gslbTtl(cfg, apex, gslbWhere);
+        out.gslbTtl = gslbTtl(cfg, apex, out.gslbWhere);
     }
-    if (dir.empty()) {
+    if (out.dir.empty()) {
         fmt::print(stderr, "rollover: give --dir (the zone has no key_dir in the config)\n");
         return kUsage;
     }
-    std::string error;
-    auto z = zones::loadZone(file, zone, error);
-    if (!z) {
-        fmt::print(stderr, "{}\n", error);
-        return kFailed;
-    }
-    zones::ZoneTtls ttl = zones::zoneTtls(*z);
-    int64_t now = int64_t(time(nullptr)), start = 0;
-    if (!parseStart(a.start, now, start)) {
-        fmt::print(stderr, "--start {}: use now, now+SECONDS, +SECONDS or YYYYMMDDHHMMSS (UTC)\n", a.start);
-        return kUsage;
-    }
-    if (start < now) {
-        fmt::print(stderr, "--start {} is in the past ({}; now {}): the keys' times would be too\n", a.start,
-                   stamp(start), stamp(now));
-        return kFailed;
-    }
+    return kOk;
+}
+
+// The key of `kind` to roll among `dir`'s keys of `zone` (zones::rolloverKey), into `old`, and the new key's
+// algorithm: --algorithm, which must be the old key's (no algorithm rollover), or the old key's. Returns kOk,
+// or the exit code after an error message.
+int keyToRoll(const DnssecRolloverArgs& a, const std::string& zone, const std::string& dir,
+              zones::KeyKind kind, int64_t now, zones::DnssecKey& old, uint8_t& alg) {
     std::vector<zones::DnssecKey> keys;
+    std::string error;
     if (!zones::loadKeys(dir, zone, keys, error)) {
         fmt::print(stderr, "{}\n", error);
         return kFailed;
@@ -280,8 +279,8 @@ int dnssecRollover(const DnssecRolloverArgs& a) {
         fmt::print(stderr, "{}: {}\n", zone, error);
         return kFailed;
     }
-    zones::DnssecKey old = keys[idx];
-    uint8_t alg = old.algorithm;
+    old = keys[idx];
+    alg = old.algorithm;
     if (!a.algorithm.empty()) {
         alg = zones::algorithmFromText(a.algorithm);
         if (!alg) {
@@ -299,29 +298,40 @@ int dnssecRollover(const DnssecRolloverArgs& a) {
             return kFailed;
         }
     }
+    return kOk;
+}
 
+// RFC 7583's intervals for this zone, each with where it came from (printed with the schedule).
+struct Intervals {
     zones::RolloverIntervals iv;
-    iv.ttlKey = ttl.key;
-    iv.ttlSig = std::max(ttl.sig, gslb);
-    std::string sigWhere = gslb > ttl.sig ? gslbWhere : ttl.sigWhere;
-    std::string dprpWhy = "--propagation";
+    std::string sigWhere;  // TTLsig: the zone's largest TTL, or a GSLB hostname's ttl
+    std::string dprpWhy;   // Dprp: --propagation, or the SOA's refresh + retry
+};
+
+Intervals intervals(const DnssecRolloverArgs& a, const zones::ZoneTtls& ttl, const RolloverSource& src) {
+    Intervals out;
+    out.iv.ttlKey = ttl.key;
+    out.iv.ttlSig = std::max(ttl.sig, src.gslbTtl);
+    out.sigWhere = src.gslbTtl > ttl.sig ? src.gslbWhere : ttl.sigWhere;
+    out.dprpWhy = "--propagation";
     if (a.propagation) {
-        iv.dprp = *a.propagation;
+        out.iv.dprp = *a.propagation;
     } else {
         // A missed NOTIFY is caught up at the next refresh, a failed one after the retry (RFC 1996 §3.4).
-        iv.dprp = int64_t(ttl.refresh) + ttl.retry;
-        dprpWhy = fmt::format("SOA refresh {} + retry {}; --propagation to set", ttl.refresh, ttl.retry);
+        out.iv.dprp = int64_t(ttl.refresh) + ttl.retry;
+        out.dprpWhy = fmt::format("SOA refresh {} + retry {}; --propagation to set", ttl.refresh, ttl.retry);
     }
-    iv.dprpP = a.parentPropagation;
-    iv.ttlDs = a.parentDsTtl;
-    zones::RolloverPlan plan = zones::planRollover(kind, start, iv);
-    for (int64_t t : {plan.newPublish, plan.newActivate, plan.oldInactive, plan.oldRemove})
-        if (t < now) {
-            fmt::print(stderr, "{}: the schedule would set a time in the past ({})\n", zone, stamp(t));
-            return kFailed;
-        }
+    out.iv.dprpP = a.parentPropagation;
+    out.iv.ttlDs = a.parentDsTtl;
+    return out;
+}
 
-    zones::DnssecKey fresh;
+// The new key, made now and written to `dir` with the plan's Publish and Activate, into `fresh`; then the
+// old key's Inactive and Delete written into its .private file. Returns kOk, or kFailed after an error
+// message (one that says what to do when the new key is written and the old one could not be changed).
+int writeKeys(const std::string& zone, const std::string& dir, zones::KeyKind kind, uint8_t alg, int64_t now,
+              const zones::RolloverPlan& plan, zones::DnssecKey& old, zones::DnssecKey& fresh) {
+    std::string error;
     uint16_t flags =
         kind == zones::KeyKind::Zsk ? zones::kDnskeyZone : zones::kDnskeyZone | zones::kDnskeySep;
     if (!zones::generateKey(zone, alg, flags, now, fresh, error)) {
@@ -348,7 +358,16 @@ int dnssecRollover(const DnssecRolloverArgs& a) {
             zone, error, fresh.tag, fresh.file, old.tag, stamp(plan.oldInactive), stamp(plan.oldRemove));
         return kFailed;
     }
+    return kOk;
+}
 
+// What was done and what comes: the method, the intervals and where each came from, then each step with its
+// time (the keys' changes, which gslbd makes by itself, and the parent's DS changes, which are the
+// operator's), and the files written.
+void printSchedule(const std::string& zone, zones::KeyKind kind, const Intervals& in,
+                   const zones::RolloverPlan& plan, const zones::DnssecKey& fresh,
+                   const zones::DnssecKey& old) {
+    const zones::RolloverIntervals& iv = in.iv;
     const char* how = kind == zones::KeyKind::Zsk ? "pre-publication (RFC 7583 §3.2.1)"
                       : kind == zones::KeyKind::Ksk
                           ? "double-DS (RFC 7583 §3.3.2)"
@@ -356,7 +375,7 @@ int dnssecRollover(const DnssecRolloverArgs& a) {
     const char* kn = zones::kindName(kind);
     fmt::print("{} {} rollover, {}: key {} replaces key {}\n", zone, kn, how, fresh.tag, old.tag);
     fmt::print("  TTLkey {} s (DNSKEY: the SOA TTL), TTLsig {} s ({}), Dprp {} s ({}), Dsgn 0", iv.ttlKey,
-               iv.ttlSig, sigWhere, iv.dprp, dprpWhy);
+               iv.ttlSig, in.sigWhere, iv.dprp, in.dprpWhy);
     if (kind != zones::KeyKind::Zsk)
         fmt::print(", DprpP {} s (--parent-propagation), TTLds {} s (--parent-ds-ttl)", iv.dprpP, iv.ttlDs);
     fmt::print("\n  ");
@@ -395,6 +414,52 @@ int dnssecRollover(const DnssecRolloverArgs& a) {
     fmt::print(
         "gslbd rebuilds the zone by itself at each of these times, and within a second of seeing the new "
         "key files; the parent's DS steps are yours.\n");
+}
+
+}  // namespace
+
+int dnssecRollover(const DnssecRolloverArgs& a) {
+    std::string zone;
+    zones::WireName apex;
+    if (!zoneName(a.zone, zone, apex)) return kUsage;
+    zones::KeyKind kind;
+    if (!parseKind(a.kind, kind)) {
+        fmt::print(stderr, "--kind {}: use zsk, ksk or csk\n", a.kind);
+        return kUsage;
+    }
+    RolloverSource src;
+    if (int rc = rolloverSource(a, zone, apex, src); rc != kOk) return rc;
+    std::string error;
+    auto z = zones::loadZone(src.file, zone, error);
+    if (!z) {
+        fmt::print(stderr, "{}\n", error);
+        return kFailed;
+    }
+    const zones::ZoneTtls ttl = zones::zoneTtls(*z);
+    int64_t now = int64_t(time(nullptr)), start = 0;
+    if (!parseStart(a.start, now, start)) {
+        fmt::print(stderr, "--start {}: use now, now+SECONDS, +SECONDS or YYYYMMDDHHMMSS (UTC)\n", a.start);
+        return kUsage;
+    }
+    if (start < now) {
+        fmt::print(stderr, "--start {} is in the past ({}; now {}): the keys' times would be too\n", a.start,
+                   stamp(start), stamp(now));
+        return kFailed;
+    }
+    zones::DnssecKey old;
+    uint8_t alg = 0;
+    if (int rc = keyToRoll(a, zone, src.dir, kind, now, old, alg); rc != kOk) return rc;
+
+    const Intervals in = intervals(a, ttl, src);
+    const zones::RolloverPlan plan = zones::planRollover(kind, start, in.iv);
+    for (int64_t t : {plan.newPublish, plan.newActivate, plan.oldInactive, plan.oldRemove})
+        if (t < now) {
+            fmt::print(stderr, "{}: the schedule would set a time in the past ({})\n", zone, stamp(t));
+            return kFailed;
+        }
+    zones::DnssecKey fresh;
+    if (int rc = writeKeys(zone, src.dir, kind, alg, now, plan, old, fresh); rc != kOk) return rc;
+    printSchedule(zone, kind, in, plan, fresh, old);
     return kOk;
 }
 
