@@ -76,28 +76,20 @@ const J& array(const J& s, const char* key) {
     return a.is_array() ? a : empty;
 }
 
-}  // namespace
-
-std::string cell(const J& obj, const char* key) {
-    return valueText(field(obj, key));
+// `t` rendered and followed by a line end, or nothing when it has no rows.
+std::string tableText(const Table& t, const char* end = "\n") {
+    return t.rows.empty() ? "" : t.render() + end;
 }
 
-std::string renderStatus(const J& s) {
-    std::string out;
-    // One empty line between a table and the one-line sections that follow it.
-    auto blankLine = [&out] {
-        if (!out.empty() && out.back() == '\n' && !(out.size() > 1 && out[out.size() - 2] == '\n'))
-            out += "\n";
-    };
-    // Sites by name, for the CPU and sessions columns of their services.
-    std::map<std::string, const J*> sites;
-    for (const auto& site : array(s, "sites")) sites[cell(site, "name")] = &site;
-
+std::string zoneTable(const J& s) {
     Table zt{{"ZONE", "SERIAL", "RECORDS"}, {}};
     for (const auto& z : array(s, "zones"))
         zt.rows.push_back({cell(z, "name"), cell(z, "serial"), cell(z, "records")});
-    if (!zt.rows.empty()) out += zt.render() + "\n";
+    return tableText(zt);
+}
 
+// Each site's metrics, " (stale)" on those older than its max_age.
+std::string siteTable(const J& s) {
     Table st{{"SITE", "ENABLED", "UP", "PREF", "CPU%", "SESSIONS", "LOAD", "REPORT_AGE_S"}, {}};
     for (const auto& x : array(s, "sites")) {
         const J& maxAge = field(x, "max_age_s");
@@ -109,8 +101,37 @@ std::string renderStatus(const J& s) {
                            cell(x, "load_factor") + staleMark(field(ages, "load_factor"), maxAge),
                            cell(x, "report_age_s") + staleMark(field(x, "report_age_s"), maxAge)});
     }
-    if (!st.rows.empty()) out += st.render() + "\n";
+    return tableText(st);
+}
 
+// A service's CHECK column: type:state, the last error while not up, and with probe ownership ([cluster]
+// etcd) who probes it.
+std::string checkText(const J& chk) {
+    std::string check = cell(chk, "type");
+    if (check == "-") return check;
+    check += ":" + cell(chk, "state");
+    std::string err = cell(chk, "last_error");
+    // The last error explains a down state; once the check is up again it is history, not status.
+    if (err != "-" && !err.empty() && cell(chk, "state") != "up") check += " (" + err + ")";
+    // Probe ownership ([cluster] etcd): the verdict of the member that probes it, when not this one.
+    const J& probe = field(chk, "probe");
+    if (const J& here = field(probe, "here"); here.is_boolean() && !here.get<bool>()) {
+        std::string by;
+        for (const auto& o : array(probe, "owners"))
+            if (o.is_string()) by += (by.empty() ? "" : ", ") + o.get<std::string>();
+        check += " [verdict of " + (by.empty() ? std::string("no owner yet") : by) + "]";
+    } else if (here.is_boolean()) {
+        check += " [probed here]";
+    }
+    return check;
+}
+
+// Each service: its state (drained/… when drained), its site's CPU and sessions, FlashBack times, answers,
+// check and hostnames.
+std::string serviceTable(const J& s) {
+    // Sites by name, for the CPU and sessions columns of their services.
+    std::map<std::string, const J*> sites;
+    for (const auto& site : array(s, "sites")) sites[cell(site, "name")] = &site;
     Table vt{{"SITE", "SERVICE", "STATE", "CONNS", "CPU%", "SESSIONS", "L4_MS", "L7_MS", "ANSWERS", "CHECK",
               "HOSTNAMES"},
              {}};
@@ -125,30 +146,17 @@ std::string renderStatus(const J& s) {
             cpu = cell(*it->second, "cpu");
             sess = cell(*it->second, "sessions_used") + "/" + cell(*it->second, "sessions_max");
         }
-        std::string check = cell(chk, "type");
-        if (check != "-") {
-            check += ":" + cell(chk, "state");
-            std::string err = cell(chk, "last_error");
-            // The last error explains a down state; once the check is up again it is history, not status.
-            if (err != "-" && !err.empty() && cell(chk, "state") != "up") check += " (" + err + ")";
-            // Probe ownership ([cluster] etcd): the verdict of the member that probes it, when not this one.
-            const J& probe = field(chk, "probe");
-            if (const J& here = field(probe, "here"); here.is_boolean() && !here.get<bool>()) {
-                std::string by;
-                for (const auto& o : array(probe, "owners"))
-                    if (o.is_string()) by += (by.empty() ? "" : ", ") + o.get<std::string>();
-                check += " [verdict of " + (by.empty() ? std::string("no owner yet") : by) + "]";
-            } else if (here.is_boolean()) {
-                check += " [probed here]";
-            }
-        }
         vt.rows.push_back(
             {site, cell(x, "address"), state,
              cell(x, "connections") + staleMark(field(x, "connections_age_s"), field(x, "max_age_s")), cpu,
-             sess, cell(chk, "l4_ms"), cell(chk, "l7_ms"), cell(x, "answers"), check, cell(x, "hostnames")});
+             sess, cell(chk, "l4_ms"), cell(chk, "l7_ms"), cell(x, "answers"), checkText(chk),
+             cell(x, "hostnames")});
     }
-    if (!vt.rows.empty()) out += vt.render() + "\n";
+    return tableText(vt);
+}
 
+// Each GSLB hostname: policy, TTL, answers, fallback and its services; the last table, so no line end after.
+std::string hostnameTable(const J& s) {
     Table ht{{"HOSTNAME", "POLICY", "TTL", "ANSWERS", "FALLBACK", "FALLBACKS TAKEN", "SERVICES"}, {}};
     for (const auto& x : array(s, "hostnames")) {
         // "site/address" for objects, the value itself otherwise. Appended piece by piece: GCC 12 warned of
@@ -167,26 +175,27 @@ std::string renderStatus(const J& s) {
         ht.rows.push_back({cell(x, "name"), cell(x, "policy"), cell(x, "ttl"), cell(x, "answers"),
                            cell(x, "fallback"), cell(x, "fallbacks_taken"), svcs.empty() ? "-" : svcs});
     }
-    if (!ht.rows.empty()) out += ht.render();
+    return tableText(ht, "");
+}
 
-    // Reloads by trigger and result: a failed one means the server still serves an older configuration.
+// Reloads by trigger and result: a failed one means the server still serves an older configuration.
+// Empty when the server did not say.
+std::string reloadsLine(const J& s) {
     const J& rl = field(s, "reloads");
-    if (rl.is_object()) {
-        std::string line;
-        for (const char* t : {"sighup", "api"}) {
-            const J& x = field(rl, t);
-            line += fmt::format("{}{} {} ok, {} failed", line.empty() ? "" : "; ",
-                                t == std::string("api") ? "API" : "SIGHUP", cell(x, "ok"), cell(x, "failed"));
-        }
-        blankLine();
-        out += "RELOADS: " + line + "\n";
+    if (!rl.is_object()) return "";
+    std::string line;
+    for (const char* t : {"sighup", "api"}) {
+        const J& x = field(rl, t);
+        line += fmt::format("{}{} {} ok, {} failed", line.empty() ? "" : "; ",
+                            t == std::string("api") ? "API" : "SIGHUP", cell(x, "ok"), cell(x, "failed"));
     }
+    return "RELOADS: " + line + "\n";
+}
 
-    // [server] xdp: one line per interface, so a fast path that fell back to the sockets is seen here too.
-    bool first = true;
+// [server] xdp: one line per interface, so a fast path that fell back to the sockets is seen here too.
+std::string xdpLines(const J& s) {
+    std::string out;
     for (const auto& x : array(s, "xdp")) {
-        if (first) blankLine();
-        first = false;
         if (cell(x, "state") == "serving")
             out += fmt::format("XDP: {} serving, {} AF_XDP socket(s), {} mode, {} queries, {} responses\n",
                                cell(x, "name"), cell(x, "sockets"), cell(x, "mode"), cell(x, "queries"),
@@ -196,8 +205,12 @@ std::string renderStatus(const J& s) {
         if (const J& w = field(x, "warning"); w.is_string())
             out += fmt::format("XDP: {} warning: {}\n", cell(x, "name"), w.get<std::string>());
     }
+    return out;
+}
 
-    // Drains, in one place: what an operator took out and must put back (they survive restarts).
+// Drains, in one place: what an operator took out and must put back (they survive restarts). Empty when
+// nothing is drained.
+std::string drainedLine(const J& s) {
     std::vector<std::string> drained;
     for (const auto& x : array(s, "sites")) {
         const J& en = field(x, "enabled");
@@ -208,19 +221,41 @@ std::string renderStatus(const J& s) {
         if (en.is_boolean() && !en.get<bool>())
             drained.push_back("service " + cell(x, "site") + " " + cell(x, "address"));
     }
-    if (!drained.empty()) {
-        blankLine();
-        out += "DRAINED: ";
-        for (size_t i = 0; i < drained.size(); ++i) out += (i ? ", " : "") + drained[i];
-        out += "\n";
-    }
-    // The names the drains leave with nothing to answer (a drain holds through the fallback: NODATA).
+    if (drained.empty()) return "";
+    std::string out = "DRAINED: ";
+    for (size_t i = 0; i < drained.size(); ++i) out += (i ? ", " : "") + drained[i];
+    return out + "\n";
+}
+
+// The names the drains leave with nothing to answer (a drain holds through the fallback: NODATA).
+std::string undrainedLine(const J& s) {
     std::string emptied;
     for (const auto& h : array(s, "hostnames"))
         for (const auto& t : array(h, "nothing_undrained"))
             if (t.is_string())
                 emptied += (emptied.empty() ? "" : ", ") + cell(h, "name") + " " + t.get<std::string>();
-    if (!emptied.empty()) out += "NOTHING UNDRAINED (NODATA or the fallback address): " + emptied + "\n";
+    return emptied.empty() ? "" : "NOTHING UNDRAINED (NODATA or the fallback address): " + emptied + "\n";
+}
+
+// `line` after `out`, with one empty line between a table and the one-line sections that follow it.
+void appendSection(std::string& out, const std::string& line) {
+    if (line.empty()) return;
+    if (!out.empty() && out.back() == '\n' && !(out.size() > 1 && out[out.size() - 2] == '\n')) out += "\n";
+    out += line;
+}
+
+}  // namespace
+
+std::string cell(const J& obj, const char* key) {
+    return valueText(field(obj, key));
+}
+
+std::string renderStatus(const J& s) {
+    std::string out = zoneTable(s) + siteTable(s) + serviceTable(s) + hostnameTable(s);
+    appendSection(out, reloadsLine(s));
+    appendSection(out, xdpLines(s));
+    appendSection(out, drainedLine(s));
+    out += undrainedLine(s);
     if (out.empty()) out = "(the server reported no zones, sites or services)\n";
     while (out.size() > 1 && out.back() == '\n' && out[out.size() - 2] == '\n') out.pop_back();
     return out;
