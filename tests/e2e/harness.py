@@ -11,6 +11,7 @@ Pieces:
 import atexit
 import json
 import os
+import random
 import re
 import signal
 import socket
@@ -204,11 +205,32 @@ def _claim(port):
         return True  # no shared directory to claim in (read-only /tmp): the in-process check still holds
 
 
+def _ephemeral_range():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo, hi = (int(x) for x in f.read().split())
+        return lo, hi
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default
+
+
+# Ports are taken below the kernel's ephemeral range when it leaves room (10000 up to it): a client's source
+# port comes from that range, and a UDP client whose random source port equals the server's port can receive
+# its own query (dig did, in the full suite: "query response not set", its query echoed back with flags "ad"):
+# with SO_REUSEADDR on both sides the kernel lets the client bind the wildcard address on the port the server
+# holds on 127.0.0.1, and a connected socket outranks it for a datagram from itself.
+_EPHEMERAL = _ephemeral_range()
+_PICK = (10000, _EPHEMERAL[0] - 1) if _EPHEMERAL[0] - 1 - 10000 >= 4096 else None
+
+
 def free_port():
-    """A port free for UDP and TCP on 127.0.0.1 and ::1 (when IPv6 exists), never handed out before by this
-    process and claimed against every other test process of the machine (see _claim)."""
+    """A port free for UDP and TCP on 127.0.0.1 and ::1 (when IPv6 exists), below the ephemeral range when the
+    machine's range leaves room (see _PICK), never handed out before by this process and claimed against every
+    other test process of the machine (see _claim)."""
     for _ in range(200):
-        probe = _try_bind(socket.AF_INET, socket.SOCK_STREAM, "127.0.0.1", 0)
+        probe = _try_bind(socket.AF_INET, socket.SOCK_STREAM, "127.0.0.1", random.randint(*_PICK) if _PICK else 0)
+        if probe is None:
+            continue
         port = probe.getsockname()[1]
         held = [probe]
         ok = port > 1024 and port not in _HANDED_OUT
@@ -298,6 +320,7 @@ class Response:
         self.transfer_failed = False
         self.msg_size = None
         self.ede = []           # RFC 8914 Extended DNS Errors: [(INFO-CODE, EXTRA-TEXT)] in order
+        self.tsig = []          # the TSIG RRs printed (RFC 8945), never in a section: [RR]
 
     @property
     def aa(self):
@@ -385,6 +408,9 @@ def _parse_common(text, kind):
             if m and m.group(1) != "NOERROR":
                 r.rcode = m.group(1)
             continue
+        if s == ";; TSIG PSEUDOSECTION:":
+            section = "tsig"
+            continue
         m = re.match(r";; (QUESTION|ANSWER|AUTHORITY|ADDITIONAL) SECTION:", s)
         if m:
             section = m.group(1).lower()
@@ -397,11 +423,14 @@ def _parse_common(text, kind):
             continue
         if section in (None, "opt") and not sawheader:
             section = "answer"  # AXFR style output (no header)
-        if section in ("answer", "authority", "additional"):
+        if section in ("answer", "authority", "additional", "tsig"):
             p = parse_rr_line(s)
             if p is None:
                 continue
             rr, raw_owner = p
+            if rr.rtype == "TSIG":  # its pseudosection, or a transfer's message signature between records
+                r.tsig.append(rr)
+                continue
             getattr(r, section).append(RR(rr.owner.lower(), rr.ttl, rr.klass, rr.rtype, rr.rdata))
             if section == "answer":
                 r.answer_owner_raw.append(raw_owner)

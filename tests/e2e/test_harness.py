@@ -185,5 +185,39 @@ class RunTestsCounts(unittest.TestCase):
         self.assertEqual((rc, last), (1, "1 passed, 1 failed"))
 
 
+class ParsesTsig(unittest.TestCase):
+    """dig and kdig print a signed reply's TSIG RR in a pseudosection of its own (a transfer's between its records):
+    it goes to `tsig`, never into the answer or additional section a test compares. The texts are dig 9.18's and
+    kdig 3.2's for a query to gslbd signed with `-y hmac-sha256:xfr:...`."""
+
+    SOA = ("gslb.example.com.\t300\tIN\tSOA\tns1.gslb.example.com. admin.gslb.example.com. "
+           "2024010101 3600 900 604800 60\n")
+    DIG = (";; ->>HEADER<<- opcode: QUERY, status: NOERROR, id: 14832\n"
+           ";; flags: qr aa rd; QUERY: 1, ANSWER: 1, AUTHORITY: 0, ADDITIONAL: 2\n\n"
+           ";; OPT PSEUDOSECTION:\n; EDNS: version: 0, flags:; udp: 1232\n"
+           ";; QUESTION SECTION:\n;gslb.example.com.\t\tIN\tSOA\n\n;; ANSWER SECTION:\n" + SOA + "\n"
+           ";; TSIG PSEUDOSECTION:\nxfr.\t\t\t0\tANY\tTSIG\thmac-sha256. 1796666362 300 32 "
+           "zOBF7lFGR8QNa2fu8S7Avk6ddR857fwkdetkDNi1tDg= 14832 NOERROR 0 \n\n;; MSG SIZE  rcvd: 195\n")
+    KDIG = (";; ->>HEADER<<- opcode: QUERY; status: NOERROR; id: 27315\n"
+            ";; Flags: qr aa rd; QUERY: 1; ANSWER: 1; AUTHORITY: 0; ADDITIONAL: 1\n\n"
+            ";; QUESTION SECTION:\n;; gslb.example.com.   \t\tIN\tSOA\n\n;; ANSWER SECTION:\n" + SOA + "\n"
+            ";; TSIG PSEUDOSECTION:\nxfr.                \t0\tANY\tTSIG\thmac-sha256. 1796666362 300 32 "
+            "qzHGQrYKUeAEpm1INZt6Au8O3NfgWO7MZHt9THg+xRc= 27315 NOERROR 0\n\n;; Received 156 B\n")
+
+    def test_dig_and_kdig(self):
+        for text, parse in ((self.DIG, harness.parse_dig), (self.KDIG, harness.parse_kdig)):
+            r = parse(text)
+            self.assertEqual([x.rtype for x in r.answer], ["SOA"], text)
+            self.assertEqual(r.additional, [], text)
+            self.assertEqual([(x.owner, x.rtype) for x in r.tsig], [("xfr.", "TSIG")], text)
+
+    def test_a_transfer_signed_between_its_records(self):
+        text = (self.SOA + "xfr.\t\t\t0\tANY\tTSIG\thmac-sha256. 1796666362 300 32 "
+                "b7TJj2nQkT/4adSh6OzRzmBTyjpxzMx3HwhPaJTy6SQ= 29452 NOERROR 0 \n" + self.SOA)
+        r = harness.parse_dig(text)
+        self.assertEqual([x.rtype for x in r.answer], ["SOA", "SOA"])
+        self.assertEqual(len(r.tsig), 1)
+
+
 if __name__ == "__main__":
     run_tests()
