@@ -64,6 +64,79 @@ bool nearTime(double a, double b) {
     return std::fabs(a - b) <= 0.25 * std::max(a, b) + 0.05;
 }
 
+// A check this configuration asks for: one service (site, address) checked by [check.NAME], its target and
+// timing, and the label its log lines and events use.
+struct Want {
+    std::string site, address, checkName, label;
+    health::CheckSpec spec;
+    double interval;
+    int rise, fall;
+};
+
+// Every check the snapshot's GSLB services ask for (tcp, http and https; none is nothing to run), by an id
+// made of everything that makes two checks different: a service under several hostnames with the same
+// check is checked once, named by the first hostname.
+std::map<std::string, Want> wantedChecks(const Snapshot& snap) {
+    std::map<std::string, Want> wants;
+    for (const auto& h : snap.gslb.hosts) {
+        for (int f = 0; f < 2; ++f) {
+            for (const auto& svc : h.family[f]) {
+                const ServiceConf* sc = svc.conf;
+                if (!sc || sc->check.empty()) continue;
+                auto ci = snap.config.checks.find(sc->check);
+                if (ci == snap.config.checks.end()) continue;
+                const CheckConf& cc = ci->second;
+                if (cc.type != "tcp" && cc.type != "http" && cc.type != "https") continue;  // none
+                Want w;
+                w.site = sc->site;
+                w.address = sc->address;
+                w.checkName = cc.name;
+                w.spec.type = cc.type;
+                int port = sc->port > 0 ? sc->port : cc.port;
+                const std::string& addr = sc->checkAddress.empty() ? sc->address : sc->checkAddress;
+                if (!health::setTarget(w.spec, addr, port)) continue;
+                if (cc.type == "http" || cc.type == "https") {
+                    w.spec.path = cc.path;
+                    w.spec.expectStatus = cc.expectStatus;
+                    w.spec.expectBody = cc.expectBody;
+                    if (!cc.host.empty()) {
+                        w.spec.host = cc.host;
+                    } else {
+                        std::string host = h.name;
+                        if (!host.empty() && host.back() == '.') host.pop_back();
+                        const int standard = cc.type == "https" ? 443 : 80;
+                        w.spec.host = port == standard ? host : fmt::format("{}:{}", host, port);
+                    }
+                }
+                if (cc.type == "https") {
+                    // The name the certificate must hold: sni, else the Host without its port.
+                    std::string name = cc.sni.empty() ? w.spec.host : cc.sni;
+                    if (cc.sni.empty() && !name.empty() && name.front() != '[') {
+                        size_t colon = name.rfind(':');
+                        if (colon != std::string::npos && name.find(':') == colon) name.resize(colon);
+                    }
+                    w.spec.tlsName = name;
+                    w.spec.caFile = cc.caFile;
+                    w.spec.insecure = cc.insecure;
+                }
+                w.spec.timeout = cc.timeout;
+                w.interval = cc.interval;
+                w.rise = cc.rise;
+                w.fall = cc.fall;
+                w.label = fmt::format("{}/{} ({})", h.name, sc->address, sc->site);
+                std::string st;
+                for (int s : cc.expectStatus) st += fmt::format("{},", s);
+                std::string id = fmt::format(
+                    "{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", w.site, w.address,
+                    w.checkName, w.spec.type, w.spec.target, w.spec.path, w.spec.host, st, w.spec.expectBody,
+                    w.spec.tlsName, w.spec.caFile, w.spec.insecure);
+                wants.emplace(id, std::move(w));  // the first hostname names a shared check
+            }
+        }
+    }
+    return wants;
+}
+
 }  // namespace
 
 struct HealthMonitor::Impl {
@@ -562,71 +635,21 @@ struct HealthMonitor::Impl {
         siteDown[site] = down;
     }
 
+    // A new snapshot (start or reload): the checks it asks for, kept, started or stopped; its cluster
+    // settings and GSLB table taken; the slots and the table brought up to date.
     void apply(const Snapshot& snap) {
-        struct Want {
-            std::string site, address, checkName, label;
-            health::CheckSpec spec;
-            double interval;
-            int rise, fall;
-        };
-        std::map<std::string, Want> wants;
-        for (const auto& h : snap.gslb.hosts) {
-            for (int f = 0; f < 2; ++f) {
-                for (const auto& svc : h.family[f]) {
-                    const ServiceConf* sc = svc.conf;
-                    if (!sc || sc->check.empty()) continue;
-                    auto ci = snap.config.checks.find(sc->check);
-                    if (ci == snap.config.checks.end()) continue;
-                    const CheckConf& cc = ci->second;
-                    if (cc.type != "tcp" && cc.type != "http" && cc.type != "https") continue;  // none
-                    Want w;
-                    w.site = sc->site;
-                    w.address = sc->address;
-                    w.checkName = cc.name;
-                    w.spec.type = cc.type;
-                    int port = sc->port > 0 ? sc->port : cc.port;
-                    const std::string& addr = sc->checkAddress.empty() ? sc->address : sc->checkAddress;
-                    if (!health::setTarget(w.spec, addr, port)) continue;
-                    if (cc.type == "http" || cc.type == "https") {
-                        w.spec.path = cc.path;
-                        w.spec.expectStatus = cc.expectStatus;
-                        w.spec.expectBody = cc.expectBody;
-                        if (!cc.host.empty()) {
-                            w.spec.host = cc.host;
-                        } else {
-                            std::string host = h.name;
-                            if (!host.empty() && host.back() == '.') host.pop_back();
-                            const int standard = cc.type == "https" ? 443 : 80;
-                            w.spec.host = port == standard ? host : fmt::format("{}:{}", host, port);
-                        }
-                    }
-                    if (cc.type == "https") {
-                        // The name the certificate must hold: sni, else the Host without its port.
-                        std::string name = cc.sni.empty() ? w.spec.host : cc.sni;
-                        if (cc.sni.empty() && !name.empty() && name.front() != '[') {
-                            size_t colon = name.rfind(':');
-                            if (colon != std::string::npos && name.find(':') == colon) name.resize(colon);
-                        }
-                        w.spec.tlsName = name;
-                        w.spec.caFile = cc.caFile;
-                        w.spec.insecure = cc.insecure;
-                    }
-                    w.spec.timeout = cc.timeout;
-                    w.interval = cc.interval;
-                    w.rise = cc.rise;
-                    w.fall = cc.fall;
-                    w.label = fmt::format("{}/{} ({})", h.name, sc->address, sc->site);
-                    std::string st;
-                    for (int s : cc.expectStatus) st += fmt::format("{},", s);
-                    std::string id = fmt::format(
-                        "{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", w.site,
-                        w.address, w.checkName, w.spec.type, w.spec.target, w.spec.path, w.spec.host, st,
-                        w.spec.expectBody, w.spec.tlsName, w.spec.caFile, w.spec.insecure);
-                    wants.emplace(id, std::move(w));  // the first hostname names a shared check
-                }
-            }
-        }
+        reconcileEntries(wantedChecks(snap));
+        confQuorum = snap.config.cluster.enabled ? snap.config.cluster.healthQuorum : 0;
+        confMembers = snap.config.cluster.enabled ? snap.config.cluster.members.size() : 0;
+        table = snap.gslb.table;
+        rebuildSlots();
+        forgetWritten();
+        if (table) rewriteTable();
+    }
 
+    // Stops the checks no longer wanted, keeps (with new timing) those still wanted and starts the new ones,
+    // spread over their interval.
+    void reconcileEntries(std::map<std::string, Want> wants) {
         // Stop what is gone.
         for (auto it = entries.begin(); it != entries.end();) {
             if (wants.count(it->first)) {
@@ -673,11 +696,11 @@ struct HealthMonitor::Impl {
             schedule(*e, std::min(e->interval, 1.0) * e->stagger);
             entries.emplace(id, std::move(e));
         }
+    }
 
-        confQuorum = snap.config.cluster.enabled ? snap.config.cluster.healthQuorum : 0;
-        confMembers = snap.config.cluster.enabled ? snap.config.cluster.members.size() : 0;
-        // Slots: rebuilt from the checks; their state is kept by (site, address).
-        table = snap.gslb.table;
+    // The slots, one per checked (site, address), rebuilt from the checks with their state kept; with etcd,
+    // the owner keys of a service that left this member's checks released.
+    void rebuildSlots() {
         std::map<std::string, Slot> next;
         for (auto& [id, e] : entries) {
             std::string key = slotKeyOf(e->site, e->address);
@@ -702,8 +725,10 @@ struct HealthMonitor::Impl {
                                 "the service left this member's checks");
             }
         slots = std::move(next);
-        forgetWritten();
-        if (!table) return;
+    }
+
+    // Every service and site of the new table written from the slots.
+    void rewriteTable() {
         // Every slot is rewritten into the new table: unchecked slots are Unknown without FlashBack times
         // (they may have been checked under the previous configuration).
         for (uint32_t i = 0; i < table->serviceCount(); ++i) {
