@@ -123,16 +123,9 @@ std::string recordText(const ldns_rr* rr) {
     return out;
 }
 
-bool ZoneText::parse(const std::string& file, std::string text, const std::string& origin,
-                     std::string& error) {
-    file_ = file;
-    text_ = std::move(text);
-    entries_.clear();
-    soa_ = -1;
-    serial_ = 0;
-    includes_ = false;
-
-    // 1. Split into entries.
+// Splits text_ into entries: a record (over several lines while its parentheses are open, as the loader
+// reads it), a directive, an $INCLUDE, or blank and comment lines; each with its byte range and lines.
+void ZoneText::splitEntries() {
     size_t i = 0;
     int line = 1;
     while (i < text_.size()) {
@@ -167,77 +160,87 @@ bool ZoneText::parse(const std::string& file, std::string text, const std::strin
         i = eol;
         entries_.push_back(std::move(e));
     }
+}
 
-    // 2. Parse records and directives with ldns under the running $ORIGIN / $TTL / previous owner.
-    auto run = [&](const std::string& startOrigin) -> bool {
-        soa_ = -1;
-        includes_ = false;
-        Rdf org, prev;
-        if (ldns_str2rdf_dname(&org.p, startOrigin.c_str()) != LDNS_STATUS_OK) {
-            error = fmt::format("{}: \"{}\" is not a domain name", file_, startOrigin);
+// Parses the records and directives with ldns under the running $ORIGIN (from `startOrigin`), $TTL and
+// previous owner; finds the SOA and its serial. False with `error` at the first line gslbd's loader would
+// refuse.
+bool ZoneText::parseEntries(const std::string& startOrigin, std::string& error) {
+    soa_ = -1;
+    includes_ = false;
+    Rdf org, prev;
+    if (ldns_str2rdf_dname(&org.p, startOrigin.c_str()) != LDNS_STATUS_OK) {
+        error = fmt::format("{}: \"{}\" is not a domain name", file_, startOrigin);
+        return false;
+    }
+    uint32_t ttl = kNoTtl;
+    for (size_t k = 0; k < entries_.size(); ++k) {
+        ZoneEntry& e = entries_[k];
+        e.rr.reset();
+        if (e.kind == ZoneEntry::Blank) continue;
+        if (e.kind == ZoneEntry::Include) {
+            includes_ = true;
+            continue;
+        }
+        std::string t = text_.substr(e.begin, e.end - e.begin);
+        ldns_rr* rr = nullptr;
+        ldns_status s = parseOne(t, ttl, &org.p, &prev.p, &rr);
+        if (s == LDNS_STATUS_SYNTAX_ORIGIN || s == LDNS_STATUS_SYNTAX_TTL || s == LDNS_STATUS_SYNTAX_EMPTY)
+            continue;
+        // What gslbd's loader refuses, in its words (zones/loader.hpp).
+        int off = 0;
+        if (std::string why = zones::recordTextProblem(t, off); !why.empty()) {
+            if (s == LDNS_STATUS_OK) ldns_rr_free(rr);
+            error = fmt::format("{}:{}: {}", file_, e.firstLine + off, why);
             return false;
         }
-        uint32_t ttl = kNoTtl;
-        for (size_t k = 0; k < entries_.size(); ++k) {
-            ZoneEntry& e = entries_[k];
-            e.rr.reset();
-            if (e.kind == ZoneEntry::Blank) continue;
-            if (e.kind == ZoneEntry::Include) {
-                includes_ = true;
-                continue;
-            }
-            std::string t = text_.substr(e.begin, e.end - e.begin);
-            ldns_rr* rr = nullptr;
-            ldns_status s = parseOne(t, ttl, &org.p, &prev.p, &rr);
-            if (s == LDNS_STATUS_SYNTAX_ORIGIN || s == LDNS_STATUS_SYNTAX_TTL ||
-                s == LDNS_STATUS_SYNTAX_EMPTY)
-                continue;
-            // What gslbd's loader refuses, in its words (zones/loader.hpp).
-            int off = 0;
-            if (std::string why = zones::recordTextProblem(t, off); !why.empty()) {
-                if (s == LDNS_STATUS_OK) ldns_rr_free(rr);
-                error = fmt::format("{}:{}: {}", file_, e.firstLine + off, why);
-                return false;
-            }
-            if (s != LDNS_STATUS_OK) {
-                error = fmt::format("{}:{}: {}", file_, e.firstLine,
-                                    zones::recordError(s, t, t[0] != ' ' && t[0] != '\t'));
-                return false;
-            }
-            e.kind = ZoneEntry::Record;
-            e.rr = RrPtr(rr, RrDeleter{});
-            e.inheritsOwner = t[0] == ' ' || t[0] == '\t';
-            e.ownerToken.clear();
-            if (!e.inheritsOwner) {
-                auto toks = tokens(t);
-                if (!toks.empty()) e.ownerToken = t.substr(toks[0].pos, toks[0].len);
-            }
-            if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_SOA && soa_ < 0) {
-                // ldns hands back an SOA with fewer fields (or none: "SOA \# 0") when its rdata is
-                // written short or as generic data; reading its serial would then dereference nothing.
-                bool whole = ldns_rr_rd_count(rr) == 7;
-                for (size_t f = 2; whole && f < 7; ++f)
-                    whole = ldns_rr_rdf(rr, f) && ldns_rdf_size(ldns_rr_rdf(rr, f)) == 4;
-                if (!whole) {
-                    error =
-                        fmt::format("{}:{}: SOA rdata is not two names and five numbers (RFC 1035 §3.3.13)",
-                                    file_, e.firstLine);
-                    return false;
-                }
-                soa_ = int(k);
-                serial_ = ldns_rdf2native_int32(ldns_rr_rdf(rr, 2));
-            }
+        if (s != LDNS_STATUS_OK) {
+            error = fmt::format("{}:{}: {}", file_, e.firstLine,
+                                zones::recordError(s, t, t[0] != ' ' && t[0] != '\t'));
+            return false;
         }
-        endOrigin_ = std::shared_ptr<ldns_rdf>(org.p, [](ldns_rdf* r) { ldns_rdf_deep_free(r); });
-        org.p = nullptr;
-        endTtl_ = ttl;
-        return true;
-    };
+        e.kind = ZoneEntry::Record;
+        e.rr = RrPtr(rr, RrDeleter{});
+        e.inheritsOwner = t[0] == ' ' || t[0] == '\t';
+        e.ownerToken.clear();
+        if (!e.inheritsOwner) {
+            auto toks = tokens(t);
+            if (!toks.empty()) e.ownerToken = t.substr(toks[0].pos, toks[0].len);
+        }
+        if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_SOA && soa_ < 0) {
+            // ldns hands back an SOA with fewer fields (or none: "SOA \# 0") when its rdata is
+            // written short or as generic data; reading its serial would then dereference nothing.
+            bool whole = ldns_rr_rd_count(rr) == 7;
+            for (size_t f = 2; whole && f < 7; ++f)
+                whole = ldns_rr_rdf(rr, f) && ldns_rdf_size(ldns_rr_rdf(rr, f)) == 4;
+            if (!whole) {
+                error = fmt::format("{}:{}: SOA rdata is not two names and five numbers (RFC 1035 §3.3.13)",
+                                    file_, e.firstLine);
+                return false;
+            }
+            soa_ = int(k);
+            serial_ = ldns_rdf2native_int32(ldns_rr_rdf(rr, 2));
+        }
+    }
+    endOrigin_ = std::shared_ptr<ldns_rdf>(org.p, [](ldns_rdf* r) { ldns_rdf_deep_free(r); });
+    org.p = nullptr;
+    endTtl_ = ttl;
+    return true;
+}
 
+bool ZoneText::parse(const std::string& file, std::string text, const std::string& origin,
+                     std::string& error) {
+    file_ = file;
+    text_ = std::move(text);
+    entries_.clear();
+    soa_ = -1;
+    serial_ = 0;
+    includes_ = false;
+    splitEntries();
     std::string o = origin;
     if (!o.empty() && o != "." && o.back() != '.') o += '.';
     if (o.empty()) {
-        if (!run(kUnknownOrigin)) return false;
+        if (!parseEntries(kUnknownOrigin, error)) return false;
         Rdf unknown;
         ldns_str2rdf_dname(&unknown.p, kUnknownOrigin);
         if (soa_ < 0) {
@@ -256,7 +259,7 @@ bool ZoneText::parse(const std::string& file, std::string text, const std::strin
         o = rdfText(owner);
     }
     origin_ = o;
-    return run(o);
+    return parseEntries(o, error);
 }
 
 bool ZoneText::match(const std::string& owner, const std::string& type, const std::string& rdata,

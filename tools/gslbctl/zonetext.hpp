@@ -69,6 +69,9 @@ class ZoneText {
     std::string keyNoTtl(size_t i) const;
 
   private:
+    void splitEntries();
+    bool parseEntries(const std::string& startOrigin, std::string& error);
+
     std::string file_, text_, origin_;
     std::vector<ZoneEntry> entries_;
     int soa_ = -1;
