@@ -20,13 +20,26 @@ double sane(double w) noexcept {
 
 }  // namespace
 
+double projectedLoad(double load, double flow, double pending, double sessionTime) noexcept {
+    if (std::isnan(load)) return kUnknown;
+    if (!(pending > 0) || !(flow > 0)) return load;
+    // The sessions in flight arrive over hh = pending / flow seconds (the flow-weighted TTL left); of the
+    // sessions in use, the share 1 - exp(-hh / S) ends meanwhile (exponential session times of mean S),
+    // taken as its Padé approximant hh / (S + hh / 2): no exp per candidate and query, within 6 % of it for
+    // hh <= S. S unknown: none ends (the safe side).
+    const double hh = pending / flow;
+    const double ends =
+        sessionTime > 0 && std::isfinite(sessionTime) ? load * hh / (sessionTime + hh / 2) : 0;
+    return std::max(0.0, load + pending - ends);
+}
+
 ShareSummary headroomShares(std::span<const Candidate> active, std::uint64_t taken, const Params& params,
                             std::span<Share> out) noexcept {
     ShareSummary sum;
     const std::size_t n = std::min(active.size(), out.size());
     // Pass 1: what is measured; the means that stand in for unknowns. Each share is constructed here (the
     // chooser hands in storage not yet constructed: it would cost more than the shares to fill 64 of them).
-    double capSum = 0, capCount = 0, loadSum = 0, loadCap = 0;
+    double capSum = 0, capCount = 0, loadSum = 0, loadCap = 0, loadFlow = 0;
     double demand = kUnknown;
     std::size_t untaken = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -36,6 +49,7 @@ ShareSummary headroomShares(std::span<const Candidate> active, std::uint64_t tak
         ++untaken;
         s.measured = utilisationOf(c);
         s.flow = c.flow > 0 && std::isfinite(c.flow) ? c.flow : 0.0;
+        s.pending = s.flow > 0 && c.pending > 0 && std::isfinite(c.pending) ? c.pending : 0.0;
         sum.totalFlow += s.flow;
         if (c.demand >= 0 && std::isfinite(c.demand)) demand = c.demand;
         if (!std::isnan(s.measured.capacity)) {
@@ -44,6 +58,7 @@ ShareSummary headroomShares(std::span<const Candidate> active, std::uint64_t tak
             if (!std::isnan(s.measured.load)) {
                 loadSum += s.measured.load;
                 loadCap += s.measured.capacity;
+                loadFlow += s.flow;
             }
         }
     }
@@ -53,6 +68,9 @@ ShareSummary headroomShares(std::span<const Candidate> active, std::uint64_t tak
     sum.basis = capCount > 0 ? ShareBasis::Capacity : ShareBasis::Weight;
     const double meanCap = capCount > 0 ? capSum / capCount : kUnknown;
     const double meanUtil = loadCap > 0 ? loadSum / loadCap : 0.0;
+    // The mean session time by Little's law over the sites whose load is known (sessions in use ÷ the flow
+    // sent there): what the projection needs for the sessions that end meanwhile.
+    sum.sessionTime = loadFlow > 0 && loadSum > 0 ? loadSum / loadFlow : kUnknown;
     // Pass 2: targets.
     double targetSum = 0, capOnly = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -66,7 +84,8 @@ ShareSummary headroomShares(std::span<const Candidate> active, std::uint64_t tak
             s.target = sane(c.weight);
         } else {
             s.capacity = std::isnan(s.measured.capacity) ? meanCap : s.measured.capacity;
-            s.utilisation = std::isnan(s.measured.value) ? meanUtil : s.measured.value;
+            s.projected = projectedLoad(s.measured.load, s.flow, s.pending, sum.sessionTime);
+            s.utilisation = std::isnan(s.measured.value) ? meanUtil : s.projected / s.measured.capacity;
             s.headroom = std::max(0.0, 1.0 - s.utilisation);
             s.target = s.capacity * s.headroom;
             capOnly += s.capacity;
@@ -78,17 +97,16 @@ ShareSummary headroomShares(std::span<const Candidate> active, std::uint64_t tak
     const bool byCap = sum.basis == ShareBasis::Capacity && capOnly > 0;
     // Pass 3: normalised targets, the fit of the batch, deficits; the masses over the fitting candidates and
     // over all, since whether any fits is known only at the end.
-    double defFit = 0, defAll = 0, tgtFit = 0, tgtAll = 0;
+    double defFit = 0, tgtFit = 0, mostFree = -1;
     std::size_t nFit = 0;
     for (std::size_t i = 0; i < n; ++i) {
         Share& s = out[i];
         if (detail::isTaken(taken, active[i].index)) continue;
         s.target = !flat ? s.target / targetSum : byCap ? s.capacity / capOnly : 1.0 / double(untaken);
         const double free = s.measured.free();
-        s.fits = std::isnan(free) || !(d > 0) || d * double(params.ttlMin) <= free;
+        s.fits = std::isnan(free) || !(d > 0) || 2 * d * double(params.ttlMin) <= free;
+        if (!std::isnan(free)) mostFree = std::max(mostFree, free);
         s.deficit = std::max(0.0, s.target * (sum.totalFlow + d) - s.flow);
-        defAll += s.deficit;
-        tgtAll += s.target;
         if (s.fits) {
             defFit += s.deficit;
             tgtFit += s.target;
@@ -96,16 +114,27 @@ ShareSummary headroomShares(std::span<const Candidate> active, std::uint64_t tak
         }
     }
     sum.anyFits = nFit > 0;
-    // Pass 4: probabilities ∝ the deficits of the candidates that may be picked (those that fit, when any
-    // does); no deficit anywhere (no flow known yet and no demand): the targets themselves; every remaining
-    // target 0 too (only when the fitting sites are all full): uniform over them.
-    const double defMass = sum.anyFits ? defFit : defAll, tgtMass = sum.anyFits ? tgtFit : tgtAll;
-    const std::size_t k = sum.anyFits ? nFit : untaken;
-    const bool byTarget = !(defMass > 0), uniform = byTarget && !(tgtMass > 0);
+    // Fits nowhere: the candidates with the most free seats, the nearest to fitting (every free seat count
+    // is known then: an unknown one fits). Their masses, and they stand in for "those that fit" below.
+    if (!sum.anyFits) {
+        for (std::size_t i = 0; i < n; ++i) {
+            Share& s = out[i];
+            if (detail::isTaken(taken, active[i].index) || !(s.measured.free() >= mostFree)) continue;
+            s.nearest = true;
+            defFit += s.deficit;
+            tgtFit += s.target;
+            ++nFit;
+        }
+    }
+    // Pass 4: probabilities ∝ the deficits of the candidates that may be picked (those that fit, or the
+    // nearest); no deficit among them (no flow known yet and no demand): the targets themselves; every
+    // target 0 too (only when they are all full): uniform over them.
+    const std::size_t k = nFit;
+    const bool byTarget = !(defFit > 0), uniform = byTarget && !(tgtFit > 0);
     for (std::size_t i = 0; i < n; ++i) {
         Share& s = out[i];
-        if (detail::isTaken(taken, active[i].index) || (sum.anyFits && !s.fits)) continue;
-        s.probability = uniform ? 1.0 / double(k) : byTarget ? s.target / tgtMass : s.deficit / defMass;
+        if (detail::isTaken(taken, active[i].index) || !(s.fits || s.nearest)) continue;
+        s.probability = uniform ? 1.0 / double(k) : byTarget ? s.target / tgtFit : s.deficit / defFit;
     }
     return sum;
 }

@@ -56,6 +56,8 @@ struct Candidate {
     // Filled per query by the server for the `headroom` chooser only (metrics/balance.hpp):
     double flow = 0;           // committed flow: sum of the demand of answers naming this service still
                                // cached by resolvers (sessions/s, >= 0), as this gslbd gave them
+    double pending = 0;        // the sessions those answers are still to bring (sum of demand x the TTL
+                               // they have left, >= 0): in flight, not yet in the site's metrics
     double demand = kUnknown;  // the querying resolver's estimated demand (sessions/s), the same in every
                                // candidate of one query; NaN: unknown
 };

@@ -41,23 +41,31 @@ void FlowLedger::add(std::size_t worker, std::uint32_t slot, double demand, std:
     word.store(packWord(bucket, sum + float(demand)), std::memory_order_relaxed);
 }
 
-double FlowLedger::flow(std::uint32_t slot, std::int64_t nowMs) const noexcept {
+FlowReading FlowLedger::read(std::uint32_t slot, std::int64_t nowMs) const noexcept {
     const std::size_t slots = width_.size();
-    if (slot >= slots) return 0;
-    const auto now = std::uint32_t(std::uint64_t(nowMs) / width_[slot]);
+    if (slot >= slots) return {};
+    const std::uint32_t width = width_[slot];
+    const auto now = std::uint32_t(std::uint64_t(nowMs) / width);
+    // Where now lies in its bucket, in widths: a bucket k ahead of now's has (k + 0.5 - into) widths left.
+    const double into = double(std::uint64_t(nowMs) % width) / double(width);
     // Everything but the words read into locals first: this runs per candidate and query of a headroom
     // hostname, and the compiler reloads members around each atomic load otherwise.
     const std::atomic<std::uint64_t>* r = &words_[std::size_t(slot) * kFlowBuckets];
     const std::size_t stride = slots * kFlowBuckets;
-    double total = 0;
+    double total = 0, widthsAhead = 0;
     for (std::size_t wk = workers_; wk > 0; --wk, r += stride)
         for (std::size_t b = 0; b < kFlowBuckets; ++b) {
             const std::uint64_t w = r[b].load(std::memory_order_relaxed);
             // Live: its bucket is now's or later (within the ring); unsigned difference: wraps safely, and an
             // expired bucket (before now) is a huge number.
-            if (bucketOf(w) - now < kFlowBuckets) total += double(sumOf(w));
+            const std::uint32_t ahead = bucketOf(w) - now;
+            if (ahead < kFlowBuckets) {
+                const double sum = double(sumOf(w));
+                total += sum;
+                widthsAhead += sum * std::max(0.0, double(ahead) + 0.5 - into);
+            }
         }
-    return total;
+    return {total, widthsAhead * double(width) / 1000.0};
 }
 
 void FlowLedger::carry(const FlowLedger& old, std::uint32_t oldSlot, std::uint32_t newSlot) noexcept {
@@ -79,18 +87,20 @@ void FlowView::bind(const FlowLedger* ledger) {
         refreshMs_[i] = std::max<std::uint32_t>(1, ledger->widthMs(std::uint32_t(i)) / 8);
 }
 
-double FlowView::flow(std::uint32_t slot, std::int64_t nowMs) noexcept {
-    if (slot >= entries_.size()) return 0;
+FlowReading FlowView::read(std::uint32_t slot, std::int64_t nowMs) noexcept {
+    if (slot >= entries_.size()) return {};
     Entry& e = entries_[slot];
     if (e.untilMs == 0 || nowMs >= e.untilMs || nowMs < e.untilMs - std::int64_t(refreshMs_[slot])) {
-        e.value = ledger_->flow(slot, nowMs);
+        e.value = ledger_->read(slot, nowMs);
         e.untilMs = nowMs + refreshMs_[slot];
     }
     return e.value;
 }
 
-void FlowView::added(std::uint32_t slot, double demand) noexcept {
-    if (slot < entries_.size() && demand > 0 && std::isfinite(demand)) entries_[slot].value += demand;
+void FlowView::added(std::uint32_t slot, double demand, std::uint32_t ttlS) noexcept {
+    if (slot >= entries_.size() || !(demand > 0) || !std::isfinite(demand)) return;
+    entries_[slot].value.rate += demand;
+    entries_[slot].value.pending += demand * double(ttlS);
 }
 
 }  // namespace gslb::metrics

@@ -12,6 +12,9 @@
 // (kFlowBuckets - 2), so every live expiry has its own bucket; an answer counts until the end of its bucket,
 // at most one width (ttl / 6) late. A reader racing a writer may miss the newest answer — approximate, as
 // every metric here is.
+// In flight: the sessions those answers are still to bring, sum over them of demand x the time their TTL has
+// left (read per bucket: its sum x (the middle of its bucket - now), at least 0), what the site's metrics
+// cannot show yet (balance.hpp, the projected load).
 // Memory: workers x service slots x kFlowBuckets x 8 octets (64 per slot and worker): 5 MB for 10,000
 // hostnames x 2 sites x 4 workers.
 
@@ -24,6 +27,12 @@
 namespace gslb::metrics {
 
 inline constexpr std::size_t kFlowBuckets = 8;
+
+// What the answers still cached commit to one service slot.
+struct FlowReading {
+    double rate = 0;     // sessions/s: the committed flow
+    double pending = 0;  // sessions still to arrive: sum of demand x the TTL left
+};
 
 class FlowLedger {
   public:
@@ -39,8 +48,10 @@ class FlowLedger {
     // Worker `worker` only: an answer naming `slot` for a resolver of `demand` (sessions/s) that expires at
     // `expiryMs` (monotonic ms). Out-of-range worker or slot: ignored.
     void add(std::size_t worker, std::uint32_t slot, double demand, std::int64_t expiryMs) noexcept;
-    // Any thread: the committed flow of `slot` at `nowMs`, sessions/s, summed over every worker.
-    double flow(std::uint32_t slot, std::int64_t nowMs) const noexcept;
+    // Any thread: the committed flow of `slot` at `nowMs` and its sessions still to come, summed over every
+    // worker; {0, 0} for an out-of-range slot.
+    FlowReading read(std::uint32_t slot, std::int64_t nowMs) const noexcept;
+    double flow(std::uint32_t slot, std::int64_t nowMs) const noexcept { return read(slot, nowMs).rate; }
     // A reload: the rows of slot oldSlot of `old` become those of newSlot here (same worker count and
     // width; else nothing is carried). Control thread, before workers see this ledger.
     void carry(const FlowLedger& old, std::uint32_t oldSlot, std::uint32_t newSlot) noexcept;
@@ -64,17 +75,18 @@ class FlowView {
   public:
     // A new ledger (a reload; null: none): every slot is read afresh. Allocates: not on the query path.
     void bind(const FlowLedger* ledger);
-    // The committed flow of `slot` at `nowMs`, as FlowLedger::flow, at most a refresh old; 0 when unbound
-    // or out of range.
-    double flow(std::uint32_t slot, std::int64_t nowMs) noexcept;
-    // This thread has added `demand` to `slot` (FlowLedger::add): counted here until the next refresh
-    // reads it from the ledger.
-    void added(std::uint32_t slot, double demand) noexcept;
+    // The committed flow of `slot` at `nowMs`, as FlowLedger::read, at most a refresh old; {0, 0} when
+    // unbound or out of range.
+    FlowReading read(std::uint32_t slot, std::int64_t nowMs) noexcept;
+    double flow(std::uint32_t slot, std::int64_t nowMs) noexcept { return read(slot, nowMs).rate; }
+    // This thread has added `demand` to `slot` for `ttlS` seconds (FlowLedger::add): counted here until the
+    // next refresh reads it from the ledger.
+    void added(std::uint32_t slot, double demand, std::uint32_t ttlS) noexcept;
 
   private:
     struct Entry {
         std::int64_t untilMs = 0;  // 0: never read
-        double value = 0;
+        FlowReading value;
     };
     const FlowLedger* ledger_ = nullptr;
     std::vector<Entry> entries_;

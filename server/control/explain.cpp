@@ -597,8 +597,11 @@ json headroomBar(const GslbHost& h, std::span<const Candidate> active, const Hea
                               {"headroom", sh.headroom},
                               {"target", sh.target},
                               {"flow", sh.flow},
+                              {"pending", sh.pending},
+                              {"projected_load", jsonNumber(sh.projected)},
                               {"deficit", sh.deficit},
                               {"fits", sh.fits},
+                              {"nearest", sh.nearest},
                               {"probability", sh.probability}};
         if (std::isnan(m.value) && sum.basis == metrics::ShareBasis::Capacity)
             values[i]["value"]["note"] = std::isnan(m.capacity)
@@ -610,6 +613,7 @@ json headroomBar(const GslbHost& h, std::span<const Candidate> active, const Hea
             {"demand_source", metrics::demandSourceName(hq.demand.source)},
             {"gap_ms", hq.demand.gapMs > 0 ? json(hq.demand.gapMs) : json(nullptr)},
             {"committed_flow", sum.totalFlow},
+            {"session_time_s", jsonNumber(sum.sessionTime)},
             {"batch_fits_somewhere", sum.anyFits},
             {"ttl_min", h.ttlMin},
             {"ttl", h.ttl}};

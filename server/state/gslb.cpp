@@ -535,7 +535,9 @@ HeadroomQuery fillHeadroom(const Gslb& g, const GslbHost& h, int f, const zones:
     for (size_t i = 0; i < n; ++i) {
         c[i].demand = q.demand.demand;
         const uint32_t slot = svcs[c[i].index].slot;
-        c[i].flow = view ? view->flow(slot, nowMs) : g.flow->flow(slot, nowMs);
+        const metrics::FlowReading r = view ? view->read(slot, nowMs) : g.flow->read(slot, nowMs);
+        c[i].flow = r.rate;
+        c[i].pending = r.pending;
     }
     return q;
 }
@@ -708,7 +710,7 @@ void Selector::select(int32_t dynamic, uint16_t qtype, const zones::Zone&, const
                 const int64_t expiry = now + int64_t(out.ttl) * 1000;
                 for (size_t k = 0; k < r.count; ++k) {
                     gslb_->flow->add(worker_, svcs[picked[k]].slot, share, expiry);
-                    flowView_.added(svcs[picked[k]].slot, share);
+                    flowView_.added(svcs[picked[k]].slot, share, out.ttl);
                 }
             }
         }

@@ -94,19 +94,71 @@ TEST_CASE("headroom: committed flow moves the pick toward the target shares") {
     CHECK(s[0].probability == doctest::Approx(0).epsilon(1e-9));
     CHECK(s[1].probability == doctest::Approx(2.0 / 3));
     CHECK(s[2].probability == doctest::Approx(1.0 / 3));
-    // ttl_min 6 s: this resolver brings 6 x 6 = 36 sessions, more than the small site's 20 free seats: it
-    // does not fit there while the 300-seat site (60 free) can take it.
-    s = run(c, ttls(6), 0, &sum);
+    // ttl_min 3 s: this resolver brings 6 x 3 = 18 sessions, more than half the small site's 20 free seats:
+    // it does not fit there while the 300-seat site (60 free) can take it.
+    s = run(c, ttls(3), 0, &sum);
     CHECK(s[2].fits == false);
     CHECK(s[1].fits == true);
     CHECK(sum.anyFits);
     CHECK(s[1].probability == 1);
     CHECK(s[2].probability == 0);
-    // A batch that fits nowhere (demand 200/s): the fit is not applied; the deficits decide.
+    // ttl_min 6 s: 36 sessions, more than half of 60 too; only the 500-seat site (100 free) takes them.
+    s = run(c, ttls(6), 0, &sum);
+    CHECK(s[1].fits == false);
+    CHECK(s[0].fits == true);
+    CHECK(s[0].probability == 1);  // its deficit is 0: the target decides among those that fit
+    // A batch that fits nowhere (demand 200/s): drawn only from the site with the most free seats (the
+    // nearest to fitting), never the small one; two with as many free seats share by their deficits.
     for (auto& x : c) x.demand = 200;
     s = run(c, ttls(6), 0, &sum);
     CHECK_FALSE(sum.anyFits);
-    CHECK(s[2].probability > 0);
+    CHECK(s[0].nearest);
+    CHECK_FALSE(s[1].nearest);
+    CHECK(s[0].probability == 1);
+    CHECK(s[2].probability == 0);
+    c[1].sessionsUsed = 200;  // 100 free as well
+    s = run(c, ttls(6), 0, &sum);
+    CHECK(s[1].nearest);
+    CHECK(s[0].probability + s[1].probability == doctest::Approx(1));
+    CHECK(s[1].probability > 0);
+    CHECK(s[2].probability == 0);
+}
+
+TEST_CASE("headroom: the projected load counts the sessions in flight, less those that end meanwhile") {
+    // projectedLoad's worked example: 80 in use, 4/s committed, 20 to come over 20 / 4 = 5 s, S = 20 s:
+    // 80 x 5 / (20 + 2.5) = 17.8 end, 80 + 20 - 17.8 = 82.2.
+    CHECK(projectedLoad(80, 4, 20, 20) == doctest::Approx(80 + 20 - 400.0 / 22.5));
+    CHECK(projectedLoad(80, 0, 0, 20) == 80);          // nothing in flight
+    CHECK(projectedLoad(80, 4, 20, kUnknown) == 100);  // S unknown: nothing ends
+    CHECK(std::isnan(projectedLoad(kUnknown, 4, 20, 20)));
+    CHECK(projectedLoad(10, 1, 1, 0.1) == 0);  // never below 0
+    // Three sites at 80 %, 10/s and 2/s committed to the first two, 50 and 10 sessions still to come (5 s
+    // each), none to the third: S = 720 / 12 = 60 s.
+    auto c = sites(400, 240, 80);
+    const double flow[] = {10, 2, 0}, pending[] = {50, 10, 0};
+    for (int i = 0; i < 3; ++i) {
+        c[i].flow = flow[i];
+        c[i].pending = pending[i];
+    }
+    ShareSummary sum;
+    auto s = run(c, ttls(1), 0, &sum);
+    CHECK(sum.sessionTime == doctest::Approx(60));
+    // 400 + 50 - 400 x 5 / 62.5 = 418 (83.6 %); 240 + 10 - 19.2 = 230.8 (76.9 %); 80, no flow (80 %).
+    CHECK(s[0].projected == doctest::Approx(418));
+    CHECK(s[1].projected == doctest::Approx(230.8));
+    CHECK(s[2].projected == 80);
+    CHECK(s[0].measured.value == doctest::Approx(0.8));  // explain shows both
+    CHECK(s[0].utilisation == doctest::Approx(0.836));
+    // Targets 500 x 0.164 = 82, 300 x 0.2307 = 69.2, 100 x 0.2 = 20: the herded first site gets less than
+    // its capacity share (5/9), the second more.
+    CHECK(s[0].target == doctest::Approx(82 / 171.2));
+    CHECK(s[1].target == doctest::Approx(69.2 / 171.2));
+    CHECK(s[2].target == doctest::Approx(20 / 171.2));
+    // Pending without a flow (a view's rounding) is no pending.
+    c[2].pending = 5;
+    s = run(c, ttls(1));
+    CHECK(s[2].pending == 0);
+    CHECK(s[2].projected == 80);
 }
 
 TEST_CASE(

@@ -45,6 +45,30 @@ TEST_CASE("flow: a reload carries a slot's rows when workers and width are the s
     CHECK(other.flow(0, 4000) == 0);
 }
 
+TEST_CASE("flow ledger: the sessions still to come, demand x the TTL left, from the middle of each bucket") {
+    FlowLedger f(2, {1000});
+    f.add(0, 0, 2.0, 5500);  // bucket 5: its middle is 5500
+    f.add(1, 0, 1.0, 2900);  // bucket 2, another worker
+    // At 2250 (a quarter into bucket 2): 2/s for 3.25 s more, 1/s for 0.25 s more (2500 - 2250).
+    auto r = f.read(0, 2250);
+    CHECK(r.rate == 3);
+    CHECK(r.pending == doctest::Approx(6.75));
+    // At 2800 bucket 2's middle is past: still counted in the rate (to its end), nothing more to come.
+    r = f.read(0, 2800);
+    CHECK(r.rate == 3);
+    CHECK(r.pending == doctest::Approx(5.4));
+    CHECK(f.read(0, 3000).rate == 2);
+    CHECK(f.read(0, 6000).pending == 0);
+    CHECK(f.read(1, 2000).rate == 0);  // out of range
+    // A thread's view adds its own answer's demand x its whole TTL at once.
+    FlowView v;
+    v.bind(&f);
+    CHECK(v.read(0, 2250).pending == doctest::Approx(6.75));
+    v.added(0, 0.5, 4);
+    CHECK(v.read(0, 2251).rate == 3.5);
+    CHECK(v.read(0, 2251).pending == doctest::Approx(8.75));
+}
+
 TEST_CASE("flow view: a thread's own answers at once, the other threads' a refresh (width / 8) late") {
     FlowLedger f(2, {834, 5000});  // TTL 5 s and 30 s: refresh 104 ms and 625 ms
     FlowView v;
@@ -53,7 +77,7 @@ TEST_CASE("flow view: a thread's own answers at once, the other threads' a refre
     f.add(1, 0, 3.0, 6000);
     CHECK(v.flow(0, 1000) == 3);  // read from the ledger, kept until 1104
     f.add(0, 0, 2.0, 6000);       // this thread's answer ...
-    v.added(0, 2.0);              // ... counted at once
+    v.added(0, 2.0, 5);           // ... counted at once
     f.add(1, 0, 4.0, 6000);       // another thread's: not yet
     CHECK(v.flow(0, 1103) == 5);
     CHECK(v.flow(0, 1104) == 9);  // a refresh later: the ledger's sum, each answer once
@@ -64,8 +88,8 @@ TEST_CASE("flow view: a thread's own answers at once, the other threads' a refre
     CHECK(v.flow(1, 1625) == 2);
     CHECK(v.flow(0, 7000) == 0);  // expired in the ledger, read afresh
     CHECK(v.flow(9, 1000) == 0);  // out of range
-    v.added(9, 1.0);              // ignored
-    v.added(0, std::numeric_limits<double>::quiet_NaN());
+    v.added(9, 1.0, 5);           // ignored
+    v.added(0, std::numeric_limits<double>::quiet_NaN(), 5);
     CHECK(v.flow(0, 7001) == 0);
     FlowLedger g(1, {834});  // a reload binds the new ledger: nothing of the old kept
     g.add(0, 0, 0.5, 6000);

@@ -269,6 +269,13 @@ TEST_CASE("explain: headroom shows each candidate's utilisation, target and prob
     CHECK(v[2]["value"]["utilisation"].is_null());
     CHECK(v[2]["value"]["utilisation_used"] == doctest::Approx(0.625));
     CHECK(v[2]["value"]["probability"] == doctest::Approx(150.0 / 450));
+    // Nothing answered yet: nothing in flight, the projected load is the measured one (null when unknown),
+    // and no session time can be inferred.
+    CHECK(v[0]["value"]["pending"] == 0);
+    CHECK(v[0]["value"]["projected_load"] == 400);
+    CHECK(v[2]["value"]["projected_load"].is_null());
+    CHECK(v[0]["value"]["nearest"] == false);
+    CHECK(ch["bar"]["session_time_s"].is_null());
     CHECK(ch["bar"]["demand_source"] == "default");
     CHECK(ch["bar"]["resolver_demand"] == 1.0);
     CHECK(j["answer"]["ttl"] == 30);  // every site can take 1/s over 30 s within half its free seats
