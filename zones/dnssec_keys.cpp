@@ -402,17 +402,15 @@ bool writeKeyFiles(DnssecKey& k, const std::string& dir, std::string& error) {
     return true;
 }
 
-bool parseKey(std::string_view keyText, std::string_view privText, const std::string& zone, DnssecKey& out,
-              std::string& error) {
-    if (keyText.size() > kMaxKeyFile || privText.size() > kMaxKeyFile) {
-        error = "key file larger than 64 KiB";
-        return false;
-    }
-    if (keyText.find('\0') != std::string_view::npos || privText.find('\0') != std::string_view::npos) {
-        error = "NUL byte in a key file";
-        return false;
-    }
-    // The .key file: comments (BIND writes a few) and one DNSKEY record on one line.
+namespace {
+
+using RrGuard = std::unique_ptr<ldns_rr, void (*)(ldns_rr*)>;
+
+// The .key file: comments (BIND writes a few) and one IN DNSKEY record on one line, of a zone key of an
+// algorithm we sign with, for `zone` when given. Into `rrGuard` the record, into `k` the zone, rdata,
+// flags, algorithm and tag. False with `error` otherwise.
+bool readKeyFile(std::string_view keyText, const std::string& zone, RrGuard& rrGuard, DnssecKey& k,
+                 std::string& error) {
     std::string line;
     forEachLine(keyText, [&](std::string_view l) {
         size_t k = l.find_first_not_of(" \t\r");
@@ -430,7 +428,7 @@ bool parseKey(std::string_view keyText, std::string_view privText, const std::st
         error = fmt::format("the .key file's record does not parse: {}", ldns_get_errorstr_by_id(st));
         return false;
     }
-    std::unique_ptr<ldns_rr, void (*)(ldns_rr*)> rrGuard(rr, ldns_rr_free);
+    rrGuard.reset(rr);
     if (ldns_rr_get_type(rr) != LDNS_RR_TYPE_DNSKEY || ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN) {
         error = "the .key file's record is not an IN DNSKEY";
         return false;
@@ -451,7 +449,6 @@ bool parseKey(std::string_view keyText, std::string_view privText, const std::st
             return false;
         }
     }
-    DnssecKey k;
     k.zone = nameToText(owner);
     // ldns reads an owner of at most 254 characters of text (its token limit). A name whose octets need
     // \DDD escapes fits in 255 wire octets but not always in that, and then the .key file gslbctl writes for
@@ -474,7 +471,13 @@ bool parseKey(std::string_view keyText, std::string_view privText, const std::st
             fmt::format("algorithm {} is not supported (13 ECDSAP256SHA256 or 15 ED25519)", int(k.algorithm));
         return false;
     }
-    // The .private file, read by ldns (it knows every version of the format BIND and ldns write).
+    return true;
+}
+
+// The .private file, read by ldns (it knows every version of the format BIND and ldns write): its key must
+// be of k's algorithm and imply k's public key (owner `ownerRdf`); then it is k.pkey. False with `error`
+// otherwise.
+bool readPrivateFile(std::string_view privText, const ldns_rdf* ownerRdf, DnssecKey& k, std::string& error) {
     if (!ldnsCanReadPrivate(privText, error)) return false;
     std::string priv(privText);
     FILE* f = fmemopen(priv.data(), priv.size(), "r");
@@ -484,7 +487,7 @@ bool parseKey(std::string_view keyText, std::string_view privText, const std::st
     }
     ldns_key* lk = nullptr;
     int lineNo = 0;
-    st = ldns_key_new_frm_fp_l(&lk, f, &lineNo);
+    ldns_status st = ldns_key_new_frm_fp_l(&lk, f, &lineNo);
     fclose(f);
     if (st != LDNS_STATUS_OK || !lk) {
         if (lk) ldns_key_deep_free(lk);
@@ -505,7 +508,7 @@ bool parseKey(std::string_view keyText, std::string_view privText, const std::st
     ldns_key_set_flags(lk, k.flags);
     ldns_key_set_pubkey_owner(lk, ldns_rdf_clone(ownerRdf));
     ldns_rr* derived = ldns_key2rr(lk);
-    bool match = derived && rrRdataWire(derived) == rd;
+    bool match = derived && rrRdataWire(derived) == k.dnskey;
     if (derived) ldns_rr_free(derived);
     if (match) {
         EVP_PKEY_up_ref(evp);
@@ -516,18 +519,41 @@ bool parseKey(std::string_view keyText, std::string_view privText, const std::st
         error = "the .private key does not match the .key file's public key";
         return false;
     }
-    // BIND's timing metadata (the same fields, by the same table, that withTiming writes).
+    return true;
+}
+
+// BIND's timing metadata in the .private file (the same fields, by the same table, that withTiming writes).
+void readTiming(std::string_view privText, KeyTiming& t) {
     forEachLine(privText, [&](std::string_view l) {
         for (const auto& f : kTimingFields) {
             std::string_view name = f.name;
             if (l.size() > name.size() + 1 && l.substr(0, name.size()) == name && l[name.size()] == ':') {
                 std::string_view v = l.substr(name.size() + 1);
                 v.remove_prefix(std::min(v.find_first_not_of(' '), v.size()));
-                k.timing.*f.member = parseStamp(v);
+                t.*f.member = parseStamp(v);
             }
         }
         return true;
     });
+}
+
+}  // namespace
+
+bool parseKey(std::string_view keyText, std::string_view privText, const std::string& zone, DnssecKey& out,
+              std::string& error) {
+    if (keyText.size() > kMaxKeyFile || privText.size() > kMaxKeyFile) {
+        error = "key file larger than 64 KiB";
+        return false;
+    }
+    if (keyText.find('\0') != std::string_view::npos || privText.find('\0') != std::string_view::npos) {
+        error = "NUL byte in a key file";
+        return false;
+    }
+    RrGuard rr(nullptr, ldns_rr_free);
+    DnssecKey k;
+    if (!readKeyFile(keyText, zone, rr, k, error)) return false;
+    if (!readPrivateFile(privText, ldns_rr_owner(rr.get()), k, error)) return false;
+    readTiming(privText, k.timing);
     out = std::move(k);
     return true;
 }
