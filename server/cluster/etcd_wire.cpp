@@ -363,6 +363,133 @@ bool keyUnescape(std::string_view part, std::string& out) {
     return true;
 }
 
+namespace {
+
+// A drain or enable: admin/site/SITE or admin/service/SITE/ADDRESS, {"enabled": bool, "origin": member}.
+std::string decodeAdmin(const std::vector<std::string_view>& parts, const json& v, bool deleted,
+                        SharedItem& out) {
+    SharedAdmin a;
+    bool site = parts.size() == 3 && parts[1] == "site", service = parts.size() == 4 && parts[1] == "service";
+    if (!site && !service) return "admin/ takes site/SITE or service/SITE/ADDRESS";
+    if (!namePart(parts[2], a.site) || (service && !namePart(parts[3], a.address)))
+        return "a bad site or address in the key";
+    if (!deleted) {
+        if (!v.is_object()) return "the value is not an object";
+        if (auto e = onlyKeys(v, {"enabled", "origin"}); !e.empty()) return e;
+        auto en = v.find("enabled");
+        if (en == v.end() || !en->is_boolean()) return "\"enabled\" is not a boolean";
+        a.enabled = en->get<bool>();
+        if (auto e = stringField(v, "origin", a.origin, true); !e.empty()) return e;
+    }
+    out = std::move(a);
+    return "";
+}
+
+// A site's report: report/SITE, {"origin": member, "body": the report's JSON}.
+std::string decodeReport(const std::vector<std::string_view>& parts, const json& v, bool deleted,
+                         SharedItem& out) {
+    SharedReport r;
+    if (parts.size() != 2 || !namePart(parts[1], r.site)) return "report/ takes SITE";
+    if (!deleted) {
+        if (!v.is_object()) return "the value is not an object";
+        if (auto e = onlyKeys(v, {"origin", "body"}); !e.empty()) return e;
+        if (auto e = stringField(v, "origin", r.origin, true); !e.empty()) return e;
+        auto b = v.find("body");
+        if (b == v.end() || !b->is_object()) return "\"body\" is not an object";
+        r.body = b->dump();
+    }
+    out = std::move(r);
+    return "";
+}
+
+// A member's health verdict: verdict/SITE/ADDRESS/MEMBER, {"health": up | down, "l4_ms", "l7_ms"}.
+std::string decodeVerdict(const std::vector<std::string_view>& parts, const json& v, bool deleted,
+                          SharedItem& out) {
+    SharedVerdict sv;
+    if (parts.size() != 4 || !namePart(parts[1], sv.site) || !namePart(parts[2], sv.address) ||
+        !namePart(parts[3], sv.member))
+        return "verdict/ takes SITE/ADDRESS/MEMBER";
+    if (!deleted) {
+        if (!v.is_object()) return "the value is not an object";
+        if (auto e = onlyKeys(v, {"health", "l4_ms", "l7_ms"}); !e.empty()) return e;
+        std::string h;
+        if (auto e = stringField(v, "health", h, true); !e.empty()) return e;
+        if (h != "up" && h != "down") return "\"health\" is neither up nor down";
+        sv.up = h == "up";
+        if (auto e = msField(v, "l4_ms", sv.l4Ms); !e.empty()) return e;
+        if (auto e = msField(v, "l7_ms", sv.l7Ms); !e.empty()) return e;
+    }
+    out = std::move(sv);
+    return "";
+}
+
+// A probe owner slot: owner/SITE/ADDRESS/N, the member's name as a string.
+std::string decodeOwner(const std::vector<std::string_view>& parts, const json& v, bool deleted,
+                        SharedItem& out) {
+    SharedOwner o;
+    if (parts.size() != 4 || !namePart(parts[1], o.site) || !namePart(parts[2], o.address))
+        return "owner/ takes SITE/ADDRESS/N";
+    int n = -1;
+    auto [end, ec] = std::from_chars(parts[3].data(), parts[3].data() + parts[3].size(), n);
+    if (ec != std::errc() || end != parts[3].data() + parts[3].size() || n < 0 || n >= kMaxOwnerSlots ||
+        (parts[3].size() > 1 && parts[3][0] == '0'))
+        return fmt::format("owner slot is not 0..{}", kMaxOwnerSlots - 1);
+    o.slot = n;
+    if (!deleted) {
+        if (!v.is_string()) return "the value is not a string";
+        o.member = v.get<std::string>();
+        if (o.member.empty() || o.member.size() > kMaxNameLength) return "a bad member name";
+    }
+    out = std::move(o);
+    return "";
+}
+
+// A member's own state: member/MEMBER, {"config_digest", "etcd", "serials", "drained", "health"}.
+std::string decodeMember(const std::vector<std::string_view>& parts, const json& v, bool deleted,
+                         SharedItem& out) {
+    SharedMember m;
+    if (parts.size() != 2 || !namePart(parts[1], m.member)) return "member/ takes MEMBER";
+    if (!deleted) {
+        if (!v.is_object()) return "the value is not an object";
+        if (auto e = onlyKeys(v, {"config_digest", "etcd", "serials", "drained", "health"}); !e.empty())
+            return e;
+        if (auto e = stringField(v, "config_digest", m.configDigest, true); !e.empty()) return e;
+        if (auto e = stringField(v, "etcd", m.etcdState, false); !e.empty()) return e;
+        if (auto s = v.find("serials"); s != v.end()) {
+            if (!s->is_object()) return "\"serials\" is not an object";
+            for (const auto& [zone, serial] : s->items()) {
+                if (!serial.is_number_unsigned() || serial.get<uint64_t>() > UINT32_MAX)
+                    return "a serial is not 0..4294967295";
+                if (zone.size() > kMaxNameLength) return "a zone name too long";
+                m.serials[zone] = uint32_t(serial.get<uint64_t>());
+            }
+        }
+        if (auto d = v.find("drained"); d != v.end()) {
+            if (!d->is_array()) return "\"drained\" is not an array";
+            for (const auto& e : *d) {
+                if (!e.is_string() || e.get_ref<const std::string&>().size() > 2 * kMaxNameLength + 16)
+                    return "a bad \"drained\" entry";
+                m.drained.push_back(e.get<std::string>());
+            }
+        }
+        if (auto h = v.find("health"); h != v.end()) {
+            if (!h->is_object()) return "\"health\" is not an object";
+            for (const auto& [svc, st] : h->items()) {
+                if (!st.is_string()) return "a health state is not a string";
+                const std::string& s = st.get_ref<const std::string&>();
+                if (s != "up" && s != "down" && s != "unknown")
+                    return "a health state is not up/down/unknown";
+                if (svc.size() > 2 * kMaxNameLength + 1) return "a service name too long";
+                m.health[svc] = s;
+            }
+        }
+    }
+    out = std::move(m);
+    return "";
+}
+
+}  // namespace
+
 std::string decodeSharedKey(std::string_view prefix, std::string_view key, std::string_view value,
                             bool deleted, SharedItem& out) {
     if (key.size() < prefix.size() || key.substr(0, prefix.size()) != prefix) return "not under the prefix";
@@ -375,115 +502,11 @@ std::string decodeSharedKey(std::string_view prefix, std::string_view key, std::
         v = json::parse(value, nullptr, false);
         if (v.is_discarded()) return "the value is not JSON";
     }
-    if (kind == "admin") {
-        SharedAdmin a;
-        bool site = parts.size() == 3 && parts[1] == "site",
-             service = parts.size() == 4 && parts[1] == "service";
-        if (!site && !service) return "admin/ takes site/SITE or service/SITE/ADDRESS";
-        if (!namePart(parts[2], a.site) || (service && !namePart(parts[3], a.address)))
-            return "a bad site or address in the key";
-        if (!deleted) {
-            if (!v.is_object()) return "the value is not an object";
-            if (auto e = onlyKeys(v, {"enabled", "origin"}); !e.empty()) return e;
-            auto en = v.find("enabled");
-            if (en == v.end() || !en->is_boolean()) return "\"enabled\" is not a boolean";
-            a.enabled = en->get<bool>();
-            if (auto e = stringField(v, "origin", a.origin, true); !e.empty()) return e;
-        }
-        out = std::move(a);
-        return "";
-    }
-    if (kind == "report") {
-        SharedReport r;
-        if (parts.size() != 2 || !namePart(parts[1], r.site)) return "report/ takes SITE";
-        if (!deleted) {
-            if (!v.is_object()) return "the value is not an object";
-            if (auto e = onlyKeys(v, {"origin", "body"}); !e.empty()) return e;
-            if (auto e = stringField(v, "origin", r.origin, true); !e.empty()) return e;
-            auto b = v.find("body");
-            if (b == v.end() || !b->is_object()) return "\"body\" is not an object";
-            r.body = b->dump();
-        }
-        out = std::move(r);
-        return "";
-    }
-    if (kind == "verdict") {
-        SharedVerdict sv;
-        if (parts.size() != 4 || !namePart(parts[1], sv.site) || !namePart(parts[2], sv.address) ||
-            !namePart(parts[3], sv.member))
-            return "verdict/ takes SITE/ADDRESS/MEMBER";
-        if (!deleted) {
-            if (!v.is_object()) return "the value is not an object";
-            if (auto e = onlyKeys(v, {"health", "l4_ms", "l7_ms"}); !e.empty()) return e;
-            std::string h;
-            if (auto e = stringField(v, "health", h, true); !e.empty()) return e;
-            if (h != "up" && h != "down") return "\"health\" is neither up nor down";
-            sv.up = h == "up";
-            if (auto e = msField(v, "l4_ms", sv.l4Ms); !e.empty()) return e;
-            if (auto e = msField(v, "l7_ms", sv.l7Ms); !e.empty()) return e;
-        }
-        out = std::move(sv);
-        return "";
-    }
-    if (kind == "owner") {
-        SharedOwner o;
-        if (parts.size() != 4 || !namePart(parts[1], o.site) || !namePart(parts[2], o.address))
-            return "owner/ takes SITE/ADDRESS/N";
-        int n = -1;
-        auto [end, ec] = std::from_chars(parts[3].data(), parts[3].data() + parts[3].size(), n);
-        if (ec != std::errc() || end != parts[3].data() + parts[3].size() || n < 0 || n >= kMaxOwnerSlots ||
-            (parts[3].size() > 1 && parts[3][0] == '0'))
-            return fmt::format("owner slot is not 0..{}", kMaxOwnerSlots - 1);
-        o.slot = n;
-        if (!deleted) {
-            if (!v.is_string()) return "the value is not a string";
-            o.member = v.get<std::string>();
-            if (o.member.empty() || o.member.size() > kMaxNameLength) return "a bad member name";
-        }
-        out = std::move(o);
-        return "";
-    }
-    if (kind == "member") {
-        SharedMember m;
-        if (parts.size() != 2 || !namePart(parts[1], m.member)) return "member/ takes MEMBER";
-        if (!deleted) {
-            if (!v.is_object()) return "the value is not an object";
-            if (auto e = onlyKeys(v, {"config_digest", "etcd", "serials", "drained", "health"}); !e.empty())
-                return e;
-            if (auto e = stringField(v, "config_digest", m.configDigest, true); !e.empty()) return e;
-            if (auto e = stringField(v, "etcd", m.etcdState, false); !e.empty()) return e;
-            if (auto s = v.find("serials"); s != v.end()) {
-                if (!s->is_object()) return "\"serials\" is not an object";
-                for (const auto& [zone, serial] : s->items()) {
-                    if (!serial.is_number_unsigned() || serial.get<uint64_t>() > UINT32_MAX)
-                        return "a serial is not 0..4294967295";
-                    if (zone.size() > kMaxNameLength) return "a zone name too long";
-                    m.serials[zone] = uint32_t(serial.get<uint64_t>());
-                }
-            }
-            if (auto d = v.find("drained"); d != v.end()) {
-                if (!d->is_array()) return "\"drained\" is not an array";
-                for (const auto& e : *d) {
-                    if (!e.is_string() || e.get_ref<const std::string&>().size() > 2 * kMaxNameLength + 16)
-                        return "a bad \"drained\" entry";
-                    m.drained.push_back(e.get<std::string>());
-                }
-            }
-            if (auto h = v.find("health"); h != v.end()) {
-                if (!h->is_object()) return "\"health\" is not an object";
-                for (const auto& [svc, st] : h->items()) {
-                    if (!st.is_string()) return "a health state is not a string";
-                    const std::string& s = st.get_ref<const std::string&>();
-                    if (s != "up" && s != "down" && s != "unknown")
-                        return "a health state is not up/down/unknown";
-                    if (svc.size() > 2 * kMaxNameLength + 1) return "a service name too long";
-                    m.health[svc] = s;
-                }
-            }
-        }
-        out = std::move(m);
-        return "";
-    }
+    if (kind == "admin") return decodeAdmin(parts, v, deleted, out);
+    if (kind == "report") return decodeReport(parts, v, deleted, out);
+    if (kind == "verdict") return decodeVerdict(parts, v, deleted, out);
+    if (kind == "owner") return decodeOwner(parts, v, deleted, out);
+    if (kind == "member") return decodeMember(parts, v, deleted, out);
     return fmt::format("an unknown kind \"{}\"", std::string(kind.substr(0, 40)));
 }
 
