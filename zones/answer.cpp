@@ -503,16 +503,12 @@ struct Ctx {
         writeProofs();  // for the paths that end without additional data
     }
 
+    // RFC 1034 §4.3.2 from step 2: the zone, then the name and each CNAME or DNAME target in turn (at most
+    // kMaxChase hops, every RR once) until a referral, a name error, the answer or NODATA.
     void resolveChain() {
         const uint8_t* name = q.lower;
         size_t len = q.qnameLen;
-        const Zone* z = db.findZone(q.lower, q.qnameLen, q.labelOff, q.labels);
-        if (z && q.qtype == kTypeDS && len == z->apex().size() && len > 1) {
-            // DS lives on the parent side of a cut (RFC 4035 §2.4): answer from the parent if we serve it.
-            const Zone* parent =
-                db.findZone({reinterpret_cast<const char*>(name) + name[0] + 1, len - name[0] - 1});
-            if (parent) z = parent;
-        }
+        const Zone* z = zoneForQuery();
         if (!z) {
             fail(kRcodeRefused, Ede::kNotAuthoritative);  // RFC 8914 §4.21
             return;
@@ -520,15 +516,7 @@ struct Ctx {
         for (int hop = 0;; ++hop) {
             uint32_t node = kNone;
             Kind k = lookup(*z, name, len, node);
-            if (hop == 0) {
-                // A name a DNAME redirects counts by the DNAME's owner, as a wildcard's does by the wildcard:
-                // a flood of random names under it is one flood.
-                if (k == Kind::Referral || k == Kind::Exact || k == Kind::Wildcard || k == Kind::Dname)
-                    countBy(z->nodeName(z->node(node)));
-                else
-                    countBy(z->apex());
-                referral = k == Kind::Referral;
-            }
+            if (hop == 0) countFirst(*z, k, node);
             if (k == Kind::Referral) {
                 if (hop == 0) aa = false;
                 writeReferral(*z, node);
@@ -536,60 +524,12 @@ struct Ctx {
                 return;
             }
             if (k == Kind::NxDomain) {
-                rcode = kRcodeNxDomain;  // also at the end of a CNAME chain (RFC 6604 §3)
-                countBy(z->apex());
-                writeSoa(*z);
-                if (dnssecOk(*z) && z->signer()->nsec3) {
-                    // RFC 5155 §7.2.2: the closest encloser proof, and no wildcard at the closest encloser.
-                    const ZoneSigner& sg = *z->signer();
-                    if (ce != kNone) addProof(*z, sg.nsec3Match(z->nodeName(z->node(ce))));
-                    if (nextCloser) addProof(*z, sg.nsec3Cover(sv(nextCloser, nextCloserLen)));
-                    if (wildcardLen) addProof(*z, sg.nsec3Cover(sv(wildcard, wildcardLen)));
-                } else if (dnssecOk(*z)) {
-                    // RFC 4035 §3.1.3.2: no such name, and no wildcard at the closest encloser to expand.
-                    addProof(*z, nsecFor(*z, name, len));
-                    if (wildcardLen) addProof(*z, nsecFor(*z, wildcard, wildcardLen));
-                }
+                nameError(*z, name, len);
                 return;
             }
-            if (k == Kind::Wildcard && dnssecOk(*z)) {
-                if (!z->signer()->nsec3)
-                    addProof(*z, nsecFor(*z, name, len));  // §3.1.3.3: the name itself does not exist
-                else if (nextCloser)
-                    addProof(*z, z->signer()->nsec3Cover(sv(nextCloser, nextCloserLen)));  // RFC 5155 §7.2.6
-            }
-            const bool viaWildcard = k == Kind::Wildcard;
+            if (k == Kind::Wildcard && dnssecOk(*z)) wildcardProof(*z, name, len);
             if (k == Kind::Dname) {
-                // RFC 6672 §3.3 step 3c: the DNAME, then a CNAME from the name to the name with the DNAME's
-                // owner replaced by its target (TTL the DNAME's), then on with the new name like a CNAME.
-                for (size_t i = 0; i < nseen; ++i)
-                    if (seen[i].zone == z && seen[i].node == node) return;  // a loop: every RR once
-                seen[nseen++] = Seen{z, node};
-                const Node& dn = z->node(node);
-                const RRset* dname = z->rrset(dn, kTypeDNAME);
-                std::string_view owner = z->nodeName(dn);
-                if (!mustSigned(kAnswer, *z, node, u8(owner), owner.size(), *dname, dname->ttl)) return;
-                const Rdata& rd = z->rdata(dname->first);
-                size_t tl = wireLen(z->bytes(rd), rd.len);
-                if (!tl) return;
-                size_t prefix = len - owner.size();  // the labels of the name below the owner
-                if (tl > kMaxNameLen - prefix) {
-                    rcode = kRcodeYxDomain;  // §2.2: the substituted name would exceed 255 octets
-                    return;
-                }
-                std::memcpy(chase[hop], name, prefix);
-                std::memcpy(chase[hop] + prefix, z->bytes(rd), tl);
-                lowerName(chase[hop], prefix + tl);
-                if (!w.rr(kAnswer, name, len, kTypeCNAME, dname->ttl, chase[hop], prefix + tl)) {
-                    tc = true;
-                    return;
-                }
-                if (hop == kMaxChase || q.qtype == kTypeCNAME) return;  // a CNAME query has its answer
-                name = chase[hop];
-                len = prefix + tl;
-                const Zone* next = db.findZone({reinterpret_cast<const char*>(name), len});
-                if (!next) return;  // leaves our zones: the resolver follows it
-                z = next;
+                if (!followDname(z, node, hop, name, len)) return;
                 continue;
             }
             const Node& n = z->node(node);
@@ -599,67 +539,171 @@ struct Ctx {
             }
             const RRset* cname = z->rrset(n, kTypeCNAME);
             if (cname && q.qtype != kTypeCNAME) {
-                for (size_t i = 0; i < nseen; ++i)
-                    if (seen[i].zone == z && seen[i].node == node) return;  // a loop: every RR once
-                seen[nseen++] = Seen{z, node};
-                if (!mustSigned(kAnswer, *z, node, name, len, *cname, cname->ttl)) return;
-                if (hop == kMaxChase) return;
-                const Rdata& rd = z->rdata(cname->first);
-                size_t tl = wireLen(z->bytes(rd), rd.len);
-                if (!tl) return;
-                std::memcpy(chase[hop], z->bytes(rd), tl);
-                lowerName(chase[hop], tl);
-                name = chase[hop];
-                len = tl;
-                const Zone* next = db.findZone({reinterpret_cast<const char*>(name), len});
-                if (!next) return;  // leaves our zones: the resolver follows it
-                z = next;
+                if (!followCname(z, node, *cname, hop, name, len)) return;
                 continue;
             }
-            bool answered = false;
-            bool onlineDenial = false;
-            if (n.dynamic >= 0 && hook && (q.qtype == kTypeA || q.qtype == kTypeAAAA)) {
-                answered = dynamicAnswer(*z, n, name, len, q.qtype);
-                onlineDenial = !answered && z->rrset(n, q.qtype);
-            } else if (const RRset* s = z->rrset(n, q.qtype)) {
-                if (!mustSigned(kAnswer, *z, node, name, len, *s, s->ttl)) return;
-                noteAnswered(*z, node, q.qtype);
-                // RFC 1034 §3.6 / RFC 2782 / RFC 9460 §4.1: additional processing for NS, MX, SRV, SVCB and
-                // HTTPS targets (not CNAME).
-                if (q.qtype == kTypeNS || q.qtype == kTypeMX || q.qtype == kTypeSRV || q.qtype == kTypeSVCB ||
-                    q.qtype == kTypeHTTPS)
-                    noteTargets(*z, *s, q.qtype == kTypeNS);
-                answered = true;
-            }
-            if (!answered) {
-                writeSoa(*z);  // NODATA (RFC 2308 §2.2), also for empty non-terminals
-                if (dnssecOk(*z) && z->signer()->nsec3) {
-                    // RFC 5155 §7.2.3 (the name's NSEC3, empty non-terminals too), §7.2.5 (wildcard: the
-                    // closest encloser's and the wildcard's; the next closer's cover was added above).
-                    const ZoneSigner& sg = *z->signer();
-                    if (onlineDenial)
-                        onlineNsec(*z, node, q.qtype);
-                    else
-                        addProof(*z, sg.nsec3Match(z->nodeName(n)));
-                    if (viaWildcard && ce != kNone) addProof(*z, sg.nsec3Match(z->nodeName(z->node(ce))));
-                } else if (dnssecOk(*z)) {
-                    if (onlineDenial)
-                        onlineNsec(*z, node, q.qtype);
-                    else if (z->rrset(n, kTypeNSEC))
-                        addProof(*z, node);  // §3.1.3.1: the name's NSEC, without the type
-                    else
-                        addProof(*z, nsecFor(*z, name, len));  // an empty non-terminal: covered
-                }
-                return;
-            }
-            if (tc) return;
-            // The zone's NS RRset goes in authority, except when it is the answer, or for DS (which belongs
-            // to the parent side of a cut, where the child's NS would mislead; NSD does the same).
-            if (!opt.minimalResponses && !(q.qtype == kTypeNS && node == z->apexNode()) && q.qtype != kTypeDS)
-                apexNs(*z);
-            writeExtra();
+            answerNode(*z, node, name, len, k == Kind::Wildcard);
             return;
         }
+    }
+
+    // The zone of the QNAME, or for DS at a zone's apex the parent's when we serve it; nullptr: none of ours.
+    const Zone* zoneForQuery() {
+        const uint8_t* name = q.lower;
+        size_t len = q.qnameLen;
+        const Zone* z = db.findZone(q.lower, q.qnameLen, q.labelOff, q.labels);
+        if (z && q.qtype == kTypeDS && len == z->apex().size() && len > 1) {
+            // DS lives on the parent side of a cut (RFC 4035 §2.4): answer from the parent if we serve it.
+            const Zone* parent =
+                db.findZone({reinterpret_cast<const char*>(name) + name[0] + 1, len - name[0] - 1});
+            if (parent) z = parent;
+        }
+        return z;
+    }
+
+    // Counts the query for RRL and the statistics by the first name looked up (and notes a referral).
+    void countFirst(const Zone& z, Kind k, uint32_t node) {
+        // A name a DNAME redirects counts by the DNAME's owner, as a wildcard's does by the wildcard:
+        // a flood of random names under it is one flood.
+        if (k == Kind::Referral || k == Kind::Exact || k == Kind::Wildcard || k == Kind::Dname)
+            countBy(z.nodeName(z.node(node)));
+        else
+            countBy(z.apex());
+        referral = k == Kind::Referral;
+    }
+
+    // A name error (NXDOMAIN), also at the end of a CNAME chain: the SOA, and the denial proofs when signed.
+    void nameError(const Zone& z, const uint8_t* name, size_t len) {
+        rcode = kRcodeNxDomain;  // also at the end of a CNAME chain (RFC 6604 §3)
+        countBy(z.apex());
+        writeSoa(z);
+        if (dnssecOk(z) && z.signer()->nsec3) {
+            // RFC 5155 §7.2.2: the closest encloser proof, and no wildcard at the closest encloser.
+            const ZoneSigner& sg = *z.signer();
+            if (ce != kNone) addProof(z, sg.nsec3Match(z.nodeName(z.node(ce))));
+            if (nextCloser) addProof(z, sg.nsec3Cover(sv(nextCloser, nextCloserLen)));
+            if (wildcardLen) addProof(z, sg.nsec3Cover(sv(wildcard, wildcardLen)));
+        } else if (dnssecOk(z)) {
+            // RFC 4035 §3.1.3.2: no such name, and no wildcard at the closest encloser to expand.
+            addProof(z, nsecFor(z, name, len));
+            if (wildcardLen) addProof(z, nsecFor(z, wildcard, wildcardLen));
+        }
+    }
+
+    // An answer synthesised from a wildcard, signed: the proof that the name itself does not exist.
+    void wildcardProof(const Zone& z, const uint8_t* name, size_t len) {
+        if (!z.signer()->nsec3)
+            addProof(z, nsecFor(z, name, len));  // §3.1.3.3: the name itself does not exist
+        else if (nextCloser)
+            addProof(z, z.signer()->nsec3Cover(sv(nextCloser, nextCloserLen)));  // RFC 5155 §7.2.6
+    }
+
+    // A DNAME at `node`: written, with the CNAME it synthesises; `name`, `len` and `z` move to the new
+    // name. False when the chain ends here (a loop, a name too long: YXDOMAIN, a CNAME query, the hop
+    // limit, a name outside our zones, a signature that does not fit).
+    bool followDname(const Zone*& z, uint32_t node, int hop, const uint8_t*& name, size_t& len) {
+        // RFC 6672 §3.3 step 3c: the DNAME, then a CNAME from the name to the name with the DNAME's
+        // owner replaced by its target (TTL the DNAME's), then on with the new name like a CNAME.
+        for (size_t i = 0; i < nseen; ++i)
+            if (seen[i].zone == z && seen[i].node == node) return false;  // a loop: every RR once
+        seen[nseen++] = Seen{z, node};
+        const Node& dn = z->node(node);
+        const RRset* dname = z->rrset(dn, kTypeDNAME);
+        std::string_view owner = z->nodeName(dn);
+        if (!mustSigned(kAnswer, *z, node, u8(owner), owner.size(), *dname, dname->ttl)) return false;
+        const Rdata& rd = z->rdata(dname->first);
+        size_t tl = wireLen(z->bytes(rd), rd.len);
+        if (!tl) return false;
+        size_t prefix = len - owner.size();  // the labels of the name below the owner
+        if (tl > kMaxNameLen - prefix) {
+            rcode = kRcodeYxDomain;  // §2.2: the substituted name would exceed 255 octets
+            return false;
+        }
+        std::memcpy(chase[hop], name, prefix);
+        std::memcpy(chase[hop] + prefix, z->bytes(rd), tl);
+        lowerName(chase[hop], prefix + tl);
+        if (!w.rr(kAnswer, name, len, kTypeCNAME, dname->ttl, chase[hop], prefix + tl)) {
+            tc = true;
+            return false;
+        }
+        if (hop == kMaxChase || q.qtype == kTypeCNAME) return false;  // a CNAME query has its answer
+        name = chase[hop];
+        len = prefix + tl;
+        const Zone* next = db.findZone({reinterpret_cast<const char*>(name), len});
+        if (!next) return false;  // leaves our zones: the resolver follows it
+        z = next;
+        return true;
+    }
+
+    // A CNAME at `node` (not asked for): written; `name`, `len` and `z` move to its target. False when the
+    // chain ends here (a loop, the hop limit, a bad target, a name outside our zones, a signature that does
+    // not fit).
+    bool followCname(const Zone*& z, uint32_t node, const RRset& cname, int hop, const uint8_t*& name,
+                     size_t& len) {
+        for (size_t i = 0; i < nseen; ++i)
+            if (seen[i].zone == z && seen[i].node == node) return false;  // a loop: every RR once
+        seen[nseen++] = Seen{z, node};
+        if (!mustSigned(kAnswer, *z, node, name, len, cname, cname.ttl)) return false;
+        if (hop == kMaxChase) return false;
+        const Rdata& rd = z->rdata(cname.first);
+        size_t tl = wireLen(z->bytes(rd), rd.len);
+        if (!tl) return false;
+        std::memcpy(chase[hop], z->bytes(rd), tl);
+        lowerName(chase[hop], tl);
+        name = chase[hop];
+        len = tl;
+        const Zone* next = db.findZone({reinterpret_cast<const char*>(name), len});
+        if (!next) return false;  // leaves our zones: the resolver follows it
+        z = next;
+        return true;
+    }
+
+    // The end of the chain at `node`: the RRset asked for (or the GSLB answer), else NODATA with its proofs;
+    // then the authority and additional data.
+    void answerNode(const Zone& z, uint32_t node, const uint8_t* name, size_t len, bool viaWildcard) {
+        const Node& n = z.node(node);
+        bool answered = false;
+        bool onlineDenial = false;
+        if (n.dynamic >= 0 && hook && (q.qtype == kTypeA || q.qtype == kTypeAAAA)) {
+            answered = dynamicAnswer(z, n, name, len, q.qtype);
+            onlineDenial = !answered && z.rrset(n, q.qtype);
+        } else if (const RRset* s = z.rrset(n, q.qtype)) {
+            if (!mustSigned(kAnswer, z, node, name, len, *s, s->ttl)) return;
+            noteAnswered(z, node, q.qtype);
+            // RFC 1034 §3.6 / RFC 2782 / RFC 9460 §4.1: additional processing for NS, MX, SRV, SVCB and
+            // HTTPS targets (not CNAME).
+            if (q.qtype == kTypeNS || q.qtype == kTypeMX || q.qtype == kTypeSRV || q.qtype == kTypeSVCB ||
+                q.qtype == kTypeHTTPS)
+                noteTargets(z, *s, q.qtype == kTypeNS);
+            answered = true;
+        }
+        if (!answered) {
+            writeSoa(z);  // NODATA (RFC 2308 §2.2), also for empty non-terminals
+            if (dnssecOk(z) && z.signer()->nsec3) {
+                // RFC 5155 §7.2.3 (the name's NSEC3, empty non-terminals too), §7.2.5 (wildcard: the
+                // closest encloser's and the wildcard's; the next closer's cover was added above).
+                const ZoneSigner& sg = *z.signer();
+                if (onlineDenial)
+                    onlineNsec(z, node, q.qtype);
+                else
+                    addProof(z, sg.nsec3Match(z.nodeName(n)));
+                if (viaWildcard && ce != kNone) addProof(z, sg.nsec3Match(z.nodeName(z.node(ce))));
+            } else if (dnssecOk(z)) {
+                if (onlineDenial)
+                    onlineNsec(z, node, q.qtype);
+                else if (z.rrset(n, kTypeNSEC))
+                    addProof(z, node);  // §3.1.3.1: the name's NSEC, without the type
+                else
+                    addProof(z, nsecFor(z, name, len));  // an empty non-terminal: covered
+            }
+            return;
+        }
+        if (tc) return;
+        // The zone's NS RRset goes in authority, except when it is the answer, or for DS (which belongs
+        // to the parent side of a cut, where the child's NS would mislead; NSD does the same).
+        if (!opt.minimalResponses && !(q.qtype == kTypeNS && node == z.apexNode()) && q.qtype != kTypeDS)
+            apexNs(z);
+        writeExtra();
     }
 
     // CH class: the RFC 4892 identity names and the version.bind convention, when configured.
