@@ -5,12 +5,19 @@ fails too. Run by the build (server/meson.build), or by hand:
 
     python3 server/layering.py server --stamp /dev/null base= conf=base state=base,conf …
 
---list prints the files it reads (meson's depend_files, so the check runs again when one changes)."""
+--folders checks the folders around server/ the same way (doc/design.md "Layout"; the top-level meson.build
+lists them): every #include of the project's own ("server/…", "zones/…", "metrics/…", "tools/…") in a file under
+FOLDER must start with FOLDER or one of the prefixes it may use:
+
+    python3 server/layering.py --folders . --stamp /dev/null zones= metrics= tools/gslbctl=zones,server/conf …
+
+--list prints the files it reads (meson's depend_files, so the check runs again when one changes); with
+--folders, `--list ROOT FOLDER…`."""
 import os
 import re
 import sys
 
-INCLUDE = re.compile(r'^\s*#\s*include\s+"server/([^"/]+)/[^"]*"', re.M)
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"server/([^"/]+)/[^"]*"', re.M)
 SUFFIXES = ('.cpp', '.hpp', '.h', '.c')
 
 
@@ -21,7 +28,42 @@ def sources(root):
                 yield os.path.join(d, n)
 
 
+OWN = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"((?:server|zones|metrics|tools)/[^"]*)"', re.M)
+
+
+def folders(argv):
+    """--folders ROOT --stamp OUT FOLDER=PREFIX,… …  or  --folders --list ROOT FOLDER…"""
+    if argv[0] == '--list':
+        root = argv[1]
+        print('\n'.join(p for f in argv[2:] for p in sources(os.path.join(root, f))))
+        return 0
+    root, stamp = argv[0], argv[2]
+    problems = []
+    for spec in argv[3:]:
+        folder, _, allowed = spec.partition('=')
+        prefixes = [folder + '/'] + [a.rstrip('/') + ('' if a.endswith(('.hpp', '.h')) else '/')
+                                     for a in allowed.split(',') if a]
+        for path in sources(os.path.join(root, folder)):
+            with open(path, encoding='utf-8') as f:
+                text = f.read()
+            for m in OWN.finditer(text):
+                target = m.group(1)
+                if any(target == p or target.startswith(p) for p in prefixes):
+                    continue
+                line = text.count('\n', 0, m.start()) + 1
+                problems.append(f'{os.path.relpath(path, root)}:{line}: {folder} includes {target} ({folder} may '
+                                f'use: {", ".join(p.rstrip("/") for p in prefixes[1:]) or "nothing of the project"})')
+    if problems:
+        print('\n'.join(problems), file=sys.stderr)
+        return 1
+    with open(stamp, 'w') as f:
+        f.write('ok\n')
+    return 0
+
+
 def main(argv):
+    if argv[1] == '--folders':
+        return folders(argv[2:])
     root = argv[1]
     if argv[2] == '--list':
         print('\n'.join(sources(root)))

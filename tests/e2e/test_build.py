@@ -213,6 +213,55 @@ class UnityUnits(unittest.TestCase):
                          {"fail(conststd::string&)"})
 
 
+class Layering(unittest.TestCase):
+    """server/layering.py, which the build runs: the tree as it is passes (the build's own rules, read from the
+    meson files), and an include that goes up a plane, or out of a folder's allowed list, fails with file:line
+    and why."""
+
+    SCRIPT = os.path.join(REPO, "server", "layering.py")
+
+    def rules(self, path, name):
+        text = open(os.path.join(REPO, path)).read()
+        block = re.search(name + r" = \[(.*?)\n\]", text, re.S).group(1)
+        return block
+
+    def run_script(self, *args):
+        return subprocess.run([sys.executable, self.SCRIPT, *args], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, timeout=60)
+
+    def test_the_tree_passes_its_own_rules(self):
+        planes = re.findall(r"\['(\w+)', \[([^\]]*)\]\]", self.rules("server/meson.build", "planes"))
+        args = [f"{p}=" + ",".join(x.strip(" '") for x in lower.split(",") if x.strip()) for p, lower in planes]
+        self.assertEqual(len(args), 9)
+        r = self.run_script(os.path.join(REPO, "server"), "--stamp", os.devnull, *args)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        folders = re.findall(r"'([^']+=[^']*)'", self.rules("meson.build", "folder_rules"))
+        self.assertIn("zones=", folders)
+        r = self.run_script("--folders", REPO, "--stamp", os.devnull, *folders)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_an_include_up_a_plane_or_out_of_a_folder_fails(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "server", "base"))
+            os.makedirs(os.path.join(d, "server", "conf"))
+            os.makedirs(os.path.join(d, "zones"))
+            with open(os.path.join(d, "server", "conf", "a.cpp"), "w") as f:
+                f.write('#include "server/base/log.hpp"\n')
+            with open(os.path.join(d, "server", "base", "b.cpp"), "w") as f:
+                f.write('// the clock\n#include "server/conf/config.hpp"\n')
+            with open(os.path.join(d, "zones", "c.cpp"), "w") as f:
+                f.write('#include "zones/answer.hpp"\n#include <fmt/format.h>\n\n#include "server/base/log.hpp"\n')
+            r = self.run_script(os.path.join(d, "server"), "--stamp", os.devnull, "base=", "conf=base")
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("server/base/b.cpp:2: plane base includes server/conf/ (a higher plane", r.stderr)
+            self.assertNotIn("a.cpp", r.stderr)
+            r = self.run_script("--folders", d, "--stamp", os.devnull, "zones=")
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("zones/c.cpp:4: zones includes server/base/log.hpp", r.stderr)
+            r = self.run_script("--folders", d, "--stamp", os.devnull, "zones=server/base")
+            self.assertEqual(r.returncode, 0, r.stderr)
+
+
 class InstallDeps(unittest.TestCase):
     """tools/install-deps with stub dpkg-query, apt-get, systemctl and sudo: what it would install, and that it
     never stops, starts or reconfigures a service (it stopped nsd, knot, unbound, nginx … at every run)."""
