@@ -7,8 +7,8 @@
 // Storage: per (worker, service slot) a ring of kFlowBuckets words, each a 32-bit bucket number (expiry ms ÷
 // the slot's bucket width) and a float sum of demand, in one 64-bit atomic (never torn apart). Only worker w
 // writes its rows (single writer: a relaxed load and store, no locked instruction), any thread reads and sums
-// the rows (as AnswerCounters in server/gslb.hpp). An answer is added to the bucket of its expiry; a bucket
-// whose number is before now's has expired and is reused. The width is the slot's longest TTL ÷
+// the rows (as AnswerCounters in server/state/gslb.hpp). An answer is added to the bucket of its expiry; a
+// bucket whose number is before now's has expired and is reused. The width is the slot's longest TTL ÷
 // (kFlowBuckets - 2), so every live expiry has its own bucket; an answer counts until the end of its bucket,
 // at most one width (ttl / 6) late. A reader racing a writer may miss the newest answer — approximate, as
 // every metric here is.

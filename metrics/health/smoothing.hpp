@@ -2,7 +2,7 @@
 // FlashBack smoothing of health-check times (doc/design.md "Metric sources": the check times are the
 // FlashBack speeds). Pure logic, no I/O.
 //
-// Rules (revised after a decision-quality trial):
+// Rules (the median replaced an EWMA, see below):
 // - Each check keeps the last kFlashbackWindow (5) successful samples per time (L4 connect, L7 response);
 //   its FlashBack time is their median (the lower median while fewer than an odd count are known; the first
 //   sample is taken as is). One sample — a scheduling hiccup, a retransmitted SYN — cannot move the median

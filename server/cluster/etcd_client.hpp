@@ -1,7 +1,7 @@
 // gslbd's etcd client (doc/ns-set.md "Shared state in etcd"): etcd 3.4's v3 JSON gateway (POST /v3/kv/range,
 // /v3/kv/put, /v3/kv/deleterange, /v3/kv/txn, /v3/lease/grant, /v3/lease/keepalive, /v3/lease/revoke,
-// /v3/watch) over the control thread's HTTP client (server/http_client.hpp, libevent's evhttp; TLS with a
-// client certificate through bufferevent_openssl). Asynchronous on the control thread's event loop: nothing
+// /v3/watch) over the control thread's HTTP client (server/base/http_client.hpp, libevent's evhttp; TLS with
+// a client certificate through bufferevent_openssl). Asynchronous on the control thread's event loop: nothing
 // here blocks, and nothing on the query path ever calls it.
 //
 // Why the JSON gateway and not gRPC (libgrpc++-dev): the gateway is part of every etcd 3.4 server

@@ -1,6 +1,6 @@
 // The config of metric sources (doc/design.md "Metric sources"): [source.NAME] tables, a site's
 // `sources` and explicit mappings (`cpu = { source = …, metric = … }`), a service's `connections`.
-// Internal to server/config.cpp.
+// Internal to server/conf/config.cpp.
 #pragma once
 #include "server/conf/config.hpp"
 #include "server/conf/schema.hpp"

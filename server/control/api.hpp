@@ -13,6 +13,9 @@
 //                                                 the page with its explain form's answer (api_page.hpp)
 //   POST /v1/sites/{site}/report                  {"cpu":35,"sessions_used":…,"sessions_max":…,
 //                                                  "loads":{"busy":0.3},"services":{"192.0.2.10":{"connections":900}}}
+//   POST /v1/sites/{site}/rtt                     {"prefixes":[{"prefix":"198.51.100.0/24","rtt_ms":12.4,
+//                                                  "samples":17}]}: a site agent's round-trip times
+//                                                  (gslbd-agent(8))
 //   POST /v1/sites/{site}/drain | enable[?scope=member]
 //   POST /v1/sites/{site}/services/{address}/drain | enable[?scope=member]
 //                                                 scope=member: this member only, never written to etcd
@@ -23,9 +26,9 @@
 //
 // Errors are JSON {"error": "..."} with 400 (bad body or value), 401 (token), 404 (unknown site, service or
 // path), 405 (method), 500 (reload failed). A refused request changes nothing: bodies are validated whole
-// before anything is written. Each handler lives in its own file: api_report.cpp, api_admin.cpp,
-// api_status.cpp, api_metrics.cpp, api_events.cpp, api_page.cpp, api_history.cpp (reload is in api.cpp, it
-// only calls the daemon back).
+// before anything is written. Each handler lives in its own file: api_report.cpp, api_rtt.cpp, api_admin.cpp,
+// api_status.cpp, api_metrics.cpp, api_events.cpp, api_page.cpp, api_history.cpp, api_explain.cpp (reload is
+// in api.cpp, it only calls the daemon back).
 #pragma once
 #include <event2/event.h>
 #include <event2/http.h>

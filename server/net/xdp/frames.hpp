@@ -1,5 +1,5 @@
 // The spare UMEM frames of an AF_XDP queue (server/net/xdp/path.cpp), apart from libxdp so that the unit
-// tests drive it (tests/server/test_xdp_frames.cpp).
+// tests drive it (tests/server/net/test_xdp_frames.cpp).
 //
 // Frames go back to the fill ring in the order they came free, first in first out, and that order is the
 // point. The kernel receives into fill ring frames in ring order and, for each, writes its buffer head

@@ -1,5 +1,5 @@
 // Room in an AF_XDP TX ring for a batch of answers (server/net/xdp/path.cpp), apart from libxdp so that the
-// unit tests drive it with a fake ring (tests/server/test_xdp_tx.cpp).
+// unit tests drive it with a fake ring (tests/server/net/test_xdp_tx.cpp).
 //
 // The TX ring fills when the kernel takes descriptors more slowly than they come: in copy mode it sends only
 // on a kick (sendto), at most 32 a kick (TX_BATCH_SIZE, net/xdp/xsk.c), and a driver queue that is stopped (a

@@ -1,4 +1,4 @@
-// server/fallback_watch.hpp: a hostname entering and leaving its all-down fallback, from the counters.
+// server/state/fallback_watch.hpp: a hostname entering and leaving its all-down fallback, from the counters.
 #include <doctest/doctest.h>
 
 #include "server/state/fallback_watch.hpp"
