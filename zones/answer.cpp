@@ -883,6 +883,75 @@ ResponseKind classify(const Ctx& c) {
     return c.w.count(kAnswer) ? ResponseKind::Answer : ResponseKind::NoData;
 }
 
+// Where the client is (RFC 7871 §7.1.1): the ECS prefix when it was sent and is used (`useEcs`) and valid,
+// else the packet's source.
+Client clientOf(const Query& q, const ClientInfo& info, bool useEcs) {
+    Client client;
+    client.resolver = subnetOf(info.source);
+    if (useEcs && q.ecsValid) {
+        client.subnet = q.ecs.subnet;
+        client.fromEcs = true;
+    } else {
+        client.subnet = client.resolver;
+    }
+    return client;
+}
+
+// The largest response: 65535 octets over TCP; over UDP 512, or the EDNS payload size asked for up to
+// udp_payload_max (RFC 6891 §6.2.5); never more than `room`.
+size_t responseLimit(const AnswerOptions& opt, const Query& q, bool tcp, size_t room) {
+    size_t limit = 65535;
+    if (!tcp) {
+        limit = 512;
+        if (q.edns) limit = std::max<size_t>(512, std::min<size_t>(q.ednsSize, opt.udpPayloadMax));
+    }
+    return std::min(limit, room);
+}
+
+// An AXFR or IXFR query: refused when QNAME is not a zone apex of ours; an AXFR over TCP left to the
+// server (Action::Axfr; true: `res` is complete); over UDP an IXFR's differences or the SOA, and AXFR
+// refused. False: the response is written in `c`.
+bool transfer(Ctx& c, const ZoneDb& db, const Query& q, std::span<const uint8_t> query, bool tcp,
+              const ClientInfo& info, AnswerResult& res) {
+    const Zone* z = db.zone({reinterpret_cast<const char*>(q.lower), q.qnameLen});
+    if (!z) {
+        // Not a zone apex of ours (RFC 5936 §2.2.1).
+        c.fail(db.findZone(q.lower, q.qnameLen, q.labelOff, q.labels) ? kRcodeNotAuth : kRcodeRefused,
+               Ede::kNotAuthoritative);
+    } else if (tcp) {
+        res.action = Action::Axfr;
+        res.zone = z;
+        res.rcode = kRcodeNoError;
+        return true;
+    } else if (q.qtype == kTypeIXFR) {
+        // RFC 1995 §2: over UDP, the differences when they fit in one datagram, else the SOA alone,
+        // which tells a client that is behind to ask again over TCP (and one that is not that it is
+        // up to date). Differences are zone data: only a client the server admitted gets them
+        // (info.transferAllowed); for any other request the journal could answer, Action::Axfr asks
+        // the server to decide, with the SOA-only answer already written. The check is cheap (no
+        // condensation) until the client is admitted.
+        std::string_view apex = z->apex();
+        c.countBy(apex);
+        std::optional<uint32_t> from = ixfrRequestSerial(query, q);
+        const Journal* j = z->journal();
+        bool behind =
+            from && serialGreater(z->serial(), *from) && j && j->serial == z->serial() && j->covers(*from);
+        bool wrote = false;
+        if (behind && info.transferAllowed) {
+            wrote = c.ixfr(*z, planIxfr(*z, *from));
+        } else if (behind) {
+            res.action = Action::Axfr;
+            res.zone = z;
+        }
+        if (!wrote)
+            c.must(kAnswer, *z, reinterpret_cast<const uint8_t*>(apex.data()), apex.size(), z->soa(),
+                   z->soa().ttl);
+    } else {
+        c.fail(kRcodeNotImp, Ede::kNotSupported);  // AXFR is a TCP-only exchange (RFC 5936 §4.2)
+    }
+    return false;
+}
+
 }  // namespace
 
 AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const uint8_t> query, bool tcp,
@@ -933,24 +1002,11 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
         res.cookie = decideCookie(opt, q, info, er);
     }
 
-    // RFC 7871 §7.1.1: the ECS prefix, when sent, is where the client is; else the packet's source.
-    Client client;
-    bool useEcs = opt.ecs && q.edns && q.ecsCount > 0;
-    client.resolver = subnetOf(info.source);
-    if (useEcs && q.ecsValid) {
-        client.subnet = q.ecs.subnet;
-        client.fromEcs = true;
-    } else {
-        client.subnet = client.resolver;
-    }
+    const bool useEcs = opt.ecs && q.edns && q.ecsCount > 0;
+    Client client = clientOf(q, info, useEcs);
     bool echoEcs = false;  // a valid ECS goes back with our scope (§7.2.1)
     Ctx c(db, opt, q, w, hook, tcp, client);
-    size_t limit = 65535;
-    if (!tcp) {
-        limit = 512;
-        if (q.edns) limit = std::max<size_t>(512, std::min<size_t>(q.ednsSize, opt.udpPayloadMax));
-    }
-    limit = std::min(limit, out.size());
+    const size_t limit = responseLimit(opt, q, tcp, out.size());
     const size_t tsigReserve = tsigRoom(q, query);
     if (q.edns && q.ednsVersion > 0) {
         c.aa = false;
@@ -969,42 +1025,7 @@ AnswerResult answer(const ZoneDb& db, const AnswerOptions& opt, std::span<const 
         } else if (q.qclass != kClassIN) {
             c.fail(kRcodeRefused, Ede::kNotAuthoritative);  // no zone of ours is in another class
         } else if (q.qtype == kTypeAXFR || q.qtype == kTypeIXFR) {
-            const Zone* z = db.zone({reinterpret_cast<const char*>(q.lower), q.qnameLen});
-            if (!z) {
-                // Not a zone apex of ours (RFC 5936 §2.2.1).
-                c.fail(db.findZone(q.lower, q.qnameLen, q.labelOff, q.labels) ? kRcodeNotAuth : kRcodeRefused,
-                       Ede::kNotAuthoritative);
-            } else if (tcp) {
-                res.action = Action::Axfr;
-                res.zone = z;
-                res.rcode = kRcodeNoError;
-                return res;
-            } else if (q.qtype == kTypeIXFR) {
-                // RFC 1995 §2: over UDP, the differences when they fit in one datagram, else the SOA alone,
-                // which tells a client that is behind to ask again over TCP (and one that is not that it is
-                // up to date). Differences are zone data: only a client the server admitted gets them
-                // (info.transferAllowed); for any other request the journal could answer, Action::Axfr asks
-                // the server to decide, with the SOA-only answer already written. The check is cheap (no
-                // condensation) until the client is admitted.
-                std::string_view apex = z->apex();
-                c.countBy(apex);
-                std::optional<uint32_t> from = ixfrRequestSerial(query, q);
-                const Journal* j = z->journal();
-                bool behind = from && serialGreater(z->serial(), *from) && j && j->serial == z->serial() &&
-                              j->covers(*from);
-                bool wrote = false;
-                if (behind && info.transferAllowed) {
-                    wrote = c.ixfr(*z, planIxfr(*z, *from));
-                } else if (behind) {
-                    res.action = Action::Axfr;
-                    res.zone = z;
-                }
-                if (!wrote)
-                    c.must(kAnswer, *z, reinterpret_cast<const uint8_t*>(apex.data()), apex.size(), z->soa(),
-                           z->soa().ttl);
-            } else {
-                c.fail(kRcodeNotImp, Ede::kNotSupported);  // AXFR is a TCP-only exchange (RFC 5936 §4.2)
-            }
+            if (transfer(c, db, q, query, tcp, info, res)) return res;
         } else {
             c.resolve();
         }
