@@ -282,14 +282,8 @@ bool isLocalAddress(const sockaddr_storage& a) {
     return found;
 }
 
-// [cluster]. `full`: the server's reading (self, health_quorum, unknown keys); otherwise only `members`, as
-// gslbctl needs them to reach every member, so a slip elsewhere in [cluster] does not block a drain.
-void readCluster(const toml::table& ct, const std::string& path, const ControlConf& control, bool full,
-                 ClusterConf& out) {
-    TableReader c(ct, path, "[cluster]");
-    out = ClusterConf{};
-    out.enabled = true;
-    out.line = c.line();
+// [cluster] members: every member's control API URL, each once. Returns the key's node (for messages).
+const toml::node* readMembers(TableReader& c, ClusterConf& out) {
     const toml::node* mn = c.raw("members");
     if (!mn)
         c.fail(nullptr, "members", "is required: the control API URL of every member, this one included");
@@ -306,7 +300,12 @@ void readCluster(const toml::table& ct, const std::string& path, const ControlCo
                 c.fail(&e, "members", fmt::format("{} is listed twice", m.url));
         out.members.push_back(std::move(m));
     }
-    // etcd: gslbctl needs to know it is there (then one member takes a change for all).
+    return mn;
+}
+
+// [cluster] etcd: the endpoints, each once (gslbctl needs to know it is there: then one member takes a change
+// for all).
+void readEtcdEndpoints(TableReader& c, ClusterConf& out) {
     if (const toml::node* en = c.raw("etcd")) {
         const toml::array* ea = en->as_array();
         if (!ea || ea->empty())
@@ -322,7 +321,11 @@ void readCluster(const toml::table& ct, const std::string& path, const ControlCo
             out.etcd.push_back(ep.url);
         }
     }
-    if (!full) return;
+}
+
+// The server's other [cluster] settings: etcd_prefix, etcd's TLS files (which need `etcd`), and
+// health_quorum (1..members, which needs `etcd` too).
+void readClusterSettings(TableReader& c, ClusterConf& out) {
     out.etcdPrefix = c.getString("etcd_prefix", "/gslbd/");
     {
         const std::string& p = out.etcdPrefix;
@@ -353,12 +356,13 @@ void readCluster(const toml::table& ct, const std::string& path, const ControlCo
                "needs `etcd`: the members' verdicts are shared through etcd (doc/ns-set.md \"Shared state in "
                "etcd\"); add etcd = [\"http://ADDRESS:2379\", …] to [cluster], or remove health_quorum to "
                "let each member decide on its own checks");
-    std::string self = c.getString("self", "");
-    c.finish();
-    if (!control.enabled)
-        c.fail(nullptr, "",
-               "needs [control]: members reach each other through the control API (its listen address is "
-               "how a member finds itself in `members`)");
+}
+
+// Which of `members` this instance is: `self` when set (it must be a member and where [control] listens),
+// else the member at [control]'s listen address, else with a wildcard listener the one member on its port
+// with an address of this machine; refused when none or several fit.
+void findSelf(TableReader& c, const ControlConf& control, const std::string& self, const toml::node* mn,
+              ClusterConf& out) {
     const sockaddr_storage& listen = control.listen.addr;
     if (!self.empty()) {
         ClusterMember m;
@@ -404,6 +408,27 @@ void readCluster(const toml::table& ct, const std::string& path, const ControlCo
                          : fmt::format("{} members on port {} have an address of this machine: set `self` "
                                        "to the one this instance is",
                                        local.size(), portOf(listen)));
+}
+
+// [cluster]. `full`: the server's reading (self, health_quorum, unknown keys); otherwise only `members`, as
+// gslbctl needs them to reach every member, so a slip elsewhere in [cluster] does not block a drain.
+void readCluster(const toml::table& ct, const std::string& path, const ControlConf& control, bool full,
+                 ClusterConf& out) {
+    TableReader c(ct, path, "[cluster]");
+    out = ClusterConf{};
+    out.enabled = true;
+    out.line = c.line();
+    const toml::node* mn = readMembers(c, out);
+    readEtcdEndpoints(c, out);
+    if (!full) return;
+    readClusterSettings(c, out);
+    std::string self = c.getString("self", "");
+    c.finish();
+    if (!control.enabled)
+        c.fail(nullptr, "",
+               "needs [control]: members reach each other through the control API (its listen address is "
+               "how a member finds itself in `members`)");
+    findSelf(c, control, self, mn, out);
 }
 
 }  // namespace
