@@ -4,17 +4,13 @@
 #include <cmath>
 #include <cstring>
 
+#include "metrics/rng.hpp"
+
 namespace gslb::metrics {
 
 namespace {
 
 constexpr auto kRelaxed = std::memory_order_relaxed;
-
-std::uint64_t mix(std::uint64_t z) noexcept {  // splitmix64's finaliser
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 float gapField(std::uint64_t w) noexcept {
     return std::bit_cast<float>(std::uint32_t(w >> 32));
@@ -50,12 +46,12 @@ DemandTable::DemandTable(std::size_t entries) {
 
 std::uint64_t DemandTable::key(std::uint64_t resolverKey, std::uint64_t hostKey, int family) noexcept {
     const std::uint64_t k =
-        mix(resolverKey ^ mix(hostKey + 0x9e3779b97f4a7c15ULL * std::uint64_t(family + 1)));
+        mix64(resolverKey ^ mix64(hostKey + 0x9e3779b97f4a7c15ULL * std::uint64_t(family + 1)));
     return k == 0 ? 1 : k;  // 0 marks an empty entry
 }
 
 std::uint64_t DemandTable::priorKey(std::uint64_t hostKey) noexcept {
-    const std::uint64_t k = mix(hostKey ^ 0x5bd1e9955bd1e995ULL);
+    const std::uint64_t k = mix64(hostKey ^ 0x5bd1e9955bd1e995ULL);
     return k == 0 ? 1 : k;
 }
 

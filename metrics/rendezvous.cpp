@@ -3,23 +3,17 @@
 #include <cmath>
 #include <cstring>
 
+#include "metrics/rng.hpp"
+
 namespace gslb::metrics {
 namespace {
 
-// The splitmix64 / murmur3 finalizer: every input bit affects every output bit (avalanche), so prefixes that
-// differ in one bit score independently.
-std::uint64_t mix(std::uint64_t z) noexcept {
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 std::uint64_t hashBytes(const std::uint8_t* p, std::size_t n, std::uint64_t seed) noexcept {
-    std::uint64_t h = mix(seed ^ n);
+    std::uint64_t h = mix64(seed ^ n);
     for (std::size_t i = 0; i < n; i += 8) {
         std::uint64_t w = 0;
         std::memcpy(&w, p + i, n - i < 8 ? n - i : 8);
-        h = mix(h ^ w) + 0x9e3779b97f4a7c15ULL;
+        h = mix64(h ^ w) + 0x9e3779b97f4a7c15ULL;
     }
     return h;
 }
@@ -40,7 +34,7 @@ std::uint64_t serviceHashKey(const std::uint8_t* addr, std::size_t len) noexcept
 }
 
 double rendezvousScore(std::uint64_t client, std::uint64_t service, double weight) noexcept {
-    const std::uint64_t h = mix(client ^ mix(service + 0xa4093822299f31d0ULL));
+    const std::uint64_t h = mix64(client ^ mix64(service + 0xa4093822299f31d0ULL));
     const double u = (static_cast<double>(h >> 11) + 0.5) * 0x1.0p-53;  // (0, 1), never 0 or 1
     if (!(weight > 0)) return u - 1.0;
     return weight / -std::log(u);

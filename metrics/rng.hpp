@@ -7,6 +7,16 @@
 
 namespace gslb::metrics {
 
+/// splitmix64's finaliser (Steele, Lea and Flood, "Fast splittable pseudorandom number generators", OOPSLA
+/// 2014; the constants of Stafford's "Mix13"): a bijection of 64-bit words in which every input bit affects
+/// every output bit, so keys that differ in one bit hash independently. The hashes built on it (rendezvous
+/// ranks, resolver demand keys) are part of what every build must agree on: never change it.
+inline std::uint64_t mix64(std::uint64_t z) noexcept {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
 // xoshiro256** (Blackman & Vigna), state seeded from one 64-bit value through splitmix64 as its authors
 // recommend (so seeds 0, 1, 2 ... give unrelated streams and the state is never all zero).
 class Rng {
@@ -50,12 +60,7 @@ class Rng {
 
   private:
     static std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
-    static std::uint64_t splitmix64(std::uint64_t& x) noexcept {
-        std::uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    }
+    static std::uint64_t splitmix64(std::uint64_t& x) noexcept { return mix64(x += 0x9e3779b97f4a7c15ULL); }
 
     std::uint64_t s_[4];
 };

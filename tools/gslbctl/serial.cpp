@@ -4,12 +4,6 @@
 
 namespace gslb::ctl {
 
-bool serialGreater(uint32_t a, uint32_t b) {
-    // RFC 1982 §3.2: a > b when (a - b) mod 2^32 lies in (0, 2^31).
-    uint32_t d = a - b;
-    return d != 0 && d < 0x80000000u;
-}
-
 uint32_t bumpSerial(uint32_t old, uint32_t today) {
     const uint64_t base = uint64_t(today) * 100;
     if (base + 99 <= UINT32_MAX) {

@@ -2,10 +2,12 @@
 #pragma once
 #include <cstdint>
 
+#include "zones/serial.hpp"
+
 namespace gslb::ctl {
 
-/// True when `a` is greater than `b` in RFC 1982 serial arithmetic (SERIAL_BITS = 32).
-bool serialGreater(uint32_t a, uint32_t b);
+/// RFC 1982 serial arithmetic as the server compares serials (zones/serial.hpp): one definition for both.
+using zones::serialGreater;
 
 /// The next serial after `old` on day `today` (YYYYMMDD): today × 100 + 1 when that is ahead of `old`;
 /// `old` + 1 when `old` is already one of today's (nn < 99); otherwise `old` + 1 modulo 2^32 (RFC 1982 §3.1:
