@@ -224,6 +224,113 @@ std::string unsetUserWarning(bool root, bool inUnit, bool systemdHost) {
     return "[server] user is not set: gslbd started as root would keep running as root";
 }
 
+namespace {
+
+// The [[zone]] tables of a config loadConfig refused, when the file is TOML at all: their zones are still
+// checked. Empty when it is not TOML.
+std::vector<ZoneConf> zonesNamedIn(const std::string& configPath) {
+    std::vector<ZoneConf> out;
+    try {
+        toml::table root = toml::parse_file(configPath);
+        if (const toml::array* za = root["zone"].as_array())
+            for (const auto& e : *za) {
+                const toml::table* t = e.as_table();
+                if (!t) continue;
+                auto n = (*t)["name"].value<std::string>();
+                auto f = (*t)["file"].value<std::string>();
+                if (!n || !f || n->empty() || f->empty()) continue;
+                ZoneConf zc;
+                zc.name = n->back() == '.' ? *n : *n + ".";
+                zc.file = (*f)[0] == '/' ? *f : dirOf(configPath) + "/" + *f;
+                out.push_back(zc);
+            }
+    } catch (const std::exception&) {
+    }
+    return out;
+}
+
+// Each zone file read and compiled as gslbd would (catalog zones are built from the others, by
+// buildSnapshot later), with named-checkzone's warnings; the zones that compile go into `db`, their records
+// are counted into `records`. False when any zone has a problem. `error`: the callees' scratch message.
+bool checkZones(const std::vector<ZoneConf>& zoneList, const std::string& configPath, zones::ZoneDb& db,
+                size_t& records, Report& rep, std::string& error) {
+    bool ok = true;
+    for (const auto& zc : zoneList) {
+        if (zc.catalog) continue;  // built from the others: checked by buildSnapshot below
+        zones::SourceSet recs;
+        if (std::string why = zoneFileProblem(zc); !why.empty()) {
+            rep.problem(why);
+            ok = false;
+            continue;
+        }
+        if (!zones::readZoneFile(zc.file, zc.name, recs, error)) {
+            rep.problem(error);
+            ok = false;
+            continue;
+        }
+        zones::WireName apex;
+        if (!zones::textToName(zc.name, {}, apex)) {
+            rep.problem(fmt::format("{}: zone name \"{}\" is not a domain name", configPath, zc.name));
+            ok = false;
+            continue;
+        }
+        warnings(recs, apex, rep);
+        auto z = zones::Zone::compile(apex, recs, zc.file, error);
+        if (!z) {
+            rep.problem(error);
+            ok = false;
+            continue;
+        }
+        for (const auto& w : z->warnings()) rep.warning(w.where, w.message);
+        records += z->recordCount();
+        db.add(std::move(z));
+    }
+    return ok;
+}
+
+// The GSLB cross-checks of a config whose zones compile: each hostname's build, the settings nothing reads,
+// the start's checks, then gslbd's own snapshot (its warnings, the records as a reload counts them into
+// `recordText`, the drains state_dir would restore).
+void checkGslb(const Config& cfg, const std::string& configPath, zones::ZoneDb& db, Checker checker,
+               Report& rep, std::string& recordText, std::string& error) {
+    // Each hostname on its own, so that one bad hostname does not hide the next. The rest of the config
+    // is copied once and each build's one bound node is unbound after it: a copy of the whole config
+    // and a walk over every node per hostname made this quadratic (46 s of CPU at 10,000 hostnames).
+    Config one = cfg;
+    for (const auto& h : cfg.hostnames) {
+        one.hostnames.assign(1, h);
+        Gslb g;
+        if (!buildGslb(one, db, nullptr, 1, g, error)) rep.problem(error);
+        for (const auto& bound : g.hosts)
+            for (auto& z : db.zones())
+                if (uint32_t n = z->find(bound.wire); n != zones::kNone && z->node(n).dynamic >= 0)
+                    z->mutableNode(n).dynamic = -1;
+    }
+    for (const auto& w : unreadSettings(cfg)) rep.warning(w.where, w.message);
+    startChecks(cfg, db, checker, rep);
+    // The verdict gslbd itself would give.
+    auto snap = buildSnapshot(configPath, nullptr, error);
+    if (snap) {
+        secondaryTtlWarnings(cfg, *snap, rep);
+        // The serial gslbd would serve, from state_dir (a file behind what was served), and the zones'
+        // warnings once more (the same lines count once); the records as gslbd's reload counts them.
+        for (const auto& w : snap->warnings) rep.warning(w.where, w.message);
+        recordText = recordCountText(snap->db);
+    }
+    if (!snap) {
+        rep.problem(error);
+    } else if (!cfg.server.stateDir.empty()) {
+        service::AdminStateLoad loaded;
+        if (!service::loadAdminState(*snap->gslb.table, cfg.server.stateDir, loaded, error))
+            rep.problem(error);
+        for (const auto& d : loaded.dropped)
+            rep.warning(cfg.server.stateDir + "/" + service::kAdminStateFile,
+                        fmt::format("the drain of {} would be dropped", d));
+    }
+}
+
+}  // namespace
+
 int checkConfig(const std::string& configPath, std::FILE* out, Checker checker) {
     Report rep;
     rep.out = out;
@@ -235,96 +342,13 @@ int checkConfig(const std::string& configPath, std::FILE* out, Checker checker) 
         zoneList = cfg.zones;
     } else {
         rep.problem(error);
-        // Still check the zones the file names, when it is TOML at all.
-        try {
-            toml::table root = toml::parse_file(configPath);
-            if (const toml::array* za = root["zone"].as_array())
-                for (const auto& e : *za) {
-                    const toml::table* t = e.as_table();
-                    if (!t) continue;
-                    auto n = (*t)["name"].value<std::string>();
-                    auto f = (*t)["file"].value<std::string>();
-                    if (!n || !f || n->empty() || f->empty()) continue;
-                    ZoneConf zc;
-                    zc.name = n->back() == '.' ? *n : *n + ".";
-                    zc.file = (*f)[0] == '/' ? *f : dirOf(configPath) + "/" + *f;
-                    zoneList.push_back(zc);
-                }
-        } catch (const std::exception&) {
-        }
+        zoneList = zonesNamedIn(configPath);  // still check the zones the file names
     }
-
     zones::ZoneDb db;
-    bool zonesOk = true;
     size_t records = 0;
     std::string recordText;  // from gslbd's own build, when it succeeds
-    for (const auto& zc : zoneList) {
-        if (zc.catalog) continue;  // built from the others: checked by buildSnapshot below
-        zones::SourceSet recs;
-        if (std::string why = zoneFileProblem(zc); !why.empty()) {
-            rep.problem(why);
-            zonesOk = false;
-            continue;
-        }
-        if (!zones::readZoneFile(zc.file, zc.name, recs, error)) {
-            rep.problem(error);
-            zonesOk = false;
-            continue;
-        }
-        zones::WireName apex;
-        if (!zones::textToName(zc.name, {}, apex)) {
-            rep.problem(fmt::format("{}: zone name \"{}\" is not a domain name", configPath, zc.name));
-            zonesOk = false;
-            continue;
-        }
-        warnings(recs, apex, rep);
-        auto z = zones::Zone::compile(apex, recs, zc.file, error);
-        if (!z) {
-            rep.problem(error);
-            zonesOk = false;
-            continue;
-        }
-        for (const auto& w : z->warnings()) rep.warning(w.where, w.message);
-        records += z->recordCount();
-        db.add(std::move(z));
-    }
-
-    if (cfgOk && zonesOk) {
-        // Each hostname on its own, so that one bad hostname does not hide the next. The rest of the config
-        // is copied once and each build's one bound node is unbound after it: a copy of the whole config
-        // and a walk over every node per hostname made this quadratic (46 s of CPU at 10,000 hostnames).
-        Config one = cfg;
-        for (const auto& h : cfg.hostnames) {
-            one.hostnames.assign(1, h);
-            Gslb g;
-            if (!buildGslb(one, db, nullptr, 1, g, error)) rep.problem(error);
-            for (const auto& bound : g.hosts)
-                for (auto& z : db.zones())
-                    if (uint32_t n = z->find(bound.wire); n != zones::kNone && z->node(n).dynamic >= 0)
-                        z->mutableNode(n).dynamic = -1;
-        }
-        for (const auto& w : unreadSettings(cfg)) rep.warning(w.where, w.message);
-        startChecks(cfg, db, checker, rep);
-        // The verdict gslbd itself would give.
-        auto snap = buildSnapshot(configPath, nullptr, error);
-        if (snap) {
-            secondaryTtlWarnings(cfg, *snap, rep);
-            // The serial gslbd would serve, from state_dir (a file behind what was served), and the zones'
-            // warnings once more (the same lines count once); the records as gslbd's reload counts them.
-            for (const auto& w : snap->warnings) rep.warning(w.where, w.message);
-            recordText = recordCountText(snap->db);
-        }
-        if (!snap) {
-            rep.problem(error);
-        } else if (!cfg.server.stateDir.empty()) {
-            service::AdminStateLoad loaded;
-            if (!service::loadAdminState(*snap->gslb.table, cfg.server.stateDir, loaded, error))
-                rep.problem(error);
-            for (const auto& d : loaded.dropped)
-                rep.warning(cfg.server.stateDir + "/" + service::kAdminStateFile,
-                            fmt::format("the drain of {} would be dropped", d));
-        }
-    }
+    const bool zonesOk = checkZones(zoneList, configPath, db, records, rep, error);
+    if (cfgOk && zonesOk) checkGslb(cfg, configPath, db, checker, rep, recordText, error);
 
     if (rep.problems == 0) {
         if (recordText.empty()) recordText = fmt::format("{} records", records);
