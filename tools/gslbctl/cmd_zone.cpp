@@ -54,29 +54,25 @@ int resolveZoneFile(const std::string& config, std::string& file, std::string& o
                             names.empty() ? "none" : names, file));
 }
 
-int zoneInit(const ZoneInitArgs& a) {
-    std::string zone = a.zone;
-    if (zone.empty() || zone.back() != '.') zone += '.';
-    zones::WireName apex;
-    if (!zones::textToName(zone, {}, apex) || zone == ".") {
-        fmt::print(stderr, "\"{}\" is not a zone name\n", a.zone);
-        return kUsage;
-    }
-    std::string file = a.file.empty() ? zone.substr(0, zone.size() - 1) + ".zone" : a.file;
-    struct stat st;
-    if (stat(file.c_str(), &st) == 0)
-        return fail(fmt::format("{}: already exists; not overwriting it", file));
+namespace {
 
-    struct Ns {
-        std::string name;
-        std::vector<std::string> addrs;
-        bool inZone;
-    };
-    std::vector<Ns> ns;
+// A name server of zone init: its absolute name, the glue addresses given with it, whether it is inside the
+// zone (then it needs them).
+struct NameServer {
+    std::string name;
+    std::vector<std::string> addrs;
+    bool inZone;
+};
+
+// Each --ns NAME[=ADDR[,ADDR]] into `out`: the name relative to `zone` unless it ends in a dot, each address
+// IPv4 or IPv6, no name twice, glue given exactly for the names inside the zone. Returns kOk, or the exit
+// code after an error message.
+int parseNameServers(const std::vector<std::string>& specs, const std::string& zone,
+                     const zones::WireName& apex, std::vector<NameServer>& out) {
     std::set<std::string> seen;
-    for (const auto& spec : a.ns) {
+    for (const auto& spec : specs) {
         auto eq = spec.find('=');
-        Ns n;
+        NameServer n;
         n.name = absoluteName(spec.substr(0, eq), zone);
         zones::WireName w;
         if (spec.substr(0, eq).empty() || !zones::textToName(n.name, {}, w)) {
@@ -115,32 +111,39 @@ int zoneInit(const ZoneInitArgs& a) {
                 fmt::format("--ns {}: {} is outside the zone {}: its address belongs in its own zone "
                             "(drop =ADDRESS)",
                             spec, n.name, zone));
-        ns.push_back(n);
+        out.push_back(n);
     }
-    if (ns.empty()) {
-        fmt::print(stderr, "zone init needs at least one --ns\n");
-        return kUsage;
-    }
-    std::string email = a.email;
+    return kOk;
+}
+
+// --email as the SOA's RNAME (RFC 1035 §3.3.13): user@example.com becomes user.example.com. (dots in the
+// user part escaped), a relative name is under the zone. Returns kOk, or kUsage after an error message.
+int mailboxName(const std::string& given, const std::string& zone, std::string& rname) {
+    std::string email = given;
     if (auto at = email.find('@'); at != std::string::npos) {
         std::string local, domain = email.substr(at + 1);
         for (char c : email.substr(0, at)) local += c == '.' ? std::string("\\.") : std::string(1, c);
         email = local + "." + domain;
         if (email.back() != '.') email += '.';
     }
-    std::string rname = absoluteName(email, zone);
+    rname = absoluteName(email, zone);
     zones::WireName rw;
     if (!zones::textToName(rname, {}, rw)) {
-        fmt::print(stderr, "--email {}: not a mailbox name\n", a.email);
+        fmt::print(stderr, "--email {}: not a mailbox name\n", given);
         return kUsage;
     }
+    return kOk;
+}
 
-    uint32_t serial = initialSerial(todayUtc());
+// The new zone file's text: a comment saying how to edit it, $ORIGIN and $TTL, the SOA (serial, refresh
+// 3600, retry 600, expire 1209600, negative TTL 60), the NS records and the glue.
+std::string initialZoneText(const std::string& zone, uint32_t ttl, const std::vector<NameServer>& ns,
+                            const std::string& rname, uint32_t serial) {
     std::string t;
     t += fmt::format(
         "; Zone {}: created by gslbctl zone init. Edit it with gslbctl zone add / zone del, which\n", zone);
     t += "; validate each change, bump the serial and keep this layout.\n";
-    t += fmt::format("$ORIGIN {}\n$TTL {}\n", zone, a.ttl);
+    t += fmt::format("$ORIGIN {}\n$TTL {}\n", zone, ttl);
     t += fmt::format("@\tIN\tSOA\t{} {} (\n", ns[0].name, rname);
     t += fmt::format("\t\t{}\t; serial (YYYYMMDDnn)\n", serial);
     t += "\t\t3600\t\t; refresh\n\t\t600\t\t; retry\n\t\t1209600\t\t; expire\n\t\t60 )\t\t; negative TTL "
@@ -150,6 +153,35 @@ int zoneInit(const ZoneInitArgs& a) {
         for (const auto& addr : n.addrs)
             t += fmt::format("{}\tIN\t{}\t{}\n", n.name, addr.find(':') == std::string::npos ? "A" : "AAAA",
                              addr);
+    return t;
+}
+
+}  // namespace
+
+int zoneInit(const ZoneInitArgs& a) {
+    std::string zone = a.zone;
+    if (zone.empty() || zone.back() != '.') zone += '.';
+    zones::WireName apex;
+    if (!zones::textToName(zone, {}, apex) || zone == ".") {
+        fmt::print(stderr, "\"{}\" is not a zone name\n", a.zone);
+        return kUsage;
+    }
+    std::string file = a.file.empty() ? zone.substr(0, zone.size() - 1) + ".zone" : a.file;
+    struct stat st;
+    if (stat(file.c_str(), &st) == 0)
+        return fail(fmt::format("{}: already exists; not overwriting it", file));
+
+    std::vector<NameServer> ns;
+    if (int rc = parseNameServers(a.ns, zone, apex, ns); rc != kOk) return rc;
+    if (ns.empty()) {
+        fmt::print(stderr, "zone init needs at least one --ns\n");
+        return kUsage;
+    }
+    std::string rname;
+    if (int rc = mailboxName(a.email, zone, rname); rc != kOk) return rc;
+
+    uint32_t serial = initialSerial(todayUtc());
+    const std::string t = initialZoneText(zone, a.ttl, ns, rname, serial);
 
     std::string error;
     TempFile tmp;
