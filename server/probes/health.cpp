@@ -211,6 +211,8 @@ struct HealthMonitor::Impl {
     std::map<std::string, double> freeSince;  // "SITE\0ADDRESS\0N" -> monoSec() it was first seen free
     // "SITE\0ADDRESS\0N" -> monoSec() this member last claimed a key that a higher-ranked candidate let lie
     std::map<std::string, double> takenBack;
+    // "SITE\0ADDRESS\0N" -> monoSec() this member handed the key over to a higher-ranked candidate
+    std::map<std::string, double> handedOver;
     bool ownView = false;  // member level: some slot falls back on the own verdict
     size_t ownViewSlots = 0;
     int64_t ownViewSinceUnixMs = 0;
@@ -445,8 +447,10 @@ struct HealthMonitor::Impl {
             if (n >= k)  // the quorum lowered on reload: the key would keep a vote and checks for ever
                 release(site, address, n,
                         fmt::format("health_quorum is now {}: owner key {} is not needed", k, n));
-            else if (outranked && (back == takenBack.end() || now - back->second >= kRebalanceSpacingSec))
+            else if (outranked && (back == takenBack.end() || now - back->second >= kRebalanceSpacingSec)) {
+                handedOver[id] = now;
                 release(site, address, n, "a member that ranks first for it is live");
+            }
             return true;  // probed here until the key is gone
         }
         for (int n = 0; n < k; ++n) {
@@ -461,7 +465,12 @@ struct HealthMonitor::Impl {
                 first &= ownerRank(site, address, n, self) >= ownerRank(site, address, n, m);
             const double grace = s.entries.empty() ? 0 : s.entries.front()->interval;
             if ((first || (anyMember && now - since >= grace)) && claiming.insert(key).second) {
-                if (!first) takenBack[id] = now;
+                // A take-back only when this member handed the key over itself and the candidate let it lie;
+                // a key freed by a dead owner and claimed by a member that is not first (the first-ranked
+                // one slow to see it) is handed to that one as soon as it is a candidate, not 30 s later.
+                if (auto h = handedOver.find(id);
+                    !first && h != handedOver.end() && now - h->second < kRebalanceSpacingSec)
+                    takenBack[id] = now;
                 etcd->claim(
                     cluster::SharedOwner{site, address, self, n}, [this, key, site, address](bool won) {
                         claiming.erase(key);
