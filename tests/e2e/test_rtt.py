@@ -441,5 +441,30 @@ rtt_explore = 5
         self.start_agent(3)
 
 
+@unittest.skipUnless(os.path.exists(agent_path()), "no gslbd-agent (GSLBD_AGENT)")
+class AgentCommandLine(unittest.TestCase):
+    """gslbd-agent(8)'s exit status for its command line: 2 on a usage error (it returned CLI11's own 106 for a
+    missing option), 0 after --help."""
+
+    def run_agent(self, *args):
+        return subprocess.run([agent_path(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              timeout=30)
+
+    def test_usage_errors_exit_2(self):
+        for args, says in ((["--ports", "80"], "--site is required"),
+                           (["--site", "east", "--ports", "0", "--to", "http://127.0.0.1:1", "--token-file", "t"],
+                            '--ports: "0" is not a port'),
+                           (["--site", "east", "--ports", "80", "--to", ",", "--token-file", "t"], "--to names no URL"),
+                           (["--interval", "0.5"], "--interval")):
+            p = self.run_agent(*args)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertIn(says, p.stderr, args)
+
+    def test_help_exits_0(self):
+        p = self.run_agent("--help")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("--token-file", p.stdout)
+
+
 if __name__ == "__main__":
     run_tests()
