@@ -13,6 +13,7 @@
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -260,6 +261,43 @@ class Layering(unittest.TestCase):
             self.assertIn("zones/c.cpp:4: zones includes server/base/log.hpp", r.stderr)
             r = self.run_script("--folders", d, "--stamp", os.devnull, "zones=server/base")
             self.assertEqual(r.returncode, 0, r.stderr)
+
+
+def long_functions(paths, limit, cwd=REPO):
+    """[(lines, name, file:line)] of the C++ functions under `paths` longer than `limit` lines, by universal-ctags's
+    extent of each definition (lambdas, which ctags names __anon…, count in the function around them)."""
+    p = subprocess.run(["ctags", "-R", "--languages=C++", "--kinds-C++=f", "--fields=+ne", "-x",
+                        "--_xformat=%{end} %{line} %N %F", *paths], cwd=cwd, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=120)
+    if p.returncode != 0:
+        raise AssertionError(p.stderr)
+    out = []
+    for line in p.stdout.splitlines():
+        end, start, name, path = line.split(" ", 3)
+        if end.isdigit() and not name.startswith("__anon") and int(end) - int(start) + 1 > limit:
+            out.append((int(end) - int(start) + 1, name, f"{path}:{start}"))
+    return sorted(out, reverse=True)
+
+
+@unittest.skipUnless(shutil.which("ctags"), "universal-ctags is not installed (tools/install-deps --test)")
+class FunctionLength(unittest.TestCase):
+    """No function of gslbd, its libraries, gslbctl or the agent is over 120 lines: a longer one is split into
+    named steps, each named for its job (doc/design.md "Principles"), as Zone::compile, loadConfig and the
+    others were."""
+
+    LIMIT = 120
+
+    def test_no_function_is_over_the_limit(self):
+        found = long_functions(["server", "zones", "metrics", "tools/gslbctl", "tools/agent"], self.LIMIT)
+        self.assertEqual(found, [], "split these into named steps")
+
+    def test_the_scan_sees_a_long_function(self):
+        with tempfile.TemporaryDirectory() as d:
+            body = "".join(f"    x += {i};\n" for i in range(125))
+            with open(os.path.join(d, "a.cpp"), "w") as f:
+                f.write("namespace n {\nint shortOne() { return 1; }\n"
+                        "int longOne(int x) {\n" + body + "    auto l = [] { return 2; };\n    return x;\n}\n}\n")
+            self.assertEqual(long_functions(["."], self.LIMIT, cwd=d), [(129, "longOne", "a.cpp:3")])
 
 
 class InstallDeps(unittest.TestCase):
