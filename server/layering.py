@@ -28,6 +28,16 @@ def sources(root):
                 yield os.path.join(d, n)
 
 
+def verdict(problems, stamp):
+    """Prints the problems (file:line: why) and returns 1, or writes the stamp the build waits for and returns 0."""
+    if problems:
+        print('\n'.join(problems), file=sys.stderr)
+        return 1
+    with open(stamp, 'w') as f:
+        f.write('ok\n')
+    return 0
+
+
 OWN = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"((?:server|zones|metrics|tools)/[^"]*)"', re.M)
 
 
@@ -53,12 +63,7 @@ def folders(argv):
                 line = text.count('\n', 0, m.start()) + 1
                 problems.append(f'{os.path.relpath(path, root)}:{line}: {folder} includes {target} ({folder} may '
                                 f'use: {", ".join(p.rstrip("/") for p in prefixes[1:]) or "nothing of the project"})')
-    if problems:
-        print('\n'.join(problems), file=sys.stderr)
-        return 1
-    with open(stamp, 'w') as f:
-        f.write('ok\n')
-    return 0
+    return verdict(problems, stamp)
 
 
 def main(argv):
@@ -90,12 +95,7 @@ def main(argv):
             why = 'a higher plane' if target in may_use and plane in may_use[target] else 'not one it may use'
             problems.append(f'server/{rel}:{line}: plane {plane} includes server/{target}/ ({why}; '
                             f'{plane} may use: {", ".join(sorted(may_use[plane])) or "nothing"})')
-    if problems:
-        print('\n'.join(problems), file=sys.stderr)
-        return 1
-    with open(stamp, 'w') as f:
-        f.write('ok\n')
-    return 0
+    return verdict(problems, stamp)
 
 
 if __name__ == '__main__':
