@@ -25,16 +25,6 @@ inline std::string_view sv(const uint8_t* p, size_t n) {
     return {reinterpret_cast<const char*>(p), n};
 }
 
-size_t wireLen(const uint8_t* p, size_t max) {
-    size_t i = 0;
-    while (i < max) {
-        if (p[i] == 0) return i + 1;
-        if (p[i] > kMaxLabelLen) return 0;
-        i += size_t(p[i]) + 1;
-    }
-    return 0;
-}
-
 // Writes the header of a response to `q` at the start of `buf` (ID, opcode, RD and CD copied).
 void putHeader(uint8_t* buf, uint16_t id, uint8_t opcode, bool rd, bool cd, bool aa, bool tc, uint8_t rcode,
                uint16_t qd, const Writer& w) {
@@ -200,7 +190,7 @@ struct Ctx {
         // Where the type bit maps start: after the next name (NSEC), after the hash fields (NSEC3).
         size_t nl = 0;
         if (!n3)
-            nl = wireLen(b, rd.len);
+            nl = wireNameLen(b, rd.len);
         else if (rd.len >= 5 && size_t(6) + b[4] <= rd.len && size_t(6) + b[4] + b[5 + b[4]] <= rd.len)
             nl = size_t(6) + b[4] + b[5 + b[4]];
         if (!nl || rd.len > 512) return;
@@ -612,7 +602,7 @@ struct Ctx {
         std::string_view owner = z->nodeName(dn);
         if (!mustSigned(kAnswer, *z, node, u8(owner), owner.size(), *dname, dname->ttl)) return false;
         const Rdata& rd = z->rdata(dname->first);
-        size_t tl = wireLen(z->bytes(rd), rd.len);
+        size_t tl = wireNameLen(z->bytes(rd), rd.len);
         if (!tl) return false;
         size_t prefix = len - owner.size();  // the labels of the name below the owner
         if (tl > kMaxNameLen - prefix) {
@@ -646,7 +636,7 @@ struct Ctx {
         if (!mustSigned(kAnswer, *z, node, name, len, cname, cname.ttl)) return false;
         if (hop == kMaxChase) return false;
         const Rdata& rd = z->rdata(cname.first);
-        size_t tl = wireLen(z->bytes(rd), rd.len);
+        size_t tl = wireNameLen(z->bytes(rd), rd.len);
         if (!tl) return false;
         std::memcpy(chase[hop], z->bytes(rd), tl);
         lowerName(chase[hop], tl);

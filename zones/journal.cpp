@@ -7,6 +7,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "zones/name.hpp"
 #include "zones/rrtype.hpp"
 #include "zones/serial.hpp"
 
@@ -28,18 +29,6 @@ void put32(std::string& o, uint32_t v) {
 }
 const uint8_t* bytesOf(std::string_view s) {
     return reinterpret_cast<const uint8_t*>(s.data());
-}
-
-// Length of the uncompressed wire name at the start of `p` (at most `max` octets, and at most 255), or 0.
-size_t nameLen(const uint8_t* p, size_t max) {
-    size_t i = 0;
-    while (i < max && i < kMaxNameLen) {
-        uint8_t l = p[i];
-        if (l == 0) return i + 1;
-        if (l > kMaxLabelLen) return 0;
-        i += size_t(l) + 1;
-    }
-    return 0;
 }
 
 // The TTL a record goes out with in a transfer: its RRset's, or an RRSIG's own Original TTL (RFC 4034
@@ -106,7 +95,7 @@ bool DiffReader::next(DiffRecord& r) {
     if (bad_ || off_ >= p_.size()) return false;
     const uint8_t* p = bytesOf(p_) + off_;
     size_t left = p_.size() - off_;
-    size_t n = nameLen(p, left);
+    size_t n = wireNameLen(p, left);
     if (n == 0 || left - n < 8) {
         bad_ = true;
         return false;
@@ -374,7 +363,7 @@ bool parseJournal(std::span<const uint8_t> in, Journal& out, std::string& error)
     }
     const size_t end = n - 32;
     size_t alen = p[off++];
-    if (alen > end - off || nameLen(p + off, alen) != alen) return fail("bad apex name");
+    if (alen > end - off || wireNameLen(p + off, alen) != alen) return fail("bad apex name");
     out.apex.assign(reinterpret_cast<const char*>(p + off), alen);
     std::string lower = out.apex;
     lowerName(reinterpret_cast<uint8_t*>(lower.data()), lower.size());

@@ -14,6 +14,20 @@ inline constexpr size_t kMaxNameLen = 255;  // RFC 1035 §2.3.4, wire octets inc
 inline constexpr size_t kMaxLabelLen = 63;  // RFC 1035 §2.3.4
 inline constexpr size_t kMaxLabels = 128;   // 255 octets hold at most 127 labels plus the root
 
+/// Length of the uncompressed wire name at `p`, reading at most `max` octets, or 0 when there is none there:
+/// a label over 63 octets (a compression pointer among them), a name over 255 octets, or no root label before
+/// `max` (RFC 1035 §3.1). O(labels).
+inline size_t wireNameLen(const uint8_t* p, size_t max) {
+    size_t i = 0;
+    while (i < max) {
+        if (p[i] == 0) return i + 1;
+        if (p[i] > kMaxLabelLen) return 0;
+        i += size_t(p[i]) + 1;
+        if (i >= kMaxNameLen) return 0;  // the root label would make it longer than 255
+    }
+    return 0;
+}
+
 /// ASCII-only lower-casing (RFC 4343 §3): bytes outside A–Z are left as they are.
 inline uint8_t lowerByte(uint8_t c) {
     return (c >= 'A' && c <= 'Z') ? uint8_t(c + 32) : c;

@@ -13,20 +13,6 @@ inline bool sameName(const uint8_t* a, const uint8_t* b, size_t n) {
     return a == b || sameNoCase(a, b, n);
 }
 
-// Length of the uncompressed wire name at `p` within `max` octets, or 0 when there is none: a label over 63
-// octets (or a compression pointer, which zone data never holds), a name over 255 octets, or no root label
-// before `max`.
-inline size_t nameLen(const uint8_t* p, size_t max) {
-    size_t i = 0;
-    while (i < max) {
-        if (p[i] == 0) return i + 1;
-        if (p[i] > kMaxLabelLen) return 0;
-        i += size_t(p[i]) + 1;
-        if (i >= kMaxNameLen) return 0;  // the root label would make it longer than 255
-    }
-    return 0;
-}
-
 // The names RFC 1035 defines inside the rdata of `type` (which a server may compress, RFC 3597 §4) and the
 // octets before the first of them.
 inline size_t rdataNames(uint16_t type, size_t& skipBefore) {
@@ -150,7 +136,7 @@ bool Writer::rr(Section section, const uint8_t* owner, size_t ownerLen, uint16_t
     if (names && rdlen >= skipBefore) {
         size_t end = skipBefore;
         for (size_t i = 0; i < names; ++i) {
-            size_t l = nameLen(rd + end, rdlen - end);
+            size_t l = wireNameLen(rd + end, rdlen - end);
             if (!l) {
                 names = 0;
                 break;
@@ -165,7 +151,7 @@ bool Writer::rr(Section section, const uint8_t* owner, size_t ownerLen, uint16_t
         if (!bytes(rd, skipBefore)) return fail();
         p = skipBefore;
         for (size_t i = 0; i < names; ++i) {
-            size_t l = nameLen(rd + p, rdlen - p);
+            size_t l = wireNameLen(rd + p, rdlen - p);
             if (!name(rd + p, l)) return fail();
             p += l;
         }

@@ -28,19 +28,6 @@ int targetNameOffset(uint16_t type) {
 
 namespace {
 
-// Length of the wire name at the start of `p` (at most `max` octets), or 0 when it is not a valid
-// uncompressed name.
-size_t wireNameLen(const uint8_t* p, size_t max) {
-    size_t i = 0;
-    while (i < max) {
-        uint8_t l = p[i];
-        if (l == 0) return i + 1;
-        if (l > kMaxLabelLen) return 0;
-        i += size_t(l) + 1;
-    }
-    return 0;
-}
-
 std::string_view parentOf(std::string_view name) {
     if (name.empty() || name[0] == 0) return {};
     return name.substr(size_t(uint8_t(name[0])) + 1);

@@ -80,3 +80,31 @@ TEST_CASE("hashName: equal names hash alike, and the length counts") {
     copy[5] ^= 1;
     CHECK(hashName(name, sizeof name) != hashName(copy.data(), copy.size()));
 }
+
+TEST_CASE("wireNameLen: the length of an uncompressed wire name, or 0 when there is none") {
+    const uint8_t www[] = {3, 'w', 'w', 'w', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 0, 0xFF};
+    CHECK(wireNameLen(www, sizeof www) == 13);
+    CHECK(wireNameLen(www, 13) == 13);
+    CHECK(wireNameLen(www, 12) == 0);  // the root label past `max`
+    const uint8_t root[] = {0};
+    CHECK(wireNameLen(root, 1) == 1);
+    CHECK(wireNameLen(root, 0) == 0);
+    const uint8_t pointer[] = {0xC0, 12};  // compression: never in zone data or a journal
+    CHECK(wireNameLen(pointer, 2) == 0);
+    // 255 octets is the longest name (RFC 1035 §2.3.4): labels of 63, 63, 63 and 61 octets and the root.
+    const auto labels = [](std::vector<int> lens) {
+        std::vector<uint8_t> n;
+        for (int l : lens) {
+            n.push_back(uint8_t(l));
+            n.insert(n.end(), size_t(l), 'a');
+        }
+        n.push_back(0);
+        return n;
+    };
+    auto longest = labels({63, 63, 63, 61});
+    REQUIRE(longest.size() == 255);
+    CHECK(wireNameLen(longest.data(), longest.size()) == 255);
+    auto over = labels({63, 63, 63, 62});  // 256 octets
+    REQUIRE(over.size() == 256);
+    CHECK(wireNameLen(over.data(), over.size()) == 0);
+}
