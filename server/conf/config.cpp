@@ -250,18 +250,6 @@ void readControl(const toml::table& ct, const std::string& path, ControlConf& ou
     c.finish();
 }
 
-bool sameAddress(const sockaddr_storage& a, const sockaddr_storage& b, bool withPort) {
-    if (a.ss_family != b.ss_family) return false;
-    if (a.ss_family == AF_INET) {
-        const auto& x = reinterpret_cast<const sockaddr_in&>(a);
-        const auto& y = reinterpret_cast<const sockaddr_in&>(b);
-        return x.sin_addr.s_addr == y.sin_addr.s_addr && (!withPort || x.sin_port == y.sin_port);
-    }
-    const auto& x = reinterpret_cast<const sockaddr_in6&>(a);
-    const auto& y = reinterpret_cast<const sockaddr_in6&>(b);
-    return std::memcmp(&x.sin6_addr, &y.sin6_addr, 16) == 0 && (!withPort || x.sin6_port == y.sin6_port);
-}
-
 uint16_t portOf(const sockaddr_storage& a) {
     return ntohs(a.ss_family == AF_INET ? reinterpret_cast<const sockaddr_in&>(a).sin_port
                                         : reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
@@ -1178,6 +1166,18 @@ std::string zoneFileProblem(const ZoneConf& zc) {
     const int err = errno;
     return fmt::format("{}: [[zone]] \"{}\": file {}: {}{}", zc.where, zc.name, zc.file, strerror(err),
                        err == ENOENT ? " (a relative path is read from the config file's directory)" : "");
+}
+
+bool sameAddress(const sockaddr_storage& a, const sockaddr_storage& b, bool withPort) {
+    if (a.ss_family != b.ss_family) return false;
+    if (a.ss_family == AF_INET) {
+        const auto& x = reinterpret_cast<const sockaddr_in&>(a);
+        const auto& y = reinterpret_cast<const sockaddr_in&>(b);
+        return x.sin_addr.s_addr == y.sin_addr.s_addr && (!withPort || x.sin_port == y.sin_port);
+    }
+    const auto& x = reinterpret_cast<const sockaddr_in6&>(a);
+    const auto& y = reinterpret_cast<const sockaddr_in6&>(b);
+    return std::memcmp(&x.sin6_addr, &y.sin6_addr, 16) == 0 && (!withPort || x.sin6_port == y.sin6_port);
 }
 
 }  // namespace gslb::server

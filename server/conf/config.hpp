@@ -429,4 +429,8 @@ bool parseAddress(const std::string& text, uint8_t out[16], uint8_t& len);
 /// Parses "host:port" / "[v6]:port" into `out`; false when it is not an address with a port.
 bool parseListen(const std::string& text, ListenAddr& out);
 
+/// Whether `a` and `b` are the same IPv4 or IPv6 address (and, with `withPort`, the same port); addresses of
+/// different families never are (an IPv4-mapped IPv6 address is not its IPv4 one).
+bool sameAddress(const sockaddr_storage& a, const sockaddr_storage& b, bool withPort);
+
 }  // namespace gslb::server

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "server/conf/config.hpp"
 #include "server/net/xdp/path.hpp"
 
 namespace gslb::server::xdp {
@@ -110,22 +111,13 @@ std::string addressText(const sockaddr_storage& ss) {
     return buf;
 }
 
-bool sameAddress(const sockaddr_storage& a, const sockaddr_storage& b) {
-    if (a.ss_family != b.ss_family) return false;
-    if (a.ss_family == AF_INET)
-        return std::memcmp(&reinterpret_cast<const sockaddr_in&>(a).sin_addr,
-                           &reinterpret_cast<const sockaddr_in&>(b).sin_addr, 4) == 0;
-    return std::memcmp(&reinterpret_cast<const sockaddr_in6&>(a).sin6_addr,
-                       &reinterpret_cast<const sockaddr_in6&>(b).sin6_addr, 16) == 0;
-}
-
 }  // namespace
 
 std::string listenProblem(const std::string& ifname, const std::vector<ListenAddr>& listen,
                           const std::vector<sockaddr_storage>& addrs) {
     for (const auto& l : listen)
         for (const auto& a : addrs)
-            if (l.addr.ss_family == a.ss_family && (l.wildcard || sameAddress(l.addr, a))) return {};
+            if (l.addr.ss_family == a.ss_family && (l.wildcard || sameAddress(l.addr, a, false))) return {};
     std::string ls, as;
     for (const auto& l : listen) ls += (ls.empty() ? "" : ", ") + l.text;
     for (const auto& a : addrs) as += (as.empty() ? "" : ", ") + addressText(a);
