@@ -462,7 +462,10 @@ std::pair<SharedOwner, std::string> ownKey(const SharedOwner& owner, const std::
 void EtcdSync::claim(const SharedOwner& owner, std::function<void(bool)> done) {
     Impl& i = *impl_;
     if (i.st.state != "live") return done(false);
-    auto [o, k] = ownKey(owner, i.self, i.prefix);
+    // Not a structured binding: Debian 12's clang 14 refuses to capture one in a lambda (C++20 allows it).
+    std::pair<SharedOwner, std::string> ok = ownKey(owner, i.self, i.prefix);
+    SharedOwner o = std::move(ok.first);
+    std::string k = std::move(ok.second);
     i.client->putIfAbsent(k, sharedValue(o), i.st.leaseId,
                           [&i, g = i.gen, k, o, done](const std::string& err, const EtcdReply& r) {
                               if (g != i.gen || !err.empty()) return done(false);
@@ -480,7 +483,10 @@ void EtcdSync::claim(const SharedOwner& owner, std::function<void(bool)> done) {
 void EtcdSync::release(const SharedOwner& owner, std::function<void(bool)> done) {
     Impl& i = *impl_;
     if (i.st.state != "live") return done(false);
-    auto [o, k] = ownKey(owner, i.self, i.prefix);
+    std::pair<SharedOwner, std::string> ok =
+        ownKey(owner, i.self, i.prefix);  // not bound: clang 14, as in claim
+    const SharedOwner& o = ok.first;
+    std::string k = std::move(ok.second);
     i.client->deleteIfValue(
         k, sharedValue(o), [&i, g = i.gen, k, done](const std::string& err, const EtcdReply& r) {
             if (g != i.gen || !err.empty() || !r.succeeded) return done(false);

@@ -562,8 +562,9 @@ TEST_CASE("pad: a response with the Padding option grows to the next 468-octet b
         return res;
     };
     // Exact sizes: N octets become the smallest multiple of 468 that holds N + 4 (the option's header).
-    for (auto [n, want] :
-         {std::pair<size_t, size_t>{100, 468}, {464, 468}, {465, 936}, {468, 936}, {470, 936}}) {
+    // Not a structured binding: CAPTURE is a lambda, and clang 14 does not capture bindings.
+    for (auto nw : {std::pair<size_t, size_t>{100, 468}, {464, 468}, {465, 936}, {468, 936}, {470, 936}}) {
+        const size_t n = nw.first, want = nw.second;
         CAPTURE(n);
         auto res = padded(n, 0, 65535);
         CHECK(res.len == want);
