@@ -88,7 +88,15 @@ TEST_CASE("check: the per-hostname builds cost what one build of them all costs 
         checked = std::min(checked, r.seconds);
     }
     INFO("3000 hostnames: build " << build << " s, check " << checked << " s");
+#if defined(__SANITIZE_ADDRESS__)  // GCC and clang, with -fsanitize=address
+    // A debug ASan+UBSan build weighs on what a check does beside the builds (parsing the config and the
+    // zones twice, allocation-heavy) far more than on a build: 10 x a build in CI's sanitizer run (check
+    // 9.4 s, build 0.92 s), 3.7 x in the optimised build on the same machine. The ratio is reported there,
+    // and checked by the optimised build's run of this same test.
+    MESSAGE("3000 hostnames: build " << build << " s, check " << checked << " s");
+#else
     CHECK(checked < 8 * build);
+#endif
 }
 
 TEST_CASE("check: an unset [server] user is a warning only where gslbd would stay root") {
