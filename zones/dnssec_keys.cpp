@@ -349,7 +349,7 @@ bool rewriteTiming(const DnssecKey& k, std::string& error) {
 
 uint64_t keyFilesStamp(const std::string& dir, const std::string& zone) {
     WireName want;
-    if (zone.empty() || !textToName(zone.back() == '.' ? zone : zone + ".", {}, want)) return 1;
+    if (zone.empty() || !textToName(endsInDot(zone) ? zone : zone + ".", {}, want)) return 1;
     std::string prefix = "k" + nameToText(want) + "+";
     std::transform(prefix.begin(), prefix.end(), prefix.begin(),
                    [](char c) { return char(lowerByte(uint8_t(c))); });
@@ -443,7 +443,7 @@ bool readKeyFile(std::string_view keyText, const std::string& zone, RrGuard& rrG
     lowerName(reinterpret_cast<uint8_t*>(owner.data()), owner.size());
     if (!zone.empty()) {
         WireName want;
-        std::string abs = zone.back() == '.' ? zone : zone + ".";
+        std::string abs = endsInDot(zone) ? zone : zone + ".";
         if (!textToName(abs, {}, want) || want != owner) {
             error = fmt::format("the key is for {}, not {}", nameToText(owner), zone);
             return false;
@@ -561,7 +561,7 @@ bool parseKey(std::string_view keyText, std::string_view privText, const std::st
 bool loadKeys(const std::string& dir, const std::string& zone, std::vector<DnssecKey>& out,
               std::string& error) {
     WireName want;
-    if (zone.empty() || !textToName(zone.back() == '.' ? zone : zone + ".", {}, want)) {
+    if (zone.empty() || !textToName(endsInDot(zone) ? zone : zone + ".", {}, want)) {
         error = fmt::format("{}: not a domain name", zone);
         return false;
     }

@@ -45,6 +45,14 @@ std::string nameToText(std::string_view wire) {
     return out;
 }
 
+bool endsInDot(std::string_view text) noexcept {
+    if (text.empty() || text.back() != '.') return false;
+    // The backslashes just before the dot: an odd count escapes it, an even count escapes one another.
+    size_t n = 0;
+    while (n + 1 < text.size() && text[text.size() - 2 - n] == '\\') ++n;
+    return n % 2 == 0;
+}
+
 bool textToName(std::string_view text, std::string_view originWire, WireName& out) {
     std::string s(text);
     ldns_rdf* rdf = nullptr;
@@ -55,8 +63,7 @@ bool textToName(std::string_view text, std::string_view originWire, WireName& ou
     if (ldns_str2rdf_dname(&rdf, s.c_str()) != LDNS_STATUS_OK || !rdf) return false;
     std::string wire(reinterpret_cast<const char*>(ldns_rdf_data(rdf)), ldns_rdf_size(rdf));
     ldns_rdf_deep_free(rdf);
-    bool absolute = !s.empty() && s.back() == '.' && !(s.size() >= 2 && s[s.size() - 2] == '\\');
-    if (s == ".") absolute = true;
+    const bool absolute = endsInDot(s);
     if (!absolute) {
         // ldns gives "label...\0" for a relative name: drop the root and append the origin.
         wire.pop_back();

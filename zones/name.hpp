@@ -116,6 +116,11 @@ size_t labelCount(std::string_view wire);
 /// tests.
 std::string nameToText(std::string_view wire);
 
+/// True when a presentation name ends in a dot that is not escaped, i.e. it is absolute (RFC 1035 §5.1):
+/// "a." and "a\\." (a label ending in a backslash, then the root) are, "a" and "a\." (a label ending in a
+/// dot) are not; "." is.
+bool endsInDot(std::string_view text) noexcept;
+
 /// Parses a presentation name (absolute, or relative to `origin` when it does not end in a dot) into
 /// lower-cased wire form. Returns false when it is not a valid name (label > 63, name > 255, bad escape).
 bool textToName(std::string_view text, std::string_view originWire, WireName& out);

@@ -13,6 +13,7 @@
 #include "server/base/clock.hpp"
 #include "server/control/json_values.hpp"
 #include "zones/ldns.hpp"
+#include "zones/name.hpp"
 #include "zones/rrtype.hpp"
 
 namespace gslb::server {
@@ -426,7 +427,7 @@ bool readQuery(const Snapshot& s, const ExplainRequest& req, ExplainQuery& q, st
     // short in the C string the zone lookup read ("a%00b.eval.test." became "a." and REFUSED). Octets like
     // these are written \DDD in a name (RFC 1035 §5.1).
     {
-        std::string fq = req.name.back() == '.' ? req.name : req.name + ".";
+        std::string fq = zones::endsInDot(req.name) ? req.name : req.name + ".";
         zones::WireName w;
         bool bad = std::any_of(req.name.begin(), req.name.end(),
                                [](char ch) { return uint8_t(ch) <= 0x20 || uint8_t(ch) == 0x7f; });
@@ -480,7 +481,7 @@ json queryJson(const Snapshot& s, const ExplainRequest& req, const ExplainQuery&
 const GslbHost* findHost(const Gslb& g, const std::string& name) {
     const GslbHost* host = nullptr;
     for (const auto& h : g.hosts) {
-        std::string hn = h.name.back() == '.' ? h.name : h.name + ".";
+        std::string hn = zones::endsInDot(h.name) ? h.name : h.name + ".";
         if (strcasecmp(hn.c_str(), name.c_str()) == 0) host = &h;
     }
     return host;

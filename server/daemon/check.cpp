@@ -240,7 +240,7 @@ std::vector<ZoneConf> zonesNamedIn(const std::string& configPath) {
                 auto f = (*t)["file"].value<std::string>();
                 if (!n || !f || n->empty() || f->empty()) continue;
                 ZoneConf zc;
-                zc.name = n->back() == '.' ? *n : *n + ".";
+                zc.name = zones::endsInDot(*n) ? *n : *n + ".";
                 zc.file = (*f)[0] == '/' ? *f : dirOf(configPath) + "/" + *f;
                 out.push_back(zc);
             }

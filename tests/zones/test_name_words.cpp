@@ -108,3 +108,22 @@ TEST_CASE("wireNameLen: the length of an uncompressed wire name, or 0 when there
     REQUIRE(over.size() == 256);
     CHECK(wireNameLen(over.data(), over.size()) == 0);
 }
+
+TEST_CASE(
+    "endsInDot and textToName: a dot after an escaped backslash ends the name, an escaped dot does not") {
+    CHECK(endsInDot("a."));
+    CHECK(endsInDot("."));
+    CHECK_FALSE(endsInDot("a"));
+    CHECK_FALSE(endsInDot(""));
+    CHECK_FALSE(endsInDot("a\\."));      // the label "a."
+    CHECK(endsInDot("a\\\\."));          // the label "a\", then the root
+    CHECK_FALSE(endsInDot("a\\\\\\."));  // the label "a\."
+    CHECK(endsInDot("\\\\."));           // the label "\"
+    WireName w;
+    REQUIRE(textToName("a\\\\.", {}, w));  // the fuzz finding's shape: absolute, root kept
+    CHECK(w == std::string("\2a\\\0", 4));
+    REQUIRE(textToName("a\\.", std::string("\1b\0", 3), w));  // relative: the origin follows
+    CHECK(w == std::string("\2a.\1b\0", 6));
+    REQUIRE(textToName(nameToText(std::string("\2a\\\0", 4)), {}, w));  // and back from its own text
+    CHECK(w == std::string("\2a\\\0", 4));
+}

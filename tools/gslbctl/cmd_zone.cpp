@@ -21,7 +21,7 @@ namespace {
 // A zone-file name relative to `origin` unless it ends in a dot ("@" is the apex); absolute presentation.
 std::string absoluteName(const std::string& name, const std::string& origin) {
     if (name == "@") return origin;
-    if (!name.empty() && name.back() == '.') return name;
+    if (zones::endsInDot(name)) return name;
     return name + "." + origin;
 }
 
