@@ -71,8 +71,8 @@ ShareSummary headroomShares(std::span<const Candidate> active, std::uint64_t tak
     // The mean session time by Little's law over the sites whose load is known (sessions in use ÷ the flow
     // sent there): what the projection needs for the sessions that end meanwhile.
     sum.sessionTime = loadFlow > 0 && loadSum > 0 ? loadSum / loadFlow : kUnknown;
-    // Pass 2: targets.
-    double targetSum = 0, capOnly = 0;
+    // Pass 2: targets, before the margin: each candidate's free seats (capacity x headroom).
+    double targetSum = 0, capOnly = 0, rootSum = 0;
     for (std::size_t i = 0; i < n; ++i) {
         Share& s = out[i];
         const Candidate& c = active[i];
@@ -87,10 +87,36 @@ ShareSummary headroomShares(std::span<const Candidate> active, std::uint64_t tak
             s.projected = projectedLoad(s.measured.load, s.flow, s.pending, sum.sessionTime);
             s.utilisation = std::isnan(s.measured.value) ? meanUtil : s.projected / s.measured.capacity;
             s.headroom = std::max(0.0, 1.0 - s.utilisation);
-            s.target = s.capacity * s.headroom;
+            s.free = s.capacity * s.headroom;
+            s.target = s.free;
+            s.margin = std::sqrt(s.capacity);  // √C_i for now; x beta below
             capOnly += s.capacity;
+            rootSum += s.margin;
         }
         targetSum += s.target;
+    }
+    // The square-root margin: beta = gamma x F / sum √C_i seats per √seat held back from each candidate's
+    // free seats, target_i = max(0, free_i - beta √C_i). Its sum is at least (1 - gamma) F, so it is positive
+    // whenever any seat is free and gamma < 1; F = 0 (all full) keeps the fallback below. At gamma = 1 the
+    // sum is 0 at the margin's own fixed point (free seats ∝ √C), up to rounding: then the free seats.
+    const double gamma = params.sqrtMargin > 0 ? std::min(params.sqrtMargin, 1.0) : 0.0;  // NaN: 0
+    if (sum.basis == ShareBasis::Capacity && targetSum > 0 && rootSum > 0 && gamma > 0) {
+        const double freeSum = targetSum;
+        sum.beta = gamma * freeSum / rootSum;
+        targetSum = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            Share& s = out[i];
+            if (detail::isTaken(taken, active[i].index)) continue;
+            s.margin *= sum.beta;
+            s.target = std::max(0.0, s.free - s.margin);
+            targetSum += s.target;
+        }
+        if (!(targetSum > 1e-9 * freeSum)) {  // only near gamma 1: what is left is rounding
+            for (std::size_t i = 0; i < n; ++i) out[i].target = out[i].free;
+            targetSum = freeSum;
+        }
+    } else {
+        for (std::size_t i = 0; i < n; ++i) out[i].margin = 0;
     }
     // Every site full (or every weight 0): in proportion to capacity (or uniform) — the TTL rule shortens.
     const bool flat = !(targetSum > 0);

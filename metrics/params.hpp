@@ -25,6 +25,10 @@ struct Params {
     // whose free seats cannot take the resolver's demand for ttlMin is not given to it while another can.
     std::uint32_t ttl = 30;
     std::uint32_t ttlMin = 6;
+    // 0..1 (headroom): gamma, the square-root margin's blend (metrics/balance.hpp, 1.): 0 aims at equal
+    // utilisation, 1 at free seats ∝ √capacity. Not a config key: a fixed default measured in doc/lab.md;
+    // tests set 0 to see the other rules alone.
+    double sqrtMargin = 0.25;
 };
 
 }  // namespace gslb::metrics

@@ -596,6 +596,8 @@ json headroomBar(const GslbHost& h, std::span<const Candidate> active, const Hea
                               {"utilisation", jsonNumber(m.value)},
                               {"utilisation_used", sh.utilisation},
                               {"headroom", sh.headroom},
+                              {"free", sh.free},
+                              {"margin", sh.margin},
                               {"target", sh.target},
                               {"flow", sh.flow},
                               {"pending", sh.pending},
@@ -615,6 +617,7 @@ json headroomBar(const GslbHost& h, std::span<const Candidate> active, const Hea
             {"gap_ms", hq.demand.gapMs > 0 ? json(hq.demand.gapMs) : json(nullptr)},
             {"committed_flow", sum.totalFlow},
             {"session_time_s", jsonNumber(sum.sessionTime)},
+            {"sqrt_margin", {{"gamma", p.sqrtMargin}, {"beta", sum.beta}}},
             {"batch_fits_somewhere", sum.anyFits},
             {"ttl_min", h.ttlMin},
             {"ttl", h.ttl}};

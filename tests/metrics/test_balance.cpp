@@ -21,10 +21,13 @@ std::vector<Candidate> sites(double u0, double u1, double u2) {
     return c;
 }
 
+// gamma 0: the targets of capacity x headroom alone, so the other rules' worked values stay round (the
+// square-root margin has its own cases below, at the default gamma).
 Params ttls(std::uint32_t ttlMin, std::uint32_t ttl = 30) {
     Params p;
     p.ttlMin = ttlMin;
     p.ttl = ttl;
+    p.sqrtMargin = 0;
     return p;
 }
 
@@ -226,6 +229,117 @@ TEST_CASE("headroom: many draws follow the probabilities") {
         const double want = (i == 0 ? 5.0 : i == 1 ? 3.0 : 1.0) / 9;
         CHECK(std::fabs(eq[i] - want) <= sixSigma(want, kDraws));
     }
+}
+
+TEST_CASE("headroom: the square-root margin, the header's worked example") {
+    CHECK(Params{}.sqrtMargin == 0.25);  // the default the header and doc/lab.md measured
+    auto c = candidates(3);
+    const double max[] = {400, 100, 25}, used[] = {320, 80, 20};  // 80 % each
+    for (int i = 0; i < 3; ++i) {
+        c[i].sessionsMax = max[i];
+        c[i].sessionsUsed = used[i];
+    }
+    ShareSummary sum;
+    auto s = run(c, Params{}, 0, &sum);
+    // free 80, 20, 5 (F = 105); sum √C = 20 + 10 + 5 = 35; beta = 0.25 x 105 / 35 = 0.75 seats per √seat.
+    CHECK(sum.beta == doctest::Approx(0.75));
+    CHECK(s[0].free == doctest::Approx(80));
+    CHECK(s[2].free == doctest::Approx(5));
+    CHECK(s[0].margin == doctest::Approx(15));
+    CHECK(s[1].margin == doctest::Approx(7.5));
+    CHECK(s[2].margin == doctest::Approx(3.75));
+    // targets 65, 12.5, 1.25 of 78.75 (= (1 - gamma) F): 0.825, 0.159, 0.016 against 16 : 4 : 1 by capacity.
+    CHECK(s[0].target == doctest::Approx(65 / 78.75));
+    CHECK(s[1].target == doctest::Approx(12.5 / 78.75));
+    CHECK(s[2].target == doctest::Approx(1.25 / 78.75));
+    CHECK(s[0].probability == doctest::Approx(65 / 78.75));
+    // The fixed point (a = 420 / 78.75 = 16/3, a x beta = 4): free 3 (C + 4 √C) / 19 = 1440/19, 420/19,
+    // 135/19; there the targets are the load's shares (6160/19, 1480/19, 340/19 of 420: 81 %, 78 %, 72 %
+    // used).
+    const double fixedUsed[] = {6160.0 / 19, 1480.0 / 19, 340.0 / 19};
+    for (int i = 0; i < 3; ++i) c[i].sessionsUsed = fixedUsed[i];
+    s = run(c, Params{}, 0, &sum);
+    CHECK(sum.beta == doctest::Approx(0.75));
+    for (int i = 0; i < 3; ++i) CHECK(s[i].target == doctest::Approx(fixedUsed[i] / 420));
+    // gamma 0: capacity x headroom, 16 : 4 : 1 at 80 % each.
+    for (int i = 0; i < 3; ++i) c[i].sessionsUsed = used[i];
+    s = run(c, ttls(1), 0, &sum);
+    CHECK(sum.beta == 0);
+    CHECK(s[0].margin == 0);
+    CHECK(s[2].target == doctest::Approx(1.0 / 21));
+    // gamma 0.5: beta 1.5, margins 30, 15, 7.5: targets 50, 5, 0 (5 - 7.5 < 0): the small site gets nothing.
+    Params half;
+    half.sqrtMargin = 0.5;
+    s = run(c, half, 0, &sum);
+    CHECK(sum.beta == doctest::Approx(1.5));
+    CHECK(s[0].target == doctest::Approx(10.0 / 11));
+    CHECK(s[2].target == 0);
+    CHECK(s[2].probability == 0);
+}
+
+TEST_CASE("headroom: the square-root margin on 500, 300 and 100 seats, unknowns, full and weights") {
+    // 80 % each: free 100, 60, 20 (F = 180), sum √C = 49.681, beta = 45 / 49.681 = 0.9058; margins 20.25,
+    // 15.69, 9.06; targets 79.75, 44.31, 10.94 of 135: 0.5907, 0.3282, 0.0811 against 5/9, 3/9, 1/9.
+    auto c = sites(400, 240, 80);
+    ShareSummary sum;
+    auto s = run(c, Params{}, 0, &sum);
+    const double rootSum = std::sqrt(500.0) + std::sqrt(300.0) + 10;
+    CHECK(sum.beta == doctest::Approx(45 / rootSum));
+    CHECK(s[0].margin == doctest::Approx(45 / rootSum * std::sqrt(500.0)));
+    CHECK(s[0].target == doctest::Approx(0.590713).epsilon(1e-5));
+    CHECK(s[1].target == doctest::Approx(0.328233).epsilon(1e-5));
+    CHECK(s[2].target == doctest::Approx(0.081054).epsilon(1e-4));
+    CHECK(s[0].target + s[1].target + s[2].target == doctest::Approx(1));
+    // Unknown capacity: the mean (400), and its √ (20) in the margin; load unknown: the mean utilisation.
+    c = sites(400, 240, 0);
+    c[2].sessionsMax = kUnknown;
+    c[2].sessionsUsed = kUnknown;
+    s = run(c, Params{}, 0, &sum);
+    CHECK(s[2].capacity == 400);
+    CHECK(s[2].free == doctest::Approx(80));                                       // 400 x (1 - 0.8)
+    const double beta2 = 0.25 * 240 / (std::sqrt(500.0) + std::sqrt(300.0) + 20);  // 1.0053
+    CHECK(sum.beta == doctest::Approx(beta2));
+    CHECK(s[2].margin == doctest::Approx(beta2 * 20));
+    CHECK(s[2].target == doctest::Approx((80 - beta2 * 20) / 180));  // 59.89 of 180
+    // Every site full: no margin (F = 0), in proportion to capacity as without it.
+    s = run(sites(500, 300, 100), Params{}, 0, &sum);
+    CHECK(sum.beta == 0);
+    CHECK(s[0].margin == 0);
+    CHECK(s[0].target == doctest::Approx(5.0 / 9));
+    // One site with free seats (the others full, failed elsewhere or dropped): it takes everything, whatever
+    // its margin.
+    s = run(sites(500, 200, 100), Params{}, 0, &sum);
+    CHECK(s[1].target == 1);
+    // gamma 1 at its own fixed point (free ∝ √C: 20, 10, 5 of 400, 100, 25): every target 0 up to rounding,
+    // so the free seats themselves (4 : 2 : 1), never a division by 0 nor a share of rounding noise.
+    c = candidates(3);
+    const double max[] = {400, 100, 25}, used[] = {380, 90, 20};
+    for (int i = 0; i < 3; ++i) {
+        c[i].sessionsMax = max[i];
+        c[i].sessionsUsed = used[i];
+    }
+    Params one;
+    one.sqrtMargin = 1;
+    s = run(c, one, 0, &sum);
+    CHECK(sum.beta == doctest::Approx(1));
+    CHECK(s[0].target == doctest::Approx(4.0 / 7));
+    CHECK(s[2].target == doctest::Approx(1.0 / 7));
+    // Taken candidates (answers > 1) take no part in F or sum √C: the two left at 80 % are 400 and 100
+    // seats: free 80, 20, beta = 0.25 x 100 / 30, margins 16.7, 8.3, targets 63.3, 11.7 of 75.
+    for (int i = 0; i < 3; ++i) c[i].sessionsUsed = max[i] * 0.8;
+    s = run(c, Params{}, 0b100, &sum);
+    CHECK(sum.beta == doctest::Approx(25.0 / 30));
+    CHECK(s[0].target == doctest::Approx((80 - 50.0 / 3) / 75));
+    CHECK(s[2].probability == 0);
+    // No capacity known: the weights, no margin.
+    c = candidates(3);
+    c[0].weight = 5;
+    c[1].weight = 3;
+    c[2].weight = 1;
+    s = run(c, Params{}, 0, &sum);
+    CHECK(sum.basis == ShareBasis::Weight);
+    CHECK(sum.beta == 0);
+    CHECK(s[0].target == doctest::Approx(5.0 / 9));
 }
 
 TEST_CASE("headroom: the registry knows the chooser") {

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "server/base/clock.hpp"
@@ -246,8 +247,10 @@ TEST_CASE("explain: least-connections says whether it compares connections / cap
 
 TEST_CASE("explain: headroom shows each candidate's utilisation, target and probability; unknown is null") {
     // east 400 of 500 sessions (0.8), west 100 of 300 (1/3), south never reported: its capacity counts as the
-    // mean of the known (400) and its utilisation as theirs, 500 / 800 = 0.625. Targets C x (1 - u): 100,
-    // 200, 150 of 450. No answer committed yet and the default demand (1/s): the deficits are the targets.
+    // mean of the known (400) and its utilisation as theirs, 500 / 800 = 0.625. Free seats C x (1 - u): 100,
+    // 200, 150 (F = 450); the square-root margin (gamma 0.25) takes beta = 112.5 / (√500 + √300 + √400) =
+    // 1.885 seats per √seat: margins 42.2, 32.6, 37.7; targets 57.8, 167.4, 112.3 of 337.5. No answer
+    // committed yet and the default demand (1/s): the deficits are the targets.
     Fixture f;
     auto& t = f.t();
     gslb::metrics::SiteReport r;
@@ -263,12 +266,18 @@ TEST_CASE("explain: headroom shows each candidate's utilisation, target and prob
     const json& v = ch["values"];
     CHECK(v[0]["value"]["basis"] == "sessions");
     CHECK(v[0]["value"]["utilisation"] == doctest::Approx(0.8));
-    CHECK(v[0]["value"]["probability"] == doctest::Approx(100.0 / 450));
-    CHECK(v[1]["value"]["probability"] == doctest::Approx(200.0 / 450));
+    const double beta = 112.5 / (std::sqrt(500.0) + std::sqrt(300.0) + 20);
+    CHECK(ch["bar"]["sqrt_margin"]["gamma"] == 0.25);
+    CHECK(ch["bar"]["sqrt_margin"]["beta"] == doctest::Approx(beta));
+    CHECK(v[0]["value"]["free"] == doctest::Approx(100));
+    CHECK(v[0]["value"]["margin"] == doctest::Approx(beta * std::sqrt(500.0)));
+    CHECK(v[0]["value"]["probability"] == doctest::Approx((100 - beta * std::sqrt(500.0)) / 337.5));
+    CHECK(v[1]["value"]["probability"] == doctest::Approx((200 - beta * std::sqrt(300.0)) / 337.5));
     CHECK(v[2]["value"]["basis"].is_null());  // nothing known of south: null, not an error
     CHECK(v[2]["value"]["utilisation"].is_null());
     CHECK(v[2]["value"]["utilisation_used"] == doctest::Approx(0.625));
-    CHECK(v[2]["value"]["probability"] == doctest::Approx(150.0 / 450));
+    CHECK(v[2]["value"]["margin"] == doctest::Approx(beta * 20));  // √ of the mean capacity
+    CHECK(v[2]["value"]["probability"] == doctest::Approx((150 - beta * 20) / 337.5));
     // Nothing answered yet: nothing in flight, the projected load is the measured one (null when unknown),
     // and no session time can be inferred.
     CHECK(v[0]["value"]["pending"] == 0);
