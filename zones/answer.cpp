@@ -899,7 +899,7 @@ size_t responseLimit(const AnswerOptions& opt, const Query& q, bool tcp, size_t 
 }
 
 // An AXFR or IXFR query: refused when QNAME is not a zone apex of ours; an AXFR over TCP left to the
-// server (Action::Axfr; true: `res` is complete); over UDP an IXFR's differences or the SOA, and AXFR
+// server (Action::Transfer; true: `res` is complete); over UDP an IXFR's differences or the SOA, and AXFR
 // refused. False: the response is written in `c`.
 bool transfer(Ctx& c, const ZoneDb& db, const Query& q, std::span<const uint8_t> query, bool tcp,
               const ClientInfo& info, AnswerResult& res) {
@@ -909,7 +909,7 @@ bool transfer(Ctx& c, const ZoneDb& db, const Query& q, std::span<const uint8_t>
         c.fail(db.findZone(q.lower, q.qnameLen, q.labelOff, q.labels) ? kRcodeNotAuth : kRcodeRefused,
                Ede::kNotAuthoritative);
     } else if (tcp) {
-        res.action = Action::Axfr;
+        res.action = Action::Transfer;
         res.zone = z;
         res.rcode = kRcodeNoError;
         return true;
@@ -917,7 +917,7 @@ bool transfer(Ctx& c, const ZoneDb& db, const Query& q, std::span<const uint8_t>
         // RFC 1995 §2: over UDP, the differences when they fit in one datagram, else the SOA alone,
         // which tells a client that is behind to ask again over TCP (and one that is not that it is
         // up to date). Differences are zone data: only a client the server admitted gets them
-        // (info.transferAllowed); for any other request the journal could answer, Action::Axfr asks
+        // (info.transferAllowed); for any other request the journal could answer, Action::Transfer asks
         // the server to decide, with the SOA-only answer already written. The check is cheap (no
         // condensation) until the client is admitted.
         std::string_view apex = z->apex();
@@ -930,7 +930,7 @@ bool transfer(Ctx& c, const ZoneDb& db, const Query& q, std::span<const uint8_t>
         if (behind && info.transferAllowed) {
             wrote = c.ixfr(*z, planIxfr(*z, *from));
         } else if (behind) {
-            res.action = Action::Axfr;
+            res.action = Action::Transfer;
             res.zone = z;
         }
         if (!wrote)

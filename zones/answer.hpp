@@ -93,10 +93,11 @@ class DynamicHook {
 enum class Action : uint8_t {
     Send,  // send `len` octets of the output
     Drop,  // send nothing (a response, or a runt)
-    Axfr,  // a zone transfer over TCP: the server checks its ACL, then writes it with XfrWriter
-           // (zones/axfr.hpp) or answers refuse(). Over UDP: an IXFR from a serial the zone's journal
-           // holds, the SOA-only answer already written (len); the server may answer it again with
-           // ClientInfo::transferAllowed when the ACL admits the client, else sends what is written
+    // A zone transfer (AXFR or IXFR) the server must admit first. Over TCP: the server checks its ACL, then
+    // writes it with XfrWriter (zones/axfr.hpp) or answers refuse(). Over UDP: an IXFR from a serial the
+    // zone's journal holds, the SOA-only answer already written (len); the server may answer it again with
+    // ClientInfo::transferAllowed when the ACL admits the client, else sends what is written.
+    Transfer,
 };
 
 /// What a query's COOKIE option was worth (RFC 7873 §5.2).
@@ -121,7 +122,7 @@ struct AnswerResult {
     Action action = Action::Send;
     uint8_t rcode = 0;  // RCODE sent (extended RCODEs in full, e.g. 16 for BADVERS, 23 for BADCOOKIE)
     uint16_t qtype = 0;
-    const Zone* zone = nullptr;  // for Axfr
+    const Zone* zone = nullptr;  // for Transfer
     Cookie cookie = Cookie::None;
     ResponseKind kind = ResponseKind::Error;
     // The name `kind` is counted by, lower-case wire form: the QNAME's node (or the wildcard that answered),

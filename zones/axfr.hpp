@@ -50,9 +50,9 @@ IxfrPlan planIxfr(const Zone& zone, uint32_t client);
 /// 1). The zone must outlive the writer: the server keeps the snapshot that holds it.
 class XfrWriter {
   public:
-    /// `query` is the AXFR or IXFR query that answer() classified as Action::Axfr; its header and question
-    /// are copied (the first message echoes the question, RFC 5936 §2.2.1). `msgMax`: octets per message,
-    /// 512..65535. Allocates (an IXFR's condensation); never throws.
+    /// `query` is the AXFR or IXFR query that answer() classified as Action::Transfer; its header and
+    /// question are copied (the first message echoes the question, RFC 5936 §2.2.1). `msgMax`: octets per
+    /// message, 512..65535. Allocates (an IXFR's condensation); never throws.
     XfrWriter(const Zone& zone, std::span<const uint8_t> query, size_t msgMax = 65535) noexcept;
 
     /// False when `query` did not parse as a query; next() then writes nothing.
@@ -91,7 +91,7 @@ class XfrWriter {
     size_t messages_ = 0;
     uint16_t id_ = 0;
     uint8_t flags_ = 0;   // the query's RD and CD, copied into each message
-    uint8_t opcode_ = 0;  // always QUERY for an Axfr action; kept for symmetry with answer()
+    uint8_t opcode_ = 0;  // always QUERY for a Transfer action; kept for symmetry with answer()
     uint16_t qlen_ = 0;   // octets of the question (QNAME, QTYPE, QCLASS); 0: the query did not parse
     uint8_t qnameLen_ = 0;
     uint8_t question_[kMaxNameLen + 4]{};

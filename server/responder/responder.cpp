@@ -81,7 +81,7 @@ void Responder::answerDatagrams(const Snapshot& snap, Datagram* dg, int n) {
         if (packed) dg[i].out = answers_.get() + off;
         res = zones::answer(snap.db, snap.answer, dg[i].query, false, {dg[i].out, kAnswerRoom}, &selector_,
                             zones::ClientInfo{peer, now});
-        if (res.action == zones::Action::Axfr) [[unlikely]]
+        if (res.action == zones::Action::Transfer) [[unlikely]]
             admitUdpIxfr(snap, dg[i], now);
         // The next answer starts after this one, on a fresh cache line. A signed query's response is signed
         // (or replaced by a TSIG error) below, in place and longer: it keeps all its room.
@@ -180,7 +180,7 @@ Reply Responder::answer(const Snapshot& snap, std::span<const uint8_t> query, st
         signedOk = verifyTsig(snap, query, res.tsigAt, out, ts, outLen, rcode, client.addr);
         if (!signedOk) res.action = zones::Action::Send;  // the TSIG error goes back instead
     }
-    if (res.action == zones::Action::Axfr) {
+    if (res.action == zones::Action::Transfer) {
         Reply r = admitTransfer(snap, query, out, client, transport, res, signedOk, ts, outLen, rcode);
         if (r.kind == Reply::Kind::Transfer) return r;
     } else if (res.action == zones::Action::Drop) {

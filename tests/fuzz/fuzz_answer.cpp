@@ -319,7 +319,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 checkResponse(data, size, w.out.data(), res.len,
                               tcp ? 65535 : udpLimit(data, size, snap.answer.udpPayloadMax), what);
                 break;
-            case gslb::zones::Action::Axfr: {
+            case gslb::zones::Action::Transfer: {
                 FUZZ_CHECK(tcp && res.zone != nullptr, std::string(what) + " axfr " + hex(data, size));
                 size_t n = gslb::zones::refuse(snap.answer, {data, size}, {w.out.data(), w.out.size()});
                 checkResponse(data, size, w.out.data(), n, 65535, "refuse");

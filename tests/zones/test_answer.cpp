@@ -332,7 +332,7 @@ TEST_CASE("additional section: no repeat of the answer, nothing for CNAME answer
 TEST_CASE("AXFR: Axfr action over TCP at an apex; NOTIMP over UDP") {
     auto& s = server();
     auto res = s.raw(makeQuery("t.test.", kTypeAXFR), true);
-    CHECK(res.action == Action::Axfr);
+    CHECK(res.action == Action::Transfer);
     REQUIRE(res.zone);
     CHECK(res.zone->name() == "t.test.");  // the transfer itself: tests/zones/test_axfr.cpp
     CHECK(s.ask("t.test.", kTypeAXFR).rcode == kRcodeNotImp);

@@ -360,10 +360,10 @@ TEST_CASE("IXFR over UDP: the SOA until admitted, then the differences when they
     s.db.add(std::move(h.v3));
     const Zone& z = *s.db.zones().front();
     auto q = ixfrQuery("x.test.", 1);
-    // Not admitted yet: the SOA-only answer is written and the server is asked (Action::Axfr).
+    // Not admitted yet: the SOA-only answer is written and the server is asked (Action::Transfer).
     auto res =
         gslb::zones::answer(s.db, s.opt, {q.data(), q.size()}, false, {s.out.data(), s.out.size()}, nullptr);
-    CHECK(res.action == Action::Axfr);
+    CHECK(res.action == Action::Transfer);
     CHECK(res.zone == &z);
     auto r = testutil::decode(s.out.data(), res.len);
     CHECK(r.an == V{"x.test. 300 IN SOA ns1.x.test. host.x.test. 3 3600 600 86400 60"});

@@ -289,7 +289,7 @@ TEST_CASE(
     ldns_rdf* mac = nullptr;
     auto q = ldnsSignedQuery("x.test.", LDNS_RR_TYPE_AXFR, "xfr.", "hmac-sha256.", kSecret, &mac);
     auto res = s.raw(q, true);
-    REQUIRE(res.action == Action::Axfr);
+    REQUIRE(res.action == Action::Transfer);
     TsigSession ts;
     REQUIRE(verifyRequest({q.data(), q.size()}, res.tsigAt, keys, now(), ts));
     REQUIRE(ts.error == kTsigNoError);
