@@ -139,9 +139,9 @@ class Responder {
     Reply admitTransfer(const Snapshot& snap, std::span<const uint8_t> query, std::span<uint8_t> out,
                         const Client& client, Transport transport, const zones::AnswerResult& res,
                         bool signedOk, zones::TsigSession& tsig, size_t& outLen, uint8_t& rcode);
-    // An IXFR over UDP that zones::answer() could answer with differences (Action::Transfer, RFC 1995 §2): the
-    // client gets them when the transfer ACL (and its TSIG key) admits it, else the SOA-only answer already
-    // in `d` stays. Rare and never inlined, so the batch loop stays as small as it was.
+    // An IXFR over UDP that zones::answer() could answer with differences (Action::Transfer, RFC 1995 §2):
+    // the client gets them when the transfer ACL (and its TSIG key) admits it, else the SOA-only answer
+    // already in `d` stays. Rare and never inlined, so the batch loop stays as small as it was.
     void admitUdpIxfr(const Snapshot& snap, Datagram& d, uint32_t now);
     // A signed query (RFC 8945 §5.2): true when its TSIG verified (`s` then signs the response). Otherwise
     // `out` holds the error response (NOTAUTH with the TSIG error, or FORMERR), `len` and `rcode` say it,
