@@ -177,10 +177,13 @@ class LabRun(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="lab-test.")
         path = os.path.join(cls.tmp, "lab.json")
-        cmd = [sys.executable, LAB, "--quick", "--gslbd", gslbd_path(), "--scenarios", "steady,health-failure",
+        # --gslbd relative to the lab's working directory, as an operator types it (each daemon runs in a
+        # directory of its own: the lab once took the path from there and could not start gslbd).
+        rel = os.path.relpath(gslbd_path(), cls.tmp)
+        cmd = [sys.executable, LAB, "--quick", "--gslbd", rel, "--scenarios", "steady,health-failure",
                "--load", "0.9", "--json", path, "--policy", STATIC, "--policy", LEAST_CONN, "--policy", DEFAULT,
                "--policy", "gdnsd"]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=160)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=160, cwd=cls.tmp)
         cls.rc, cls.out, cls.err = r.returncode, r.stdout, r.stderr
         print(cls.out)
         if cls.err:
