@@ -18,6 +18,36 @@ double sane(double w) noexcept {
     return std::isfinite(w) ? w : 1e12;
 }
 
+// The square-root margin: beta = gamma x F / sum √C_i seats per √seat held back from each candidate's free
+// seats, target_i = max(0, free_i - beta √C_i), where pass 2 left target_i = free_i and margin_i = √C_i
+// (capacity basis), F = targetSum, sum √C_i = rootSum. Its sum is at least (1 - gamma) F, so it is positive
+// whenever any seat is free and gamma < 1; F = 0 (all full) keeps headroomShares' fallback. At gamma = 1 the
+// sum is 0 at the margin's own fixed point (free seats ∝ √C), up to rounding: then the free seats. Without a
+// margin (weights, nothing free, gamma 0 or NaN) every margin is 0. Returns the targets' new sum.
+double applySqrtMargin(std::span<const Candidate> active, std::uint64_t taken, double gammaParam,
+                       double targetSum, double rootSum, ShareSummary& sum, std::span<Share> out) noexcept {
+    const double gamma = gammaParam > 0 ? std::min(gammaParam, 1.0) : 0.0;  // NaN: 0
+    if (!(sum.basis == ShareBasis::Capacity && targetSum > 0 && rootSum > 0 && gamma > 0)) {
+        for (Share& s : out) s.margin = 0;
+        return targetSum;
+    }
+    const double freeSum = targetSum;
+    sum.beta = gamma * freeSum / rootSum;
+    targetSum = 0;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        Share& s = out[i];
+        if (detail::isTaken(taken, active[i].index)) continue;
+        s.margin *= sum.beta;
+        s.target = std::max(0.0, s.free - s.margin);
+        targetSum += s.target;
+    }
+    if (!(targetSum > 1e-9 * freeSum)) {  // only near gamma 1: what is left is rounding
+        for (Share& s : out) s.target = s.free;
+        targetSum = freeSum;
+    }
+    return targetSum;
+}
+
 }  // namespace
 
 double projectedLoad(double load, double flow, double pending, double sessionTime) noexcept {
@@ -95,29 +125,7 @@ ShareSummary headroomShares(std::span<const Candidate> active, std::uint64_t tak
         }
         targetSum += s.target;
     }
-    // The square-root margin: beta = gamma x F / sum √C_i seats per √seat held back from each candidate's
-    // free seats, target_i = max(0, free_i - beta √C_i). Its sum is at least (1 - gamma) F, so it is positive
-    // whenever any seat is free and gamma < 1; F = 0 (all full) keeps the fallback below. At gamma = 1 the
-    // sum is 0 at the margin's own fixed point (free seats ∝ √C), up to rounding: then the free seats.
-    const double gamma = params.sqrtMargin > 0 ? std::min(params.sqrtMargin, 1.0) : 0.0;  // NaN: 0
-    if (sum.basis == ShareBasis::Capacity && targetSum > 0 && rootSum > 0 && gamma > 0) {
-        const double freeSum = targetSum;
-        sum.beta = gamma * freeSum / rootSum;
-        targetSum = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            Share& s = out[i];
-            if (detail::isTaken(taken, active[i].index)) continue;
-            s.margin *= sum.beta;
-            s.target = std::max(0.0, s.free - s.margin);
-            targetSum += s.target;
-        }
-        if (!(targetSum > 1e-9 * freeSum)) {  // only near gamma 1: what is left is rounding
-            for (std::size_t i = 0; i < n; ++i) out[i].target = out[i].free;
-            targetSum = freeSum;
-        }
-    } else {
-        for (std::size_t i = 0; i < n; ++i) out[i].margin = 0;
-    }
+    targetSum = applySqrtMargin(active, taken, params.sqrtMargin, targetSum, rootSum, sum, out.first(n));
     // Every site full (or every weight 0): in proportion to capacity (or uniform) — the TTL rule shortens.
     const bool flat = !(targetSum > 0);
     const bool byCap = sum.basis == ShareBasis::Capacity && capOnly > 0;
